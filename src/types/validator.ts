@@ -1,0 +1,26 @@
+/**
+ * Validators and the validator set with CometBFT's proposer-priority rotation
+ * (types/validator_set.go; ../shared/reference/cometbft.md §4.6).
+ */
+import type { Bytes } from './block.js';
+
+export type PubKeyType = 'ed25519' | 'secp256k1';
+
+export interface PubKey {
+  type: PubKeyType;
+  bytes: Bytes;
+}
+
+export interface Validator {
+  /** First 20 bytes of sha256(pubkey) for ed25519. */
+  address: Bytes;
+  pubKey: PubKey;
+  votingPower: bigint;
+  proposerPriority: bigint;
+}
+
+/** An ABCI validator update: power 0 removes the validator. */
+export interface ValidatorUpdate {
+  pubKey: PubKey;
+  power: bigint;
+}
