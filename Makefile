@@ -1,0 +1,50 @@
+# chaind: two commands do all the set-up on a fresh machine:
+#   make run    builds, creates ./.devnet on first use, starts a single-validator devnet
+#   make test   builds and runs every test, closing with a plain "N passed, N failed" line
+SHELL := /bin/bash
+NODE_BIN := node_modules/.bin
+DEVNET_HOME ?= .devnet
+CHAIN_ID ?= chaind-devnet-1
+TEST_FILES ?= dist/test/unit/*.test.js dist/test/e2e/*.test.js dist/test/conformance/*.test.js
+
+.PHONY: all build deps native compile run test test-unit test-e2e bench clean
+
+all: build
+
+build: deps native compile
+
+# npm ci when node_modules is missing or older than the lock file.
+deps: node_modules/.deps-stamp
+node_modules/.deps-stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+# The native addon is optional: native/build.sh installs its Debian build inputs, builds offline,
+# and leaves the JS fallback in charge (with a warning) when it cannot.
+native: native/chaind-native.linux-x64-gnu.node
+native/chaind-native.linux-x64-gnu.node: $(wildcard native/src/*.rs) native/Cargo.toml native/build.sh
+	bash native/build.sh
+
+compile: deps
+	$(NODE_BIN)/tsc -p tsconfig.json
+
+run: build
+	@if [ ! -f $(DEVNET_HOME)/config/genesis.json ]; then \
+	  node dist/src/cli/main.js init devnode --home $(DEVNET_HOME) --chain-id $(CHAIN_ID) --dev; \
+	fi
+	node dist/src/cli/main.js start --home $(DEVNET_HOME)
+
+test: build
+	node scripts/run-tests.mjs $(TEST_FILES)
+
+test-unit: build
+	node scripts/run-tests.mjs dist/test/unit/*.test.js
+
+test-e2e: build
+	node scripts/run-tests.mjs dist/test/e2e/*.test.js
+
+bench: build
+	@for f in dist/bench/*.bench.js; do echo "== $$f"; node $$f || exit 1; done
+
+clean:
+	rm -rf dist native/target native/*.node .tap

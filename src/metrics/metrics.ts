@@ -1,0 +1,37 @@
+/**
+ * The node's metric catalogue. Names follow CometBFT's (consensus/metrics.go, mempool/metrics.go)
+ * under the `chaind` namespace, so existing CometBFT dashboards map by a namespace change.
+ */
+import { Counter, Gauge, Histogram, Registry } from './registry.js';
+
+export function createMetrics(namespace = 'chaind') {
+  const r = new Registry();
+  const n = (s: string) => `${namespace}_${s}`;
+  return {
+    registry: r,
+    consensus: {
+      height: r.register(new Gauge(n('consensus_height'), 'Height of the chain.')),
+      latestBlockHeight: r.register(new Gauge(n('consensus_latest_block_height'), 'The latest block height.')),
+      rounds: r.register(new Gauge(n('consensus_rounds'), 'Number of rounds at the current height.')),
+      step: r.register(new Gauge(n('consensus_step'), 'Current consensus step (1 NewHeight … 8 Commit).')),
+      validators: r.register(new Gauge(n('consensus_validators'), 'Number of validators.')),
+      validatorsPower: r.register(new Gauge(n('consensus_validators_power'), 'Total voting power of the validators.')),
+      numTxs: r.register(new Gauge(n('consensus_num_txs'), 'Number of transactions in the latest block.')),
+      totalTxs: r.register(new Counter(n('consensus_total_txs'), 'Total number of transactions committed.')),
+      // Buckets around the 1 s default timeout_commit, where a healthy devnet sits.
+      blockInterval: r.register(
+        new Histogram(n('consensus_block_interval_seconds'), 'Time between this and the last block.', [0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 5, 10]),
+      ),
+    },
+    mempool: {
+      size: r.register(new Gauge(n('mempool_size'), 'Number of uncommitted transactions in the mempool.')),
+      sizeBytes: r.register(new Gauge(n('mempool_size_bytes'), 'Total size of the mempool in bytes.')),
+      failedTxs: r.register(new Counter(n('mempool_failed_txs'), 'Number of transactions that failed CheckTx.')),
+      rejectedTxs: r.register(new Counter(n('mempool_rejected_txs'), 'Number of transactions rejected because the mempool was full.')),
+      evictedTxs: r.register(new Counter(n('mempool_evicted_txs'), 'Number of transactions evicted on recheck.')),
+      recheckTimes: r.register(new Counter(n('mempool_recheck_times'), 'Number of times transactions were rechecked.')),
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,382 @@
+/**
+ * The block executor: builds proposals, validates blocks and applies committed ones
+ * (state/execution.go, state/validation.go in CometBFT 0.38).
+ *
+ * applyBlock runs FinalizeBlock, then stores the block, its seen commit, the new state, the
+ * FinalizeBlock response and the application's writes in ONE LMDB write transaction, so a crash
+ * leaves either the height before or the height after, never a mix. CometBFT needs a handshake
+ * replay for the window between SaveBlock and Commit; chaind has no such window.
+ */
+import type { Application, CommitInfo, ResponseFinalizeBlock } from '../app/abci.js';
+import { ed25519Verify } from '../crypto/ed25519.js';
+import type { EventBus } from '../events/bus.js';
+import type { Logger } from '../log.js';
+import type { Storage } from '../store/storage.js';
+import {
+  BLOCK_PROTOCOL,
+  BlockIDFlag,
+  SignedMsgType,
+  ZERO_TIME,
+  type Block,
+  type BlockID,
+  type Bytes,
+  type Commit,
+  type Header,
+} from '../types/block.js';
+import {
+  commitHash,
+  consensusParamsHash,
+  dataHash,
+  evidenceHash,
+  lastResultsHash,
+  txHash,
+} from '../types/hashing.js';
+import { blockIdOf } from '../types/partset.js';
+import { voteSignBytes } from '../types/signbytes.js';
+import type { ValidatorSet } from '../types/validator_set.js';
+import type { BlockExecutor } from './executor.js';
+import type { State } from './state.js';
+
+/** What the executor needs of the mempool. */
+export interface ExecutorMempool {
+  reapMaxBytesMaxGas(maxBytes: bigint, maxGas: bigint): Bytes[];
+  lock(): void;
+  unlock(): void;
+  update(height: bigint, txs: Bytes[], results: { code: number }[]): Promise<void>;
+}
+
+export interface ExecutorMetrics {
+  onBlockApplied?(height: bigint, numTxs: number, blockTimeNs: bigint): void;
+}
+
+export interface ExecutorDeps {
+  storage: Storage;
+  app: Application;
+  mempool: ExecutorMempool;
+  bus?: EventBus;
+  logger?: Logger;
+  metrics?: ExecutorMetrics;
+}
+
+// Size bounds from types/block.go: the largest possible proto overhead of a block, a header and a
+// commit with n signatures. A proposal's txs get what is left of block.max_bytes.
+const MAX_OVERHEAD_FOR_BLOCK = 11n;
+const MAX_HEADER_BYTES = 626n;
+const MAX_COMMIT_OVERHEAD_BYTES = 94n;
+const MAX_COMMIT_SIG_BYTES = 109n;
+/** types.MaxBlockSizeBytes: 100 MiB, what block.max_bytes = -1 means. */
+const MAX_BLOCK_SIZE_BYTES = 104857600n;
+
+export function maxDataBytes(maxBytes: bigint, evidenceBytes: bigint, valsCount: number): bigint {
+  const limit = maxBytes === -1n ? MAX_BLOCK_SIZE_BYTES : maxBytes;
+  return (
+    limit -
+    MAX_OVERHEAD_FOR_BLOCK -
+    MAX_HEADER_BYTES -
+    (MAX_COMMIT_OVERHEAD_BYTES + MAX_COMMIT_SIG_BYTES * BigInt(valsCount)) -
+    evidenceBytes
+  );
+}
+
+/**
+ * BFT time: the voting-power-weighted median of the last commit's timestamps
+ * (state.MedianTime / types.WeightedMedian). Absent signatures do not count.
+ */
+export function medianTime(commit: Commit, validators: ValidatorSet): bigint {
+  const weighted: { time: bigint; weight: bigint }[] = [];
+  let total = 0n;
+  for (const sig of commit.signatures) {
+    if (sig.blockIdFlag === BlockIDFlag.Absent) continue;
+    const found = validators.getByAddress(sig.validatorAddress);
+    if (!found) continue;
+    weighted.push({ time: sig.timestamp, weight: found.validator.votingPower });
+    total += found.validator.votingPower;
+  }
+  weighted.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  let median = total / 2n;
+  for (const w of weighted) {
+    if (median <= w.weight) return w.time;
+    median -= w.weight;
+  }
+  return ZERO_TIME;
+}
+
+export function emptyCommit(): Commit {
+  return { height: 0n, round: 0, blockId: zeroBlockId(), signatures: [] };
+}
+
+export function zeroBlockId(): BlockID {
+  return { hash: new Uint8Array(0), partSetHeader: { total: 0, hash: new Uint8Array(0) } };
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+}
+
+function blockIdEqual(a: BlockID, b: BlockID): boolean {
+  return (
+    bytesEqual(a.hash, b.hash) &&
+    a.partSetHeader.total === b.partSetHeader.total &&
+    bytesEqual(a.partSetHeader.hash, b.partSetHeader.hash)
+  );
+}
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
+
+/**
+ * Checks that +2/3 of `vals` signed `blockId` at `height` (types.VerifyCommit). Signatures are
+ * checked with the cached-KeyObject ed25519 verifier; a commit has one signature per validator, so
+ * this is a handful of ~80 µs checks per block at today's validator counts.
+ */
+export function verifyCommit(chainId: string, vals: ValidatorSet, blockId: BlockID, height: bigint, commit: Commit): void {
+  if (commit.height !== height) throw new Error(`invalid commit -- wrong height: ${height} vs ${commit.height}`);
+  if (!blockIdEqual(commit.blockId, blockId)) {
+    throw new Error(`invalid commit -- wrong block ID: want ${hex(blockId.hash)}, got ${hex(commit.blockId.hash)}`);
+  }
+  if (commit.signatures.length !== vals.size) {
+    throw new Error(`invalid commit -- wrong set size: ${vals.size} vs ${commit.signatures.length}`);
+  }
+  let tallied = 0n;
+  commit.signatures.forEach((sig, idx) => {
+    if (sig.blockIdFlag === BlockIDFlag.Absent) return;
+    const val = vals.getByIndex(idx);
+    if (!bytesEqual(val.address, sig.validatorAddress)) {
+      throw new Error(`wrong validator address in commit at index ${idx}`);
+    }
+    const vote = {
+      type: SignedMsgType.Precommit,
+      height: commit.height,
+      round: commit.round,
+      blockId: sig.blockIdFlag === BlockIDFlag.Commit ? commit.blockId : zeroBlockId(),
+      timestamp: sig.timestamp,
+      validatorAddress: sig.validatorAddress,
+      validatorIndex: idx,
+      signature: sig.signature,
+      extension: new Uint8Array(0),
+      extensionSignature: new Uint8Array(0),
+    };
+    if (!ed25519Verify(val.pubKey.bytes, voteSignBytes(chainId, vote), sig.signature)) {
+      throw new Error(`wrong signature (#${idx}): ${hex(sig.signature)}`);
+    }
+    if (sig.blockIdFlag === BlockIDFlag.Commit) tallied += val.votingPower;
+  });
+  const needed = (vals.totalVotingPower() * 2n) / 3n;
+  if (tallied <= needed) {
+    throw new Error(`invalid commit -- insufficient voting power: got ${tallied}, needed more than ${needed}`);
+  }
+}
+
+export class Executor implements BlockExecutor {
+  private readonly deps: ExecutorDeps;
+
+  constructor(deps: ExecutorDeps) {
+    this.deps = deps;
+  }
+
+  private commitInfo(state: State, commit: Commit): CommitInfo {
+    const vals = state.lastValidators;
+    return {
+      round: commit.round,
+      votes: commit.signatures.map((sig, i) => {
+        const v = vals.isEmpty() ? null : vals.getByIndex(i);
+        return {
+          validator: { address: v ? v.address : sig.validatorAddress, power: v ? v.votingPower : 0n },
+          signedLastBlock: sig.blockIdFlag !== BlockIDFlag.Absent,
+        };
+      }),
+    };
+  }
+
+  private nextHeight(state: State): bigint {
+    return state.lastBlockHeight === 0n ? state.initialHeight : state.lastBlockHeight + 1n;
+  }
+
+  /** Block time: genesis time at the initial height, else the median of the last commit. */
+  private blockTime(state: State, lastCommit: Commit): bigint {
+    return this.nextHeight(state) === state.initialHeight ? state.lastBlockTime : medianTime(lastCommit, state.lastValidators);
+  }
+
+  async createProposalBlock(state: State, lastCommit: Commit, proposerAddress: Uint8Array, _time: bigint): Promise<Block> {
+    const height = this.nextHeight(state);
+    const params = state.consensusParams;
+    const maxData = maxDataBytes(params.block.maxBytes, 0n, state.validators.size);
+    const reaped = this.deps.mempool.reapMaxBytesMaxGas(maxData, params.block.maxGas);
+    const time = this.blockTime(state, lastCommit);
+    const txs = await this.deps.app.prepareProposal({
+      maxTxBytes: maxData,
+      txs: reaped,
+      localLastCommit: this.commitInfo(state, lastCommit),
+      height,
+      time,
+      nextValidatorsHash: state.nextValidators.hash(),
+      proposerAddress,
+    });
+    const header: Header = {
+      version: { block: BLOCK_PROTOCOL, app: state.appVersion },
+      chainId: state.chainId,
+      height,
+      time,
+      lastBlockId: state.lastBlockId,
+      lastCommitHash: commitHash(lastCommit),
+      dataHash: dataHash(txs),
+      validatorsHash: state.validators.hash(),
+      nextValidatorsHash: state.nextValidators.hash(),
+      consensusHash: consensusParamsHash(params),
+      appHash: state.appHash,
+      lastResultsHash: state.lastResultsHash,
+      evidenceHash: evidenceHash([]),
+      proposerAddress,
+    };
+    return { header, data: { txs }, evidence: [], lastCommit };
+  }
+
+  validateBlock(state: State, block: Block): void {
+    const h = block.header;
+    const want = (cond: boolean, msg: string) => {
+      if (!cond) throw new Error(msg);
+    };
+    want(h.version.block === BLOCK_PROTOCOL, `wrong Block.Header.Version. Expected block ${BLOCK_PROTOCOL}, got ${h.version.block}`);
+    want(h.version.app === state.appVersion, `wrong Block.Header.Version. Expected app ${state.appVersion}, got ${h.version.app}`);
+    want(h.chainId === state.chainId, `wrong Block.Header.ChainID. Expected ${state.chainId}, got ${h.chainId}`);
+    const height = this.nextHeight(state);
+    want(h.height === height, `wrong Block.Header.Height. Expected ${height}, got ${h.height}`);
+    want(blockIdEqual(h.lastBlockId, state.lastBlockId), `wrong Block.Header.LastBlockID`);
+    want(bytesEqual(h.appHash, state.appHash), `wrong Block.Header.AppHash. Expected ${hex(state.appHash)}, got ${hex(h.appHash)}`);
+    want(bytesEqual(h.consensusHash, consensusParamsHash(state.consensusParams)), 'wrong Block.Header.ConsensusHash');
+    want(bytesEqual(h.lastResultsHash, state.lastResultsHash), 'wrong Block.Header.LastResultsHash');
+    want(bytesEqual(h.validatorsHash, state.validators.hash()), 'wrong Block.Header.ValidatorsHash');
+    want(bytesEqual(h.nextValidatorsHash, state.nextValidators.hash()), 'wrong Block.Header.NextValidatorsHash');
+    want(bytesEqual(h.dataHash, dataHash(block.data.txs)), 'wrong Header.DataHash');
+    want(bytesEqual(h.evidenceHash, evidenceHash(block.evidence)), 'wrong Header.EvidenceHash');
+    want(bytesEqual(h.lastCommitHash, commitHash(block.lastCommit)), 'wrong Header.LastCommitHash');
+    want(state.validators.getByAddress(h.proposerAddress) !== null, `block.Header.ProposerAddress ${hex(h.proposerAddress)} is not a validator`);
+    if (height === state.initialHeight) {
+      want(block.lastCommit.signatures.length === 0, 'initial block can\'t have LastCommit signatures');
+      want(h.time === state.lastBlockTime, 'block time is not equal to genesis time');
+    } else {
+      verifyCommit(state.chainId, state.lastValidators, state.lastBlockId, height - 1n, block.lastCommit);
+      want(h.time > state.lastBlockTime, 'block time is not greater than last block time');
+      want(h.time === medianTime(block.lastCommit, state.lastValidators), 'invalid block time');
+    }
+  }
+
+  async processProposal(state: State, block: Block): Promise<boolean> {
+    return this.deps.app.processProposal({
+      txs: block.data.txs,
+      proposedLastCommit: this.commitInfo(state, block.lastCommit),
+      hash: blockIdOf(block).blockId.hash,
+      height: block.header.height,
+      time: block.header.time,
+      nextValidatorsHash: block.header.nextValidatorsHash,
+      proposerAddress: block.header.proposerAddress,
+    });
+  }
+
+  async applyBlock(state: State, blockId: BlockID, block: Block, seenCommit: Commit): Promise<State> {
+    const { storage, app, mempool } = this.deps;
+    const height = block.header.height;
+    const resp: ResponseFinalizeBlock = await app.finalizeBlock({
+      txs: block.data.txs,
+      decidedLastCommit: this.commitInfo(state, block.lastCommit),
+      hash: blockId.hash,
+      height,
+      time: block.header.time,
+      nextValidatorsHash: block.header.nextValidatorsHash,
+      proposerAddress: block.header.proposerAddress,
+    });
+    if (resp.txResults.length !== block.data.txs.length) {
+      throw new Error(`expected tx results length to match size of transactions in block. Expected ${block.data.txs.length}, got ${resp.txResults.length}`);
+    }
+    const newState = this.updateState(state, blockId, block, resp);
+    const blockBytes = blockIdOf(block).blockBytes;
+
+    mempool.lock();
+    try {
+      storage.transactionSync(() => {
+        storage.blocks.saveBlock(block, blockId, blockBytes, seenCommit);
+        storage.state.saveFinalizeBlockResponse(height, resp);
+        storage.state.save(newState);
+        app.commit();
+      });
+      await mempool.update(height, block.data.txs, resp.txResults);
+    } finally {
+      mempool.unlock();
+    }
+    this.deps.metrics?.onBlockApplied?.(height, block.data.txs.length, block.header.time);
+    this.fireEvents(block, blockId, resp);
+    return newState;
+  }
+
+  /** state.updateState: the validator set of H+2 takes this block's updates. */
+  private updateState(state: State, blockId: BlockID, block: Block, resp: ResponseFinalizeBlock): State {
+    const height = block.header.height;
+    const nextVals = state.nextValidators.copy();
+    let lastHeightValidatorsChanged = state.lastHeightValidatorsChanged;
+    if (resp.validatorUpdates.length > 0) {
+      nextVals.updateWithChangeSet(resp.validatorUpdates);
+      // Updates from FinalizeBlock at H apply to H+2.
+      lastHeightValidatorsChanged = height + 2n;
+    }
+    nextVals.incrementProposerPriority(1);
+    let params = state.consensusParams;
+    let lastHeightConsensusParamsChanged = state.lastHeightConsensusParamsChanged;
+    if (resp.consensusParamUpdates) {
+      params = resp.consensusParamUpdates;
+      lastHeightConsensusParamsChanged = height + 1n;
+    }
+    return {
+      ...state,
+      lastBlockHeight: height,
+      lastBlockId: blockId,
+      lastBlockTime: block.header.time,
+      validators: state.nextValidators.copy(),
+      nextValidators: nextVals,
+      lastValidators: state.validators.copy(),
+      lastHeightValidatorsChanged,
+      consensusParams: params,
+      lastHeightConsensusParamsChanged,
+      lastResultsHash: lastResultsHash(resp.txResults),
+      appHash: resp.appHash,
+      appVersion: params.version.app,
+    };
+  }
+
+  /** NewBlock, NewBlockHeader, NewBlockEvents, Tx and ValidatorSetUpdates (state/execution.go fireEvents). */
+  private fireEvents(block: Block, blockId: BlockID, resp: ResponseFinalizeBlock): void {
+    const bus = this.deps.bus;
+    if (!bus) return;
+    const height = block.header.height.toString();
+    const blockAttrs = (): Record<string, string[]> => {
+      const attrs: Record<string, string[]> = { 'block.height': [height] };
+      for (const ev of resp.events) {
+        for (const a of ev.attributes) {
+          if (!a.index) continue;
+          (attrs[`${ev.type}.${a.key}`] ??= []).push(a.value);
+        }
+      }
+      return attrs;
+    };
+    bus.publish({ type: 'NewBlock', data: { block, blockId, resultFinalizeBlock: resp }, attributes: blockAttrs() });
+    bus.publish({ type: 'NewBlockHeader', data: { header: block.header }, attributes: { 'block.height': [height] } });
+    bus.publish({
+      type: 'NewBlockEvents',
+      data: { height: block.header.height, events: resp.events, numTxs: block.data.txs.length },
+      attributes: blockAttrs(),
+    });
+    block.data.txs.forEach((tx, index) => {
+      const result = resp.txResults[index]!;
+      const hash = hex(txHash(tx));
+      const attrs: Record<string, string[]> = { 'tx.hash': [hash], 'tx.height': [height] };
+      for (const ev of result.events) {
+        for (const a of ev.attributes) {
+          if (!a.index) continue;
+          (attrs[`${ev.type}.${a.key}`] ??= []).push(a.value);
+        }
+      }
+      bus.publish({ type: 'Tx', data: { height: block.header.height, index, tx, result }, attributes: attrs });
+    });
+    if (resp.validatorUpdates.length > 0) {
+      bus.publish({ type: 'ValidatorSetUpdates', data: { validatorUpdates: resp.validatorUpdates }, attributes: {} });
+    }
+  }
+}

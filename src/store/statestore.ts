@@ -1,0 +1,95 @@
+/**
+ * The consensus state, validator sets and consensus params by height, and the FinalizeBlock
+ * responses (state/store.go in CometBFT).
+ *
+ * CometBFT writes a full validator set only where it changed (and every 100,000 heights) and
+ * recomputes proposer priorities in between. chaind writes the full set every height: a set is a
+ * few hundred bytes per validator, and a read then costs one get instead of a replay of
+ * IncrementProposerPriority over up to 100k heights. Revisit when sets reach hundreds of entries.
+ */
+import type { ResponseFinalizeBlock } from '../app/abci.js';
+import type { State } from '../state/state.js';
+import type { ConsensusParams } from '../types/params.js';
+import type { Validator } from '../types/validator.js';
+import { ValidatorSet } from '../types/validator_set.js';
+import { heightKey, strKey } from './keys.js';
+import type { BinaryDB, DbName } from './storage.js';
+import { decodeTagged, encodeTagged } from './tagged.js';
+
+const STATE_KEY = strKey('state');
+
+interface ValidatorSetRecord {
+  validators: Validator[];
+  proposer: Uint8Array | null;
+}
+
+type StateRecord = Omit<State, 'validators' | 'nextValidators' | 'lastValidators'> & {
+  validators: ValidatorSetRecord;
+  nextValidators: ValidatorSetRecord;
+  lastValidators: ValidatorSetRecord;
+};
+
+function toRecord(vs: ValidatorSet): ValidatorSetRecord {
+  return { validators: vs.validators, proposer: vs.isEmpty() ? null : vs.proposer.address };
+}
+
+function fromRecord(r: ValidatorSetRecord): ValidatorSet {
+  return ValidatorSet.restore(r.validators, r.proposer);
+}
+
+export class StateStore {
+  private readonly dbs: Record<DbName, BinaryDB>;
+
+  constructor(dbs: Record<DbName, BinaryDB>) {
+    this.dbs = dbs;
+  }
+
+  load(): State | null {
+    const v = this.dbs.state.getBinary(STATE_KEY);
+    if (!v) return null;
+    const r = decodeTagged<StateRecord>(v);
+    return {
+      ...r,
+      validators: fromRecord(r.validators),
+      nextValidators: fromRecord(r.nextValidators),
+      lastValidators: fromRecord(r.lastValidators),
+    };
+  }
+
+  /**
+   * Saves the state after a height and what later RPC reads need of it: the validator sets of
+   * the next two heights and the params of the next height. Runs inside the block's transaction.
+   */
+  save(state: State): void {
+    const rec: StateRecord = {
+      ...state,
+      validators: toRecord(state.validators),
+      nextValidators: toRecord(state.nextValidators),
+      lastValidators: toRecord(state.lastValidators),
+    };
+    this.dbs.state.putSync(STATE_KEY, encodeTagged(rec));
+    const next = state.lastBlockHeight + 1n;
+    this.dbs.validators.putSync(heightKey(next), encodeTagged(rec.validators));
+    this.dbs.validators.putSync(heightKey(next + 1n), encodeTagged(rec.nextValidators));
+    this.dbs.params.putSync(heightKey(next), encodeTagged(state.consensusParams));
+  }
+
+  loadValidators(height: bigint): ValidatorSet | null {
+    const v = this.dbs.validators.getBinary(heightKey(height));
+    return v ? fromRecord(decodeTagged<ValidatorSetRecord>(v)) : null;
+  }
+
+  loadConsensusParams(height: bigint): ConsensusParams | null {
+    const v = this.dbs.params.getBinary(heightKey(height));
+    return v ? decodeTagged<ConsensusParams>(v) : null;
+  }
+
+  saveFinalizeBlockResponse(height: bigint, resp: ResponseFinalizeBlock): void {
+    this.dbs.abci_responses.putSync(heightKey(height), encodeTagged(resp));
+  }
+
+  loadFinalizeBlockResponse(height: bigint): ResponseFinalizeBlock | null {
+    const v = this.dbs.abci_responses.getBinary(heightKey(height));
+    return v ? decodeTagged<ResponseFinalizeBlock>(v) : null;
+  }
+}
