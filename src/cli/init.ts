@@ -1,0 +1,168 @@
+/**
+ * `chaind init <moniker> --chain-id ID [--home DIR] [--dev] [--overwrite]`
+ *
+ * Writes config/config.toml, config/app.toml, config/genesis.json, config/priv_validator_key.json,
+ * config/node_key.json, config/jwt.hex and data/priv_validator_state.json.
+ *
+ * - An existing genesis is kept unless --overwrite (then it is replaced).
+ * - Existing config.toml / app.toml are never rewritten: they may hold the operator's edits.
+ * - Existing keys, sign state and jwt.hex are reused, never regenerated: replacing a validator
+ *   key silently, or resetting its sign state, is how validators double-sign.
+ * - `--dev`: the 20 dev accounts (src/keys/devaccounts.ts) get 10^24 achain (10^6 CHAIN) each.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildAppState, type GenesisAccount } from '../config/app-genesis.js';
+import { defaultAppConfig } from '../config/app-config.js';
+import { configError } from '../config/errors.js';
+import { MAX_CHAIN_ID_LEN, nowNanos, writeGenesis, type GenesisDoc } from '../config/genesis.js';
+import { formatJwtSecret, generateJwtSecret } from '../config/jwt.js';
+import {
+  ed25519Address,
+  generateEd25519,
+  nodeIdFromPubKey,
+  readNodeKey,
+  readPrivValidatorKey,
+  writeInitialPrivValidatorState,
+  writeNodeKey,
+  writePrivValidatorKey,
+  type Ed25519KeyPair,
+} from '../config/keyfiles.js';
+import { configPaths, displayPath, loadConfig } from '../config/load.js';
+import { defaultNodeConfig, type NodeConfig } from '../config/node-config.js';
+import { renderAppToml, renderConfigToml } from '../config/write.js';
+import { devAccounts } from '../keys/devaccounts.js';
+import { SPEC_NAMES } from '../names/index.js';
+import { defaultConsensusParams } from '../types/params.js';
+import { type CliIo, EXIT_OK, parse, resolveHome, UsageError } from './common.js';
+
+/** Voting power of the single genesis validator (CometBFT's init uses 10). */
+export const INIT_VALIDATOR_POWER = 10n;
+/** Balance of each dev account: 10^24 achain = 1,000,000 CHAIN. */
+export const DEV_ACCOUNT_BALANCE = 10n ** 24n;
+/** Chain id of `init --dev` when --chain-id is not given. */
+export const DEV_CHAIN_ID = 'chaind-dev';
+
+export const INIT_USAGE = `Usage: chaind init <moniker> --chain-id ID [--home DIR] [--dev] [--overwrite]
+
+  --chain-id ID   chain id written to the genesis (required unless --dev; --dev default "${DEV_CHAIN_ID}")
+  --home DIR      node home (default $CHAIND_HOME or ~/.chaind)
+  --dev           fund the 20 dev accounts of "test test ... junk" with 10^24 achain each
+  --overwrite     replace an existing genesis.json
+`;
+
+export interface InitOptions {
+  home: string;
+  moniker: string;
+  chainId: string;
+  dev: boolean;
+  overwrite: boolean;
+}
+
+export interface InitResult {
+  home: string;
+  moniker: string;
+  chain_id: string;
+  node_id: string;
+  validator_address: string;
+  genesis: string;
+  dev_accounts?: { address: string; bech32: string; path: string }[];
+}
+
+function writeNew(path: string, text: string, mode?: number): void {
+  writeFileSync(path, text, mode === undefined ? undefined : { mode });
+}
+
+/** Reuse the key at `path` if there is one, else make and write a new one. */
+function ensureKey(
+  path: string,
+  source: string,
+  read: (p: string, s: string) => Ed25519KeyPair,
+  write: (p: string, k: Ed25519KeyPair) => void,
+): Ed25519KeyPair {
+  if (existsSync(path)) return read(path, source);
+  const key = generateEd25519();
+  write(path, key);
+  return key;
+}
+
+/** The init steps; throws ConfigError (exit 1) when it must not proceed. */
+export function initHome(opts: InitOptions): InitResult {
+  const { home } = opts;
+  const configToml = join(home, 'config', 'config.toml');
+  // Respect an existing config.toml's file locations; otherwise the defaults.
+  let config: NodeConfig;
+  if (existsSync(configToml)) config = loadConfig({ home }).config;
+  else config = defaultNodeConfig({ moniker: opts.moniker });
+  const paths = configPaths(home, config);
+  const show = (p: string) => displayPath(home, p);
+
+  if (existsSync(paths.genesis) && !opts.overwrite) {
+    throw configError(show(paths.genesis), undefined, 'already exists (use --overwrite to replace it)', 'CONFIG_EXISTS');
+  }
+
+  mkdirSync(join(home, 'config'), { recursive: true });
+  mkdirSync(join(home, 'data'), { recursive: true });
+  if (!existsSync(configToml)) writeNew(configToml, renderConfigToml(config));
+  if (!existsSync(paths.appToml)) writeNew(paths.appToml, renderAppToml(defaultAppConfig()));
+
+  for (const p of [paths.privValidatorKey, paths.nodeKey, paths.privValidatorState]) mkdirSync(join(p, '..'), { recursive: true });
+  const pv = ensureKey(paths.privValidatorKey, show(paths.privValidatorKey), readPrivValidatorKey, (p, k) => writePrivValidatorKey(p, k, SPEC_NAMES));
+  const nk = ensureKey(paths.nodeKey, show(paths.nodeKey), readNodeKey, (p, k) => writeNodeKey(p, k, SPEC_NAMES));
+  if (!existsSync(paths.privValidatorState)) writeInitialPrivValidatorState(paths.privValidatorState);
+  if (!existsSync(paths.jwtSecret)) writeNew(paths.jwtSecret, formatJwtSecret(generateJwtSecret()), 0o600);
+
+  const dev = opts.dev ? devAccounts() : [];
+  const accounts: GenesisAccount[] = dev.map((a) => ({ address: a.address, balance: DEV_ACCOUNT_BALANCE }));
+  const address = ed25519Address(pv.pubKey);
+  const doc: GenesisDoc = {
+    genesisTime: nowNanos(),
+    chainId: opts.chainId,
+    initialHeight: 1n,
+    consensusParams: defaultConsensusParams(),
+    validators: [{ address, pubKey: { type: 'ed25519', bytes: pv.pubKey }, power: INIT_VALIDATOR_POWER, name: opts.moniker }],
+    appHash: new Uint8Array(),
+    appState: buildAppState({ accounts, names: SPEC_NAMES }),
+  };
+  writeGenesis(paths.genesis, doc, SPEC_NAMES);
+
+  const result: InitResult = {
+    home,
+    moniker: opts.moniker,
+    chain_id: opts.chainId,
+    node_id: nodeIdFromPubKey(nk.pubKey),
+    validator_address: Buffer.from(address).toString('hex').toUpperCase(),
+    genesis: paths.genesis,
+  };
+  if (opts.dev) result.dev_accounts = dev.map((a) => ({ address: a.hex, bech32: a.bech32, path: a.path }));
+  return result;
+}
+
+export function runInit(args: string[], io: CliIo): number {
+  const { values, positionals } = parse(
+    args,
+    {
+      home: { type: 'string' },
+      'chain-id': { type: 'string' },
+      dev: { type: 'boolean', default: false },
+      overwrite: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    true,
+  );
+  if (values.help) {
+    io.out(INIT_USAGE);
+    return EXIT_OK;
+  }
+  if (positionals.length !== 1) throw new UsageError('init takes exactly one argument, the moniker');
+  const moniker = positionals[0]!;
+  if (moniker.trim() === '') throw new UsageError('the moniker must not be empty');
+  const dev = values.dev === true;
+  const chainId = (values['chain-id'] as string | undefined) ?? (dev ? DEV_CHAIN_ID : undefined);
+  if (chainId === undefined || chainId === '') throw new UsageError('--chain-id is required');
+  if (chainId.length > MAX_CHAIN_ID_LEN) throw new UsageError(`--chain-id: too long (max ${MAX_CHAIN_ID_LEN} characters)`);
+  const home = resolveHome(values.home as string | undefined, io.env);
+  const result = initHome({ home, moniker, chainId, dev, overwrite: values.overwrite === true });
+  io.out(JSON.stringify(result, null, 2) + '\n');
+  return EXIT_OK;
+}

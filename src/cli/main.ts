@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+/**
+ * The `chaind` command (package.json `bin`): init, start, auth token, version.
+ *
+ * Exit codes: 0 success; 1 failure (invalid config or genesis, refused overwrite, node error),
+ * with the error's message alone on stderr; 2 bad usage.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { runAuth } from './auth.js';
+import { type CliIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, processIo, UsageError } from './common.js';
+import { runInit } from './init.js';
+import { runStart, type StartDeps } from './start.js';
+import { runVersion } from './version.js';
+
+export const USAGE = `Usage: chaind <command> [options]
+
+Commands:
+  init <moniker> --chain-id ID [--dev] [--overwrite]   create a node home (config, keys, genesis)
+  start [--<section>.<key> VALUE ...]                  run the node
+  auth token [--ttl 1h]                                print a JWT for the authenticated RPC
+  version [--long]                                     print the version
+
+Common options:
+  --home DIR    node home (default $CHAIND_HOME or ~/.chaind)
+  -h, --help    help for a command
+`;
+
+/** Errors from our modules carry a string `code` and a message meant for the operator. */
+function isExpected(e: unknown): e is Error & { code: string } {
+  return e instanceof Error && typeof (e as { code?: unknown }).code === 'string';
+}
+
+/** Run one command; resolves with the exit code (never throws). */
+export async function main(argv: string[], io: CliIo = processIo(), deps: StartDeps = {}): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'init':
+        return runInit(rest, io);
+      case 'start':
+        return await runStart(rest, io, deps);
+      case 'auth':
+        return runAuth(rest, io);
+      case 'version':
+        return await runVersion(rest, io);
+      case 'help':
+      case '--help':
+      case '-h':
+        io.out(USAGE);
+        return EXIT_OK;
+      case '--version':
+        return await runVersion([], io);
+      case undefined:
+        io.err(USAGE);
+        return EXIT_USAGE;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`Error: ${e.message}\nRun 'chaind ${command && !command.startsWith('-') ? command + ' ' : ''}--help' for usage.\n`);
+      return EXIT_USAGE;
+    }
+    if (isExpected(e)) {
+      io.err(`${e.message}\n`);
+      return EXIT_FAILURE;
+    }
+    io.err(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    return EXIT_FAILURE;
+  }
+}
+
+function invokedDirectly(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    // npm's bin link is a symlink: compare real paths.
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (invokedDirectly()) {
+  const argv = process.argv.slice(2);
+  void main(argv).then((code) => {
+    // After `start` has closed the node nothing should be left running; exit regardless so that a
+    // stray handle cannot keep a stopped node's process alive. Other commands just set the code.
+    if (argv[0] === 'start') process.exit(code);
+    process.exitCode = code;
+  });
+}

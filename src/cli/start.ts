@@ -1,0 +1,137 @@
+/**
+ * `chaind start [--home DIR] [--<section>.<key> VALUE ...]`
+ *
+ * Loads config.toml and app.toml (flag beats file beats default; any setting can be a flag, e.g.
+ * `--rpc.laddr`, `--json-rpc.api`, `--log_level`), then the genesis, then hands everything to
+ * `startNode` (src/node.ts). Invalid settings exit 1 with the ConfigError's message alone.
+ *
+ * Shutdown: the first SIGINT/SIGTERM calls `close()` once and exits 0 when it resolves (1 if it
+ * throws). A second signal while closing exits 1 at once: an operator pressing Ctrl-C twice wants
+ * out, and every write chaind makes is crash-safe (one LMDB transaction per block, the WAL).
+ */
+import type { EventEmitter } from 'node:events';
+import { loadGenesis } from '../config/genesis.js';
+import { displayPath, loadConfig, settingFlagNames, type FlagValue } from '../config/load.js';
+import type { RunningNode, StartNode, StartNodeOptions } from '../config/index.js';
+import { createLogger, type Logger } from '../log.js';
+import { VERSION } from '../version.js';
+import { type CliIo, EXIT_FAILURE, EXIT_OK, parse, resolveHome } from './common.js';
+
+export const START_USAGE = `Usage: chaind start [--home DIR] [--<section>.<key> VALUE ...]
+
+Every config.toml and app.toml setting can be given as a flag, which beats the file:
+  --log_level info|debug|warn|error|none|"consensus:debug,*:info"
+  --rpc.laddr tcp://127.0.0.1:26657        --p2p.laddr tcp://0.0.0.0:26656
+  --api.address tcp://127.0.0.1:1317       --grpc.address 127.0.0.1:9090
+  --json-rpc.address 127.0.0.1:8545        --json-rpc.ws-address 127.0.0.1:8546
+  --json-rpc.api eth,net,web3              --instrumentation.prometheus-listen-addr 127.0.0.1:26660
+  --consensus.timeout_commit 1s            --compat.upstream-names=true
+Booleans take a value: --rpc.unsafe=true. '-' and '_' are interchangeable in keys.
+`;
+
+/** parseArgs options for every setting, in TOML spelling and with '-'/'_' swapped. */
+function settingOptions(): Record<string, { type: 'string' }> {
+  const out: Record<string, { type: 'string' }> = {};
+  for (const name of settingFlagNames()) {
+    out[name] = { type: 'string' };
+    out[name.replace(/_/g, '-')] = { type: 'string' };
+    out[name.replace(/-/g, '_')] = { type: 'string' };
+  }
+  return out;
+}
+
+export interface StartDeps {
+  /** The node's entry; default: `startNode` of src/node.ts, imported when needed. */
+  startNode?: StartNode;
+  /** Where SIGINT/SIGTERM arrive; default `process`. */
+  signals?: Pick<EventEmitter, 'on' | 'off'>;
+  /** Where log lines go; default stdout. */
+  logWrite?: (line: string) => void;
+}
+
+async function importStartNode(): Promise<StartNode> {
+  // A computed specifier: src/node.ts is the composition root, built separately; the CLI must
+  // compile (and `init`, `version`, `auth` must run) without it.
+  const specifier = '../node.js';
+  let mod: { startNode?: StartNode };
+  try {
+    mod = (await import(specifier)) as { startNode?: StartNode };
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    // Only the node module itself missing gets the short message; a missing import inside it is a real error.
+    const missingHere = /node\.js' imported from .*cli[\\/]start\.js/.test(err.message);
+    if (err.code === 'ERR_MODULE_NOT_FOUND' && missingHere) {
+      throw new Error('the node is not built: src/node.ts (dist/src/node.js) is missing');
+    }
+    throw e;
+  }
+  if (typeof mod.startNode !== 'function') throw new Error('src/node.ts does not export startNode');
+  return mod.startNode;
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Run the node until a signal; resolves with the exit code. */
+export async function runStart(args: string[], io: CliIo, deps: StartDeps = {}): Promise<number> {
+  const { values } = parse(args, { home: { type: 'string' }, help: { type: 'boolean', short: 'h' }, ...settingOptions() });
+  if (values.help) {
+    io.out(START_USAGE);
+    return EXIT_OK;
+  }
+  const home = resolveHome(values.home as string | undefined, io.env);
+  const flags: Record<string, FlagValue | undefined> = {};
+  for (const [k, v] of Object.entries(values)) if (k !== 'home' && k !== 'help') flags[k] = v as string;
+
+  // Config errors escape to main(), which prints the message and returns 1.
+  const loaded = loadConfig({ home, flags });
+  const logger: Logger = createLogger({ level: loaded.config.logLevel, format: loaded.config.logFormat, write: deps.logWrite });
+  for (const w of loaded.warnings) logger.warn(w);
+  const genesis = loadGenesis(loaded.paths.genesis, { source: displayPath(home, loaded.paths.genesis) });
+
+  const opts: StartNodeOptions = { home, config: loaded.config, appConfig: loaded.appConfig, genesis, logger, paths: loaded.paths };
+  logger.info('starting chaind', { version: VERSION, home, chain_id: genesis.chainId });
+  let node: RunningNode;
+  try {
+    const startNode = deps.startNode ?? (await importStartNode());
+    node = await startNode(opts);
+  } catch (e) {
+    io.err(`${describe(e)}\n`);
+    if (logger.enabled('debug') && e instanceof Error && e.stack) io.err(e.stack + '\n');
+    return EXIT_FAILURE;
+  }
+
+  const signals = deps.signals ?? process;
+  return await new Promise<number>((resolveExit) => {
+    let closing = false;
+    const onSignal = (sig: string) => {
+      if (closing) {
+        logger.warn('second signal while shutting down; exiting now', { signal: sig });
+        done(EXIT_FAILURE);
+        return;
+      }
+      closing = true;
+      logger.info('shutting down', { signal: sig });
+      node.close().then(
+        () => done(EXIT_OK),
+        (e: unknown) => {
+          io.err(`error while shutting down: ${describe(e)}\n`);
+          done(EXIT_FAILURE);
+        },
+      );
+    };
+    const onInt = () => onSignal('SIGINT');
+    const onTerm = () => onSignal('SIGTERM');
+    let finished = false;
+    const done = (code: number) => {
+      if (finished) return;
+      finished = true;
+      signals.off('SIGINT', onInt);
+      signals.off('SIGTERM', onTerm);
+      resolveExit(code);
+    };
+    signals.on('SIGINT', onInt);
+    signals.on('SIGTERM', onTerm);
+  });
+}

@@ -1,0 +1,254 @@
+/**
+ * `config/app.toml`: the application's settings, with the Cosmos SDK's and Cosmos EVM's TOML names
+ * (cosmos-sdk: server/config/toml.go; cosmos/evm: server/config/toml.go) for what chaind serves,
+ * plus chaind's `[compat]` table. Durations are milliseconds in memory.
+ *
+ * Defaults differ from upstream where chaind is a development node first: the REST API and the EVM
+ * JSON-RPC are on by default (SDK/EVM: off), and the JSON-RPC enables every namespace chaind has
+ * (EVM: eth,net,web3). All listeners are on 127.0.0.1.
+ */
+import { defaultsOf, type FileSpec, type SectionSpec } from './schema.js';
+
+export interface ApiConfig {
+  enable: boolean;
+  address: string;
+  maxOpenConnections: number;
+  /** seconds */
+  rpcReadTimeout: number;
+  /** seconds */
+  rpcWriteTimeout: number;
+  rpcMaxBodyBytes: number;
+  enabledUnsafeCors: boolean;
+}
+
+export interface GrpcConfig {
+  enable: boolean;
+  address: string;
+  maxRecvMsgSize: number;
+  maxSendMsgSize: number;
+}
+
+export const JSON_RPC_NAMESPACES = ['eth', 'net', 'web3', 'txpool', 'debug', 'personal', 'miner'] as const;
+export type JsonRpcNamespace = (typeof JSON_RPC_NAMESPACES)[number];
+
+export interface JsonRpcConfig {
+  enable: boolean;
+  address: string;
+  wsAddress: string;
+  api: JsonRpcNamespace[];
+  gasCap: number;
+  allowInsecureUnlock: boolean;
+  /** ms */
+  evmTimeout: number;
+  /** ether */
+  txfeeCap: number;
+  filterCap: number;
+  feehistoryCap: number;
+  logsCap: number;
+  blockRangeCap: number;
+  /** ms */
+  httpTimeout: number;
+  /** ms */
+  httpIdleTimeout: number;
+  allowUnprotectedTxs: boolean;
+  maxOpenConnections: number;
+  batchRequestLimit: number;
+  batchResponseMaxSize: number;
+  wsOrigins: string[];
+}
+
+export interface EvmConfig {
+  tracer: '' | 'json' | 'struct' | 'access_list' | 'markdown';
+  maxTxGasWanted: number;
+  cachePreimage: boolean;
+}
+
+export interface CompatConfig {
+  upstreamNames: boolean;
+}
+
+/** app.toml in memory. */
+export interface AppConfig {
+  /** DecCoins text, e.g. "0.025achain"; "" = accept any fee. Parse with parseDecCoins. */
+  minimumGasPrices: string;
+  api: ApiConfig;
+  grpc: GrpcConfig;
+  jsonRpc: JsonRpcConfig;
+  evm: EvmConfig;
+  compat: CompatConfig;
+}
+
+/** SDK denom syntax (cosmos-sdk: types/coin.go reDnmString). */
+const DENOM = '[a-zA-Z][a-zA-Z0-9/:._-]{2,127}';
+const DEC_COIN = new RegExp(`^(\\d+(?:\\.\\d+)?)\\s*(${DENOM})$`);
+
+export interface DecCoin {
+  denom: string;
+  /** Decimal text as written, e.g. "0.025". */
+  amount: string;
+}
+
+/** Parse "0.025achain,1stake" (cosmos-sdk: types/dec_coin.go ParseDecCoins). Throws with the reason. */
+export function parseDecCoins(s: string): DecCoin[] {
+  const text = s.trim();
+  if (text === '') return [];
+  const out: DecCoin[] = [];
+  for (const part of text.split(',')) {
+    const m = DEC_COIN.exec(part.trim());
+    if (!m) throw new Error(`invalid decimal coin expression ${JSON.stringify(part.trim())}`);
+    if (out.some((c) => c.denom === m[2])) throw new Error(`duplicate denomination ${m[2]}`);
+    out.push({ amount: m[1]!, denom: m[2]! });
+  }
+  return out;
+}
+
+function checkDecCoins(s: string): string | undefined {
+  try {
+    parseDecCoins(s);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+function checkNamespaces(list: string[]): string | undefined {
+  const bad = list.find((n) => !(JSON_RPC_NAMESPACES as readonly string[]).includes(n));
+  return bad === undefined ? undefined : `unknown namespace ${JSON.stringify(bad)} (known: ${JSON_RPC_NAMESPACES.join(',')})`;
+}
+
+const nonNeg = { t: 'int', min: 0 } as const;
+
+const base: SectionSpec = {
+  name: '',
+  doc: 'Base configuration.',
+  fields: [
+    {
+      key: 'minimum-gas-prices',
+      kind: { t: 'string' },
+      def: '',
+      doc: 'The minimum gas prices a validator is willing to accept for processing a transaction,\ne.g. "0.025achain". Empty accepts any fee.',
+      check: checkDecCoins,
+    },
+  ],
+  // SDK base keys that do not apply to chaind's LMDB store.
+  compat: {
+    pruning: undefined,
+    'pruning-keep-recent': undefined,
+    'pruning-interval': undefined,
+    'halt-height': 0,
+    'halt-time': 0,
+    'min-retain-blocks': 0,
+    'inter-block-cache': undefined,
+    'index-events': undefined,
+    'iavl-cache-size': undefined,
+    'iavl-disable-fastnode': undefined,
+    'app-db-backend': undefined,
+    'query-gas-limit': undefined,
+  },
+};
+
+const api: SectionSpec = {
+  name: 'api',
+  doc: 'REST API (grpc-gateway style) configuration.',
+  fields: [
+    { key: 'enable', kind: { t: 'bool' }, def: true, doc: 'Enable the REST API server.' },
+    { key: 'address', kind: { t: 'laddr' }, def: 'tcp://127.0.0.1:1317', doc: 'Address the REST API server listens on.' },
+    { key: 'max-open-connections', kind: nonNeg, def: 1000, doc: 'Maximum number of simultaneous connections; 0 = unlimited.' },
+    { key: 'rpc-read-timeout', kind: nonNeg, def: 10, doc: 'Read timeout, in seconds.' },
+    { key: 'rpc-write-timeout', kind: nonNeg, def: 0, doc: 'Write timeout, in seconds; 0 = none.' },
+    { key: 'rpc-max-body-bytes', kind: { t: 'int', min: 1 }, def: 1_000_000, doc: 'Maximum request body size, in bytes.' },
+    { key: 'enabled-unsafe-cors', kind: { t: 'bool' }, def: false, doc: 'Allow cross-origin requests from any origin.' },
+  ],
+  compat: { swagger: undefined },
+};
+
+const grpc: SectionSpec = {
+  name: 'grpc',
+  doc: 'gRPC server configuration (same query services as the REST API).',
+  fields: [
+    { key: 'enable', kind: { t: 'bool' }, def: true, doc: 'Enable the gRPC server.' },
+    { key: 'address', kind: { t: 'laddr' }, def: '127.0.0.1:9090', doc: 'Address the gRPC server listens on (host:port).' },
+    { key: 'max-recv-msg-size', kind: { t: 'int', min: 1 }, def: 10_485_760, doc: 'Maximum size of a received message, in bytes (10 MiB).' },
+    { key: 'max-send-msg-size', kind: { t: 'int', min: 1 }, def: 2_147_483_647, doc: 'Maximum size of a sent message, in bytes.' },
+  ],
+};
+
+const jsonRpc: SectionSpec = {
+  name: 'json-rpc',
+  doc: 'EVM JSON-RPC configuration.',
+  fields: [
+    { key: 'enable', kind: { t: 'bool' }, def: true, doc: 'Enable the EVM JSON-RPC server.' },
+    { key: 'address', kind: { t: 'laddr' }, def: '127.0.0.1:8545', doc: 'HTTP address.' },
+    { key: 'ws-address', kind: { t: 'laddr' }, def: '127.0.0.1:8546', doc: 'WebSocket address.' },
+    {
+      key: 'api',
+      kind: { t: 'csv' },
+      def: ['eth', 'net', 'web3', 'txpool', 'debug', 'personal', 'miner'],
+      doc: 'Comma separated namespaces to enable: eth, net, web3, txpool, debug, personal, miner.',
+      check: checkNamespaces,
+    },
+    { key: 'gas-cap', kind: nonNeg, def: 25_000_000, doc: 'Gas cap for eth_call and eth_estimateGas; 0 = unlimited.' },
+    { key: 'allow-insecure-unlock', kind: { t: 'bool' }, def: true, doc: 'Allow account unlocking (personal namespace) over HTTP.' },
+    { key: 'evm-timeout', kind: { t: 'duration' }, def: 5_000, doc: 'Timeout of eth_call and eth_estimateGas; 0 = none.' },
+    { key: 'txfee-cap', kind: { t: 'float', min: 0 }, def: 1, doc: 'Fee cap for send-transaction variants, in ether; 0 = none.' },
+    { key: 'filter-cap', kind: nonNeg, def: 200, doc: 'Maximum number of installed filters; 0 = unlimited.' },
+    { key: 'feehistory-cap', kind: nonNeg, def: 100, doc: 'Maximum block count of eth_feeHistory.' },
+    { key: 'logs-cap', kind: nonNeg, def: 10_000, doc: 'Maximum number of results of eth_getLogs.' },
+    { key: 'block-range-cap', kind: nonNeg, def: 10_000, doc: 'Maximum block range of eth_getLogs.' },
+    { key: 'http-timeout', kind: { t: 'duration' }, def: 30_000, doc: 'Read/write timeout of the HTTP server.' },
+    { key: 'http-idle-timeout', kind: { t: 'duration' }, def: 120_000, doc: 'Idle timeout of the HTTP server.' },
+    { key: 'allow-unprotected-txs', kind: { t: 'bool' }, def: false, doc: 'Accept transactions without EIP-155 replay protection.' },
+    { key: 'max-open-connections', kind: nonNeg, def: 0, doc: 'Maximum number of simultaneous connections; 0 = unlimited.' },
+    { key: 'batch-request-limit', kind: nonNeg, def: 1000, doc: 'Maximum number of requests in a batch; 0 = unlimited.' },
+    { key: 'batch-response-max-size', kind: nonNeg, def: 25_000_000, doc: 'Maximum size of a batch response, in bytes; 0 = unlimited.' },
+    { key: 'ws-origins', kind: { t: 'list' }, def: ['127.0.0.1', 'localhost'], doc: 'Origins allowed to open a WebSocket; ["*"] allows all.' },
+  ],
+  compat: { 'enable-indexer': undefined, 'metrics-address': undefined, 'fix-revert-gas-refund-height': undefined, 'enable-profiling': undefined },
+};
+
+const evm: SectionSpec = {
+  name: 'evm',
+  doc: 'EVM configuration.',
+  fields: [
+    {
+      key: 'tracer',
+      kind: { t: 'enum', values: ['', 'json', 'struct', 'access_list', 'markdown'] },
+      def: '',
+      doc: 'Tracer used to trace every EVM execution (debugging only): "", json, struct, access_list or markdown.',
+    },
+    { key: 'max-tx-gas-wanted', kind: nonNeg, def: 0, doc: 'Gas wanted for each eth tx returned in ante handler in check tx mode; 0 = off.' },
+    { key: 'cache-preimage', kind: { t: 'bool' }, def: false, doc: 'Keep SHA3 preimages for debug_preimage.' },
+  ],
+  compat: { 'evm-chain-id': undefined },
+};
+
+const compat: SectionSpec = {
+  name: 'compat',
+  doc:
+    'Compatibility with unmodified upstream clients.\n' +
+    'chaind emits the spec\'s neutral names (consensus/PubKeyEd25519, consensus/event/NewBlock,\n' +
+    'node.event, /chain.auth.v1beta1.*, /chain/..., chain-sdk/...) and accepts the upstream ones.',
+  fields: [
+    {
+      key: 'upstream-names',
+      kind: { t: 'bool' },
+      def: false,
+      doc: 'Emit the upstream names instead (tendermint/PubKeyEd25519, tendermint/event/NewBlock,\ntm.event, /cosmos.*, /cosmos/..., cosmos-sdk/...) so CosmJS, Keplr and explorers work as-is.',
+    },
+  ],
+};
+
+export const APP_CONFIG_SPEC: FileSpec = {
+  file: 'config/app.toml',
+  header:
+    'chaind application configuration (Cosmos SDK / Cosmos EVM names).\n' +
+    'Durations are Go duration strings ("5s", "2m0s").\n' +
+    'Any value can be overridden on the command line, e.g. --json-rpc.address 127.0.0.1:8545.',
+  sections: [base, api, grpc, jsonRpc, evm, compat],
+  ignoredSections: ['telemetry', 'rosetta', 'grpc-web', 'state-sync', 'streaming', 'mempool', 'wasm', 'tls'],
+};
+
+export function defaultAppConfig(): AppConfig {
+  return defaultsOf(APP_CONFIG_SPEC) as AppConfig;
+}
+
