@@ -1,0 +1,99 @@
+/**
+ * The app hash: cheap per block, a function of the state alone.
+ *
+ * Scheme (chaind's own, not an upstream one):
+ *
+ *   element(k, v)   = SHAKE256(u32be(len(k)) || k || v, 2048 bytes) read as 1024 little-endian u16
+ *   moduleHash(M)   = Σ element(k, v) over every (k, v) in module M's store, lane-wise mod 2^16
+ *                     (an LtHash16 multiset hash: Bellare–Micciancio; Lewi et al. 2019, the
+ *                     construction Solana adopted for its accounts hash)
+ *   moduleRoot(M)   = SHA-256(the 2048 little-endian bytes of moduleHash(M))
+ *   appHash         = RFC 6962 Merkle root (crypto/merkle.ts, SHA-256) over the leaves
+ *                     u8(len(storeKey)) || storeKey || moduleRoot, one per registered module,
+ *                     sorted by store key
+ *
+ * Why: the sum is homomorphic, so a block that changes c keys updates its module's hash in O(c)
+ * (subtract the old pair's element, add the new one's) no matter how big the module is, modules
+ * that did not change keep their root untouched, and nothing but the 2 KiB sum per module needs to
+ * be stored. The hash depends only on the set of pairs, not on the order or history of writes, so
+ * the same state always hashes the same, after a restart or on another node that reached it by a
+ * different path. The u32 length prefix makes (k, v) → input injective. The price is that an
+ * LtHash proves nothing about one key: abci_query `prove` needs a different commitment (an IAVL-
+ * or JMT-style tree) if it is ever required; the Merkle layer over modules already gives per-module
+ * proofs.
+ */
+import { createHash } from 'node:crypto';
+import { merkleRoot } from '../crypto/merkle.js';
+import { concatBytes, utf8, type Bytes } from './bytes.js';
+
+export const LTHASH_LANES = 1024;
+export const LTHASH_BYTES = LTHASH_LANES * 2;
+
+function element(key: Bytes, value: Bytes): Uint16Array {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(key.length, 0);
+  const d = createHash('shake256', { outputLength: LTHASH_BYTES }).update(len).update(key).update(value).digest();
+  const out = new Uint16Array(LTHASH_LANES);
+  // Read little-endian explicitly: a typed-array view would follow the host's byte order.
+  for (let i = 0; i < LTHASH_LANES; i++) out[i] = d[2 * i]! | (d[2 * i + 1]! << 8);
+  return out;
+}
+
+/** A module's multiset hash. Uint16Array arithmetic wraps, which is exactly mod 2^16. */
+export class LtHash {
+  readonly lanes: Uint16Array;
+
+  constructor(lanes?: Uint16Array) {
+    this.lanes = lanes ?? new Uint16Array(LTHASH_LANES);
+    if (this.lanes.length !== LTHASH_LANES) throw new Error(`LtHash needs ${LTHASH_LANES} lanes`);
+  }
+
+  static fromBytes(b: Bytes): LtHash {
+    if (b.length !== LTHASH_BYTES) throw new Error(`stored module hash must be ${LTHASH_BYTES} bytes, got ${b.length}`);
+    const lanes = new Uint16Array(LTHASH_LANES);
+    for (let i = 0; i < LTHASH_LANES; i++) lanes[i] = b[2 * i]! | (b[2 * i + 1]! << 8);
+    return new LtHash(lanes);
+  }
+
+  toBytes(): Bytes {
+    const out = new Uint8Array(LTHASH_BYTES);
+    for (let i = 0; i < LTHASH_LANES; i++) {
+      const v = this.lanes[i]!;
+      out[2 * i] = v & 0xff;
+      out[2 * i + 1] = v >>> 8;
+    }
+    return out;
+  }
+
+  clone(): LtHash {
+    return new LtHash(Uint16Array.from(this.lanes));
+  }
+
+  add(key: Bytes, value: Bytes): void {
+    const e = element(key, value);
+    const l = this.lanes;
+    for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! + e[i]!;
+  }
+
+  remove(key: Bytes, value: Bytes): void {
+    const e = element(key, value);
+    const l = this.lanes;
+    for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! - e[i]!;
+  }
+
+  /** moduleRoot: SHA-256 of the serialized sum. */
+  root(): Bytes {
+    return createHash('sha256').update(this.toBytes()).digest();
+  }
+}
+
+/** appHash over (storeKey, moduleRoot) pairs; sorts by store key itself. */
+export function appHashFromModuleRoots(roots: ReadonlyMap<string, Bytes>): Bytes {
+  const names = [...roots.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const leaves = names.map((name) => {
+    const n = utf8(name);
+    if (n.length > 255) throw new Error(`store key ${name} is longer than 255 bytes`);
+    return concatBytes(Uint8Array.of(n.length), n, roots.get(name)!);
+  });
+  return merkleRoot(leaves);
+}

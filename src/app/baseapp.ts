@@ -1,0 +1,695 @@
+/**
+ * BaseApp: the Cosmos-SDK-style application behind the ABCI-shaped `Application` interface
+ * (cosmos-sdk: baseapp/baseapp.go, baseapp/abci.go; ../shared/reference/cosmos.md §2.1, §3.2,
+ * §3.6). It decodes txs through a pluggable TxDecoder, runs the ante chain and routes messages by
+ * type URL to module handlers, keeps state in a block-level cache over the committed LMDB state,
+ * and writes that cache to LMDB only in commit(), inside the block's one write transaction.
+ *
+ * LMDB layout of the `app` database (binary keys; big-endian numbers):
+ *   0x00 'h'            → u64 last committed height
+ *   0x00 'a'            → last committed app hash
+ *   0x00 'c'            → chain id (UTF-8)
+ *   0x00 'm' storeKey   → the module's 2048-byte LtHash (src/app/apphash.ts)
+ *   0x01 u8(len) storeKey key → module state; the length byte keeps store prefixes prefix-free
+ */
+import type {
+  AbciEvent,
+  Application,
+  ExecTxResult,
+  RequestFinalizeBlock,
+  RequestInitChain,
+  RequestPrepareProposal,
+  RequestProcessProposal,
+  RequestQuery,
+  ResponseCheckTx,
+  ResponseFinalizeBlock,
+  ResponseInfo,
+  ResponseInitChain,
+  ResponseQuery,
+} from './abci.js';
+import { CheckTxType } from './abci.js';
+import { Bech32Codec, type AddressCodec } from './address.js';
+import { defaultAnteChain, runAnteChain, type AnteDecorator } from './ante.js';
+import { appHashFromModuleRoots, LtHash } from './apphash.js';
+import { bytesEqual, bytesToKey, concatBytes, EMPTY_BYTES, fromUtf8, readU64be, u64be, utf8, type Bytes } from './bytes.js';
+import { Context, EventManager, ExecMode } from './context.js';
+import { AbciError, abciInfo, errInternal, GrpcStatusError, grpcErrorToAbci, sdkErrors } from './errors.js';
+import { BasicGasMeter, DEFAULT_KV_GAS_CONFIG, GasOverflowError, InfiniteGasMeter, OutOfGasError, outOfGasAbciError, type GasMeter, type KVGasConfig } from './gas.js';
+import type { AppModule, MsgRoute, QueryRoute, ServiceRegistrar } from './module.js';
+import { CacheKVStore, GasKVStore, LmdbReadStore, PrefixStore, ReadOnlyStore, type AppDb, type KVStore } from './store.js';
+import { rejectingTxDecoder, type Tx, type TxDecoder, type TxMsg } from './tx.js';
+import { computeProtoSizeForTxs } from '../mempool/mempool.js';
+import { SPEC_NAMES } from '../names/index.js';
+import type { ConsensusParams } from '../types/params.js';
+import type { ValidatorUpdate } from '../types/validator.js';
+
+const META_HEIGHT = Uint8Array.of(0x00, 0x68); // 0x00 'h'
+const META_APP_HASH = Uint8Array.of(0x00, 0x61); // 0x00 'a'
+const META_CHAIN_ID = Uint8Array.of(0x00, 0x63); // 0x00 'c'
+const META_MODULE_HASH = Uint8Array.of(0x00, 0x6d); // 0x00 'm'
+const STORE_PREFIX = 0x01;
+
+export interface BaseAppOptions {
+  /** ResponseInfo.data (the SDK puts the app name there). Default `chaind`. */
+  name?: string;
+  /** ResponseInfo.version: the software version. */
+  version?: string;
+  /** ResponseInfo.app_version: the protocol version (consensus params version.app). */
+  appVersion?: bigint;
+  /** Bech32 HRP of account addresses (`chain`). */
+  bech32Prefix?: string;
+  /** Store gas schedule; the SDK defaults. */
+  kvGasConfig?: KVGasConfig;
+  /** app.toml `min-retain-blocks`: 0 keeps every block (commit() returns retainHeight 0). */
+  minRetainBlocks?: bigint;
+  /** app.toml `minimum-gas-prices`, read by the fee decorator in CheckTx. */
+  minGasPrices?: { denom: string; amount: string }[];
+}
+
+/** The names registry functions BaseApp needs (src/names). */
+export interface TypeUrlNames {
+  /** Any spelling → canonical (`/cosmos.bank…` → `/chain.bank…`). */
+  parseTypeUrl(url: string): string;
+  /** Canonical → emitted spelling (events' `action`). */
+  typeUrl(url: string): string;
+}
+
+export interface BaseAppModules {
+  /** The node's `app` database (`{ name: 'app', encoding: 'binary', keyEncoding: 'binary' }`). */
+  db: AppDb;
+  /** Modules in registry order: genesis import, begin- and end-block hooks run in this order. */
+  modules: AppModule[];
+  txDecoder?: TxDecoder;
+  /** The ante chain after the built-in gas meter set-up; default `defaultAnteChain()`. */
+  anteDecorators?: AnteDecorator[];
+  names?: TypeUrlNames;
+}
+
+interface ModuleEntry {
+  module: AppModule;
+  storeKey: string;
+  prefix: Bytes;
+}
+
+/** A finalized block waiting for commit(). */
+interface Pending {
+  state: CacheKVStore;
+  height: bigint;
+  appHash: Bytes;
+  /** LtHashes of the modules whose state changed. */
+  changed: Map<string, LtHash>;
+  roots: Map<string, Bytes>;
+}
+
+/** State imported by initChain, committed with the first block. */
+interface Genesis {
+  state: CacheKVStore;
+  appHash: Bytes;
+  initialHeight: bigint;
+}
+
+/** What runTx needs to know about the block it runs in. */
+interface BlockHeader {
+  height: bigint;
+  time: bigint;
+}
+
+/** Minimal protobuf writer for TxMsgData (cosmos.base.abci.v1beta1; cosmos.md §1.11). */
+function varint(n: number): number[] {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return out;
+}
+
+function lengthDelimited(field: number, b: Bytes): Bytes {
+  return concatBytes(Uint8Array.from([(field << 3) | 2, ...varint(b.length)]), b);
+}
+
+/** TxMsgData{2: msg_responses repeated Any{1 type_url, 2 value}}; proto3 omits an empty value. */
+export function encodeTxMsgData(responses: readonly { typeUrl: string; value: Bytes }[]): Bytes {
+  const parts: Bytes[] = [];
+  for (const r of responses) {
+    const any = r.value.length > 0 ? concatBytes(lengthDelimited(1, utf8(r.typeUrl)), lengthDelimited(2, r.value)) : lengthDelimited(1, utf8(r.typeUrl));
+    parts.push(lengthDelimited(2, any));
+  }
+  return concatBytes(...parts);
+}
+
+/** JSON with bigints as decimal strings and bytes as base64, the stand-in query encoding. */
+export function jsonEncode(v: unknown): Bytes {
+  return utf8(
+    JSON.stringify(v, (_k, x: unknown) => {
+      if (typeof x === 'bigint') return x.toString();
+      if (x instanceof Uint8Array) return Buffer.from(x).toString('base64');
+      return x;
+    }),
+  );
+}
+
+function emptyResult(): ExecTxResult {
+  return { code: 0, data: EMPTY_BYTES, log: '', info: '', gasWanted: 0n, gasUsed: 0n, events: [], codespace: '' };
+}
+
+function failResult(err: unknown, gasWanted: bigint, gasUsed: bigint, events: AbciEvent[]): ExecTxResult {
+  const { codespace, code, log } = abciInfo(err);
+  return { code, data: EMPTY_BYTES, log, info: '', gasWanted, gasUsed, events, codespace };
+}
+
+/** Second dot-segment of a type URL: `/chain.bank.v1beta1.MsgSend` → `bank` (types/msgservice GetModuleNameFromTypeURL). */
+function moduleNameFromTypeUrl(typeUrl: string): string {
+  const parts = typeUrl.split('.');
+  return parts.length > 1 ? parts[1]! : '';
+}
+
+function withAttribute(ev: AbciEvent, key: string, value: string): AbciEvent {
+  return { type: ev.type, attributes: [...ev.attributes, { key, value, index: true }] };
+}
+
+export class BaseApp implements Application, ServiceRegistrar {
+  readonly name: string;
+  readonly version: string;
+  readonly appVersion: bigint;
+  readonly addressCodec: AddressCodec;
+
+  private readonly db: AppDb;
+  private readonly committedStore: LmdbReadStore;
+  private readonly modules: ModuleEntry[] = [];
+  private readonly byStoreKey = new Map<string, ModuleEntry>();
+  /** latin1(0x01 || len || storeKey) → store key, to attribute a changed key to its module. */
+  private readonly byPrefix = new Map<string, string>();
+  private readonly msgRoutes = new Map<string, MsgRoute<unknown>>();
+  private readonly queryRoutes = new Map<string, QueryRoute<unknown, unknown>>();
+  private readonly txDecoder: TxDecoder;
+  private readonly ante: AnteDecorator[];
+  private readonly names: TypeUrlNames;
+  private readonly kvGas: KVGasConfig;
+  private readonly minRetainBlocks: bigint;
+  private readonly minGasPrices: { denom: string; amount: string }[];
+
+  // Committed state, mirrored from LMDB.
+  private lastHeight = 0n;
+  private lastAppHash: Bytes = EMPTY_BYTES;
+  private chainId = '';
+  private moduleHashes = new Map<string, LtHash>();
+  private moduleRoots = new Map<string, Bytes>();
+
+  /** Chain id from initChain, until the first commit persists it. */
+  private pendingChainId: string | undefined;
+  private genesis: Genesis | null = null;
+  private pending: Pending | null = null;
+  /** The SDK's checkState: CheckTx's writes (sequences, fees) accumulate here until commit. */
+  private checkState!: CacheKVStore;
+  private consensusParams: ConsensusParams | undefined;
+
+  constructor(opts: BaseAppOptions, deps: BaseAppModules) {
+    this.name = opts.name ?? 'chaind';
+    this.version = opts.version ?? '';
+    this.appVersion = opts.appVersion ?? 0n;
+    this.addressCodec = new Bech32Codec(opts.bech32Prefix ?? 'chain');
+    this.kvGas = opts.kvGasConfig ?? DEFAULT_KV_GAS_CONFIG;
+    this.minRetainBlocks = opts.minRetainBlocks ?? 0n;
+    this.minGasPrices = opts.minGasPrices ?? [];
+    this.db = deps.db;
+    this.committedStore = new LmdbReadStore(deps.db);
+    this.txDecoder = deps.txDecoder ?? rejectingTxDecoder;
+    this.ante = deps.anteDecorators ?? defaultAnteChain();
+    this.names = deps.names ?? SPEC_NAMES;
+    for (const m of deps.modules) this.addModule(m);
+    this.reload();
+  }
+
+  private addModule(module: AppModule): void {
+    const storeKey = module.storeKey ?? module.name;
+    const sk = utf8(storeKey);
+    if (sk.length === 0 || sk.length > 255) throw new Error(`store key of module ${module.name} must be 1–255 bytes`);
+    if (this.byStoreKey.has(storeKey)) throw new Error(`store key ${storeKey} is registered twice`);
+    if (this.modules.some((e) => e.module.name === module.name)) throw new Error(`module ${module.name} is registered twice`);
+    const prefix = concatBytes(Uint8Array.of(STORE_PREFIX, sk.length), sk);
+    const entry: ModuleEntry = { module, storeKey, prefix };
+    this.modules.push(entry);
+    this.byStoreKey.set(storeKey, entry);
+    this.byPrefix.set(bytesToKey(prefix), storeKey);
+    module.registerServices?.(this);
+  }
+
+  // --- ServiceRegistrar -------------------------------------------------------------------
+
+  registerMsg<M>(route: MsgRoute<M>): void {
+    const url = this.names.parseTypeUrl(route.typeUrl);
+    if (this.msgRoutes.has(url)) throw new Error(`message route ${url} is registered twice`);
+    this.msgRoutes.set(url, route as MsgRoute<unknown>);
+  }
+
+  registerQuery<Q, R>(route: QueryRoute<Q, R>): void {
+    const path = this.names.parseTypeUrl(route.path);
+    if (this.queryRoutes.has(path)) throw new Error(`query route ${path} is registered twice`);
+    this.queryRoutes.set(path, route as QueryRoute<unknown, unknown>);
+  }
+
+  /** Registered message type URLs (canonical), e.g. for authz's routability check. */
+  hasMsgRoute(typeUrl: string): boolean {
+    return this.msgRoutes.has(this.names.parseTypeUrl(typeUrl));
+  }
+
+  // --- committed state ----------------------------------------------------------------------
+
+  /**
+   * Re-reads the committed state from LMDB and drops everything uncommitted. The constructor calls
+   * it; the node calls it if the write transaction around commit() failed, so that memory matches
+   * the disk again.
+   */
+  reload(): void {
+    const h = this.db.getBinary(META_HEIGHT);
+    this.lastHeight = h === undefined ? 0n : readU64be(h);
+    this.lastAppHash = this.db.getBinary(META_APP_HASH) ?? EMPTY_BYTES;
+    const c = this.db.getBinary(META_CHAIN_ID);
+    this.chainId = c === undefined ? '' : fromUtf8(c);
+    this.moduleHashes = new Map();
+    this.moduleRoots = new Map();
+    for (const e of this.modules) {
+      const b = this.db.getBinary(concatBytes(META_MODULE_HASH, utf8(e.storeKey)));
+      const lt = b === undefined ? new LtHash() : LtHash.fromBytes(b);
+      this.moduleHashes.set(e.storeKey, lt);
+      this.moduleRoots.set(e.storeKey, lt.root());
+    }
+    this.pendingChainId = undefined;
+    this.genesis = null;
+    this.pending = null;
+    this.checkState = new CacheKVStore(this.committedStore);
+  }
+
+  /** The node passes the current consensus params after a restart (initChain passes them first). */
+  setConsensusParams(p: ConsensusParams): void {
+    this.consensusParams = p;
+  }
+
+  get lastBlockHeight(): bigint {
+    return this.lastHeight;
+  }
+
+  // --- contexts -----------------------------------------------------------------------------
+
+  private storeResolver(base: KVStore, metered: boolean): (storeKey: string, meter: GasMeter) => KVStore {
+    return (storeKey, meter) => {
+      const e = this.byStoreKey.get(storeKey);
+      if (e === undefined) throw new Error(`store ${storeKey} is not registered`);
+      const s = new PrefixStore(base, e.prefix);
+      return metered ? new GasKVStore(s, meter, this.kvGas) : s;
+    };
+  }
+
+  private makeContext(mode: ExecMode, base: KVStore, hdr: BlockHeader, meter: GasMeter, txBytes?: Bytes, metered = true): Context {
+    return new Context({
+      mode,
+      chainId: this.pendingChainId ?? this.chainId,
+      height: hdr.height,
+      time: hdr.time,
+      gasMeter: meter,
+      addressCodec: this.addressCodec,
+      stores: this.storeResolver(base, metered),
+      txBytes,
+      consensusParams: this.consensusParams,
+      minGasPrices: this.minGasPrices,
+    });
+  }
+
+  /** A read-only context over committed state, for module code outside a block (queries, RPC). */
+  queryContext(): Context {
+    return this.makeContext(ExecMode.Query, new ReadOnlyStore(this.committedStore), { height: this.lastHeight, time: 0n }, new InfiniteGasMeter(), undefined, false);
+  }
+
+  // --- app hash -----------------------------------------------------------------------------
+
+  /** Applies a cache's changes to the committed module hashes; O(changed keys). */
+  private computeAppHash(state: CacheKVStore): { appHash: Bytes; changed: Map<string, LtHash>; roots: Map<string, Bytes> } {
+    const changed = new Map<string, LtHash>();
+    for (const { key, value } of state.dirtyEntries()) {
+      if (key[0] !== STORE_PREFIX || key.length < 2) throw new Error('a write outside every module store');
+      const plen = 2 + key[1]!;
+      const storeKey = this.byPrefix.get(bytesToKey(key.subarray(0, plen)));
+      if (storeKey === undefined) throw new Error('a write to an unregistered store');
+      const old = this.committedStore.get(key);
+      const now = value ?? undefined;
+      if (bytesEqual(old, now)) continue;
+      let lt = changed.get(storeKey);
+      if (lt === undefined) {
+        lt = this.moduleHashes.get(storeKey)!.clone();
+        changed.set(storeKey, lt);
+      }
+      const rel = key.subarray(plen);
+      if (old !== undefined) lt.remove(rel, old);
+      if (now !== undefined) lt.add(rel, now);
+    }
+    const roots = new Map(this.moduleRoots);
+    for (const [sk, lt] of changed) roots.set(sk, lt.root());
+    return { appHash: appHashFromModuleRoots(roots), changed, roots };
+  }
+
+  // --- ABCI ---------------------------------------------------------------------------------
+
+  async info(): Promise<ResponseInfo> {
+    // Before the first block, CometBFT's handshake compares against the genesis app hash.
+    const appHash = this.lastHeight === 0n && this.genesis !== null ? this.genesis.appHash : this.lastAppHash;
+    return { data: this.name, version: this.version, appVersion: this.appVersion, lastBlockHeight: this.lastHeight, lastBlockAppHash: appHash };
+  }
+
+  async initChain(req: RequestInitChain): Promise<ResponseInitChain> {
+    if (this.lastHeight > 0n) throw new Error(`initChain on an app that has committed height ${this.lastHeight}`);
+    let appState: Record<string, unknown> = {};
+    if (req.appStateBytes.length > 0) {
+      const parsed: unknown = JSON.parse(fromUtf8(req.appStateBytes));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('genesis app_state must be a JSON object');
+      appState = parsed as Record<string, unknown>;
+    }
+    this.consensusParams = req.consensusParams;
+    this.pendingChainId = req.chainId;
+    const state = new CacheKVStore(this.committedStore);
+    const hdr = { height: req.initialHeight, time: req.time };
+    const validators: ValidatorUpdate[] = [];
+    let validatorsFrom: string | undefined;
+    // module.Manager.InitGenesis: registry order; at most one module may return validators.
+    for (const e of this.modules) {
+      if (e.module.initGenesis === undefined) continue;
+      const ctx = this.makeContext(ExecMode.Genesis, state, hdr, new InfiniteGasMeter());
+      const vals = e.module.initGenesis(ctx, appState[e.module.name]);
+      if (vals && vals.length > 0) {
+        if (validatorsFrom !== undefined) throw new Error(`validator InitGenesis updates already set by module ${validatorsFrom}`);
+        validatorsFrom = e.module.name;
+        validators.push(...vals);
+      }
+    }
+    const { appHash } = this.computeAppHash(state);
+    this.genesis = { state, appHash, initialHeight: req.initialHeight };
+    this.pending = null;
+    // Let CheckTx see genesis accounts before block one commits them.
+    this.checkState = state.clone();
+    return { validators, appHash };
+  }
+
+  async checkTx(tx: Bytes, type: CheckTxType): Promise<ResponseCheckTx> {
+    const mode = type === CheckTxType.Recheck ? ExecMode.ReCheck : ExecMode.Check;
+    const hdr = { height: this.lastHeight + 1n, time: 0n };
+    return this.runTx(mode, tx, this.checkState, hdr);
+  }
+
+  /** Runs a tx against a branch of the check state with an infinite meter and discards it. */
+  async simulate(tx: Bytes): Promise<ExecTxResult> {
+    return this.runTx(ExecMode.Simulate, tx, this.checkState.branch(), { height: this.lastHeight + 1n, time: 0n });
+  }
+
+  async prepareProposal(req: RequestPrepareProposal): Promise<Bytes[]> {
+    // DefaultProposalHandler with a no-op app mempool (baseapp/abci_utils.go): keep CometBFT's
+    // order, skip a tx that does not fit (bytes counted as in the block's Data proto) and go on,
+    // stop once the block is full. Undecodable txs are left out so that our own proposal passes
+    // processProposal.
+    const maxBytes = req.maxTxBytes;
+    const maxGas = this.consensusParams?.block.maxGas ?? -1n;
+    let bytes = 0n;
+    let gas = 0n;
+    const out: Bytes[] = [];
+    for (const tx of req.txs) {
+      let txGas: bigint;
+      try {
+        txGas = this.txDecoder.decode(tx).gas;
+      } catch {
+        continue;
+      }
+      const size = BigInt(computeProtoSizeForTxs([tx]));
+      if (bytes + size <= maxBytes) {
+        if (maxGas > 0n) {
+          if (gas + txGas <= maxGas) {
+            gas += txGas;
+            bytes += size;
+            out.push(tx);
+          }
+        } else {
+          bytes += size;
+          out.push(tx);
+        }
+      }
+      if (bytes >= maxBytes || (maxGas > 0n && gas >= maxGas)) break;
+    }
+    return out;
+  }
+
+  async processProposal(req: RequestProcessProposal): Promise<boolean> {
+    const maxGas = this.consensusParams?.block.maxGas ?? -1n;
+    let gas = 0n;
+    for (const tx of req.txs) {
+      try {
+        gas += this.txDecoder.decode(tx).gas;
+      } catch {
+        return false;
+      }
+      if (maxGas > 0n && gas > maxGas) return false;
+    }
+    return true;
+  }
+
+  async finalizeBlock(req: RequestFinalizeBlock): Promise<ResponseFinalizeBlock> {
+    const expected = this.lastHeight === 0n ? this.genesis?.initialHeight ?? req.height : this.lastHeight + 1n;
+    if (req.height !== expected) throw new Error(`finalizeBlock at height ${req.height}, expected ${expected}`);
+    // Re-running a height before commit starts over from the committed (or genesis) state.
+    const state = this.genesis !== null ? this.genesis.state.clone() : new CacheKVStore(this.committedStore);
+    const hdr = { height: req.height, time: req.time };
+    const events: AbciEvent[] = [];
+
+    for (const e of this.modules) {
+      if (e.module.beginBlock === undefined) continue;
+      const ctx = this.makeContext(ExecMode.Finalize, state, hdr, new InfiniteGasMeter());
+      e.module.beginBlock(ctx);
+      for (const ev of ctx.events.events()) events.push(withAttribute(ev, 'mode', 'BeginBlock'));
+    }
+
+    const txResults = req.txs.map((tx) => this.runTx(ExecMode.Finalize, tx, state, hdr));
+
+    const validatorUpdates: ValidatorUpdate[] = [];
+    for (const e of this.modules) {
+      if (e.module.endBlock === undefined) continue;
+      const ctx = this.makeContext(ExecMode.Finalize, state, hdr, new InfiniteGasMeter());
+      const vals = e.module.endBlock(ctx);
+      if (vals) validatorUpdates.push(...vals);
+      for (const ev of ctx.events.events()) events.push(withAttribute(ev, 'mode', 'EndBlock'));
+    }
+
+    const { appHash, changed, roots } = this.computeAppHash(state);
+    this.pending = { state, height: req.height, appHash, changed, roots };
+    return { events, txResults, validatorUpdates, appHash };
+  }
+
+  /**
+   * Writes the finalized block's state with putSync/removeSync, which join the caller's
+   * `env.transactionSync` (the block executor's one write transaction); keys go in sorted order.
+   * Memory switches to the new state right away; if the surrounding transaction aborts, call
+   * reload().
+   */
+  commit(): { retainHeight: bigint } {
+    const p = this.pending;
+    if (p === null) throw new Error('commit without a finalized block');
+    for (const { key, value } of p.state.dirtyEntries()) {
+      if (value === null) this.db.removeSync(key);
+      else this.db.putSync(key, value);
+    }
+    for (const [sk, lt] of p.changed) this.db.putSync(concatBytes(META_MODULE_HASH, utf8(sk)), lt.toBytes());
+    this.db.putSync(META_HEIGHT, u64be(p.height));
+    this.db.putSync(META_APP_HASH, p.appHash);
+    if (this.pendingChainId !== undefined) {
+      this.db.putSync(META_CHAIN_ID, utf8(this.pendingChainId));
+      this.chainId = this.pendingChainId;
+      this.pendingChainId = undefined;
+    }
+
+    this.lastHeight = p.height;
+    this.lastAppHash = p.appHash;
+    for (const [sk, lt] of p.changed) this.moduleHashes.set(sk, lt);
+    this.moduleRoots = p.roots;
+    this.pending = null;
+    this.genesis = null;
+    this.checkState = new CacheKVStore(this.committedStore);
+    const retainHeight = this.minRetainBlocks > 0n && p.height > this.minRetainBlocks ? p.height - this.minRetainBlocks : 0n;
+    return { retainHeight };
+  }
+
+  async query(req: RequestQuery): Promise<ResponseQuery> {
+    const base: ResponseQuery = { code: 0, log: '', info: '', index: 0n, key: EMPTY_BYTES, value: EMPTY_BYTES, proofOps: null, height: 0n, codespace: '' };
+    const fail = (err: unknown, height = 0n): ResponseQuery => {
+      const { codespace, code, log } = abciInfo(err);
+      return { ...base, code, codespace, log, height };
+    };
+    // `/app/version` (baseapp/abci.go handleQueryApp): the software version, no height check.
+    if (req.path === '/app/version' || req.path === 'app/version') return { ...base, value: utf8(this.version), height: this.lastHeight };
+
+    const route = this.queryRoutes.get(this.names.parseTypeUrl(req.path));
+    if (route === undefined) return fail(sdkErrors.unknownRequest.wrap('unknown query path'));
+    let height: bigint;
+    try {
+      height = this.queryHeight(req.height, req.prove);
+    } catch (e) {
+      return fail(e);
+    }
+    let request: unknown;
+    try {
+      request = route.decodeRequest ? route.decodeRequest(req.data) : req.data.length === 0 ? {} : JSON.parse(fromUtf8(req.data));
+    } catch (e) {
+      return fail(sdkErrors.invalidRequest.wrap((e as Error).message), height);
+    }
+    try {
+      const res = route.handler(this.queryContext(), request);
+      const value = route.encodeResponse ? route.encodeResponse(res) : jsonEncode(res);
+      return { ...base, value, height };
+    } catch (e) {
+      return fail(queryError(e), height);
+    }
+  }
+
+  /**
+   * The plain-object form of a query for the REST and gRPC servers: the handler's response, or a
+   * thrown GrpcStatusError/AbciError for them to map to a status.
+   */
+  queryObject<R = unknown>(path: string, request: unknown, height = 0n): { height: bigint; response: R } {
+    const route = this.queryRoutes.get(this.names.parseTypeUrl(path));
+    if (route === undefined) throw sdkErrors.unknownRequest.wrap('unknown query path');
+    const h = this.queryHeight(height, false);
+    return { height: h, response: route.handler(this.queryContext(), request) as R };
+  }
+
+  /** createQueryContext's height rules (baseapp/abci.go); only the latest height is served. */
+  private queryHeight(height: bigint, prove: boolean): bigint {
+    if (height < 0n) throw sdkErrors.invalidRequest.wrap('cannot query with height < 0; please provide a valid height');
+    if (this.lastHeight === 0n) throw sdkErrors.invalidHeight.wrap(`${this.name} is not ready; please wait for first block`);
+    if (height > this.lastHeight) throw sdkErrors.invalidHeight.wrap('cannot query with height in the future; please provide a valid height');
+    const h = height === 0n ? this.lastHeight : height;
+    if (h <= 1n && prove) throw sdkErrors.invalidRequest.wrap('cannot query with proof when height <= 1; please provide a valid height');
+    if (h !== this.lastHeight) {
+      throw sdkErrors.invalidRequest.wrap(`failed to load state at height ${h}; version does not exist (latest height: ${this.lastHeight})`);
+    }
+    return h;
+  }
+
+  // --- tx execution -------------------------------------------------------------------------
+
+  /** Routes and decodes the messages and collects signers (validateBasicTxMsgs + GetSigners). */
+  private prepareTx(decoded: ReturnType<TxDecoder['decode']>, bytes: Bytes): Tx {
+    if (decoded.msgs.length === 0) throw sdkErrors.invalidRequest.wrap('must contain at least one message');
+    const msgs: TxMsg[] = [];
+    const msgSigners: Bytes[][] = [];
+    const signers: Bytes[] = [];
+    const seen = new Set<string>();
+    for (const m of decoded.msgs) {
+      const typeUrl = this.names.parseTypeUrl(m.typeUrl);
+      const route = this.msgRoutes.get(typeUrl);
+      if (route === undefined) throw sdkErrors.unknownRequest.wrap(`no message handler found for ${m.typeUrl}`);
+      let value: unknown;
+      try {
+        value = route.decode(m.value);
+      } catch (e) {
+        if (e instanceof AbciError) throw e;
+        throw sdkErrors.txDecode.wrap(`${typeUrl}: ${(e as Error).message}`);
+      }
+      route.validateBasic?.(value);
+      const s = route.signers(value, this.addressCodec);
+      msgs.push({ typeUrl, value });
+      msgSigners.push(s);
+      for (const a of s) {
+        const k = bytesToKey(a);
+        if (!seen.has(k)) {
+          seen.add(k);
+          signers.push(a);
+        }
+      }
+    }
+    return { ...decoded, msgs, msgSigners, signers, bytes };
+  }
+
+  /**
+   * runTx (baseapp/baseapp.go): decode, ante chain in its own branch (kept when it passes),
+   * messages in a second branch (kept only when all pass). In CheckTx the messages do not run.
+   */
+  private runTx(mode: ExecMode, txBytes: Bytes, base: CacheKVStore, hdr: BlockHeader): ExecTxResult {
+    let tx: Tx;
+    try {
+      tx = this.prepareTx(this.txDecoder.decode(txBytes), txBytes);
+    } catch (e) {
+      return failResult(e, 0n, 0n, []);
+    }
+    const simulate = mode === ExecMode.Simulate;
+    // SetUpContext (x/auth/ante/setup.go): the tx's gas limit, infinite when simulating.
+    const meter: GasMeter = simulate ? new InfiniteGasMeter() : new BasicGasMeter(tx.gas);
+    const gasWanted = tx.gas;
+    const oog = (e: unknown): unknown =>
+      e instanceof OutOfGasError || e instanceof GasOverflowError ? outOfGasAbciError(e.descriptor, gasWanted, meter.consumed()) : e;
+
+    const anteBranch = base.branch();
+    const anteCtx = this.makeContext(mode, anteBranch, hdr, meter, txBytes);
+    try {
+      runAnteChain(this.ante, anteCtx, tx, simulate);
+    } catch (e) {
+      return failResult(oog(e), gasWanted, meter.consumed(), []);
+    }
+    anteBranch.write();
+    const anteEvents = anteCtx.events.events();
+
+    if (mode === ExecMode.Check || mode === ExecMode.ReCheck) {
+      return { ...emptyResult(), gasWanted, gasUsed: meter.consumed() };
+    }
+
+    const msgBranch = base.branch();
+    try {
+      const { events, data } = this.runMsgs(mode, msgBranch, hdr, meter, tx);
+      msgBranch.write();
+      return { ...emptyResult(), data, gasWanted, gasUsed: meter.consumed(), events: [...anteEvents, ...events] };
+    } catch (e) {
+      return failResult(oog(e), gasWanted, meter.consumed(), anteEvents);
+    }
+  }
+
+  /** runMsgs + createEvents (baseapp/baseapp.go): a leading `message` event, `msg_index` on all. */
+  private runMsgs(mode: ExecMode, branch: CacheKVStore, hdr: BlockHeader, meter: GasMeter, tx: Tx): { events: AbciEvent[]; data: Bytes } {
+    const events: AbciEvent[] = [];
+    const responses: { typeUrl: string; value: Bytes }[] = [];
+    for (let i = 0; i < tx.msgs.length; i++) {
+      const msg = tx.msgs[i]!;
+      const route = this.msgRoutes.get(msg.typeUrl)!;
+      const ctx = this.makeContext(mode, branch, hdr, meter, tx.bytes);
+      let res: ReturnType<MsgRoute['handler']>;
+      try {
+        res = route.handler(ctx, msg.value);
+      } catch (e) {
+        if (e instanceof OutOfGasError || e instanceof GasOverflowError) throw e;
+        const wrapMsg = `failed to execute message; message index: ${i}`;
+        if (e instanceof AbciError) throw e.wrap(wrapMsg);
+        throw new AbciError(errInternal.codespace, errInternal.abciCode, errInternal.description, `${wrapMsg}: ${(e as Error)?.message ?? String(e)}`);
+      }
+      // Canonical spelling, never the compat one: `data` is hashed into LastResultsHash, so it must
+      // not depend on a node's [compat] upstream-names setting. Event names are not hashed.
+      responses.push({ typeUrl: route.responseTypeUrl ?? `${msg.typeUrl}Response`, value: res?.response ?? EMPTY_BYTES });
+
+      const emitted = ctx.events.events();
+      const action = this.names.typeUrl(msg.typeUrl);
+      const em = new EventManager();
+      const attrs: [string, string][] = [['action', action]];
+      const first = tx.msgSigners[i]![0];
+      if (first !== undefined) attrs.push(['sender', this.addressCodec.encode(first)]);
+      if (!emitted.some((ev) => ev.attributes.some((a) => a.key === 'module'))) {
+        const mod = moduleNameFromTypeUrl(action);
+        if (mod !== '') attrs.push(['module', mod]);
+      }
+      em.emit('message', attrs);
+      for (const ev of [...em.events(), ...emitted]) events.push(withAttribute(ev, 'msg_index', String(i)));
+    }
+    return { events, data: encodeTxMsgData(responses) };
+  }
+}
+
+/** A query handler's failure as an ABCI error (gRPCErrorToSDKError; cosmos.md §2.1). */
+function queryError(e: unknown): AbciError {
+  if (e instanceof GrpcStatusError) return grpcErrorToAbci(e);
+  // Registered SDK errors carry gRPC Unknown, which maps to 6; the log keeps the error's text.
+  if (e instanceof AbciError) return sdkErrors.unknownRequest.wrap(e.message);
+  // Not a gRPC status at all → invalid request.
+  return sdkErrors.invalidRequest.wrap(e instanceof Error ? e.message : String(e));
+}

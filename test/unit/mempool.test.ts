@@ -1,0 +1,327 @@
+/**
+ * The CListMempool port against a tiny in-file application: limits and CometBFT's exact error
+ * strings, the LRU cache and keep-invalid, reaping by bytes (with proto overhead) and gas, update
+ * with recheck, "still rechecking", txsAvailable once per height, order and locking.
+ */
+import t from 'tap';
+import { CheckTxType, type Application, type ResponseCheckTx } from '../../src/app/abci.js';
+import {
+  computeProtoSizeForTxs,
+  LruTxCache,
+  Mempool,
+  postCheckMaxGas,
+  preCheckMaxBytes,
+  txKey,
+  type MempoolConfig,
+  type MempoolMetrics,
+} from '../../src/mempool/mempool.js';
+import { ErrMempoolIsFull, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge, MempoolError } from '../../src/mempool/errors.js';
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/**
+ * Txs are text. A tx starting with "bad" fails CheckTx; `gas=N` sets gasWanted (default 1); txs
+ * listed in `invalid` fail from now on (as if state moved); `delays` holds a promise per tx text
+ * that its New check waits on; `recheckGate` makes every Recheck wait.
+ */
+class TinyApp implements Pick<Application, 'checkTx'> {
+  calls: { tx: string; type: CheckTxType }[] = [];
+  invalid = new Set<string>();
+  delays = new Map<string, Promise<void>>();
+  recheckGate: Promise<void> | undefined;
+  async checkTx(tx: Uint8Array, type: CheckTxType): Promise<ResponseCheckTx> {
+    const s = dec(tx);
+    this.calls.push({ tx: s, type });
+    if (type === CheckTxType.New && this.delays.has(s)) await this.delays.get(s);
+    if (type === CheckTxType.Recheck && this.recheckGate) await this.recheckGate;
+    if (s === 'throw') throw new Error('app is down');
+    const bad = s.startsWith('bad') || this.invalid.has(s);
+    const gas = /gas=(\d+)/.exec(s);
+    return {
+      code: bad ? 1 : 0,
+      data: new Uint8Array(),
+      log: bad ? 'nope' : '',
+      info: '',
+      gasWanted: gas ? BigInt(gas[1]!) : 1n,
+      gasUsed: 0n,
+      events: [],
+      codespace: bad ? 'test' : '',
+    };
+  }
+}
+
+function counters() {
+  const c: Record<string, number> = {};
+  const counter = (name: string) => ({ inc: (v = 1) => void (c[name] = (c[name] ?? 0) + v) });
+  const gauge = (name: string) => ({ set: (v: number) => void (c[name] = v) });
+  const metrics: MempoolMetrics = {
+    size: gauge('size'),
+    sizeBytes: gauge('sizeBytes'),
+    failedTxs: counter('failed'),
+    rejectedTxs: counter('rejected'),
+    evictedTxs: counter('evicted'),
+    recheckTimes: counter('recheck'),
+    alreadyReceivedTxs: counter('already'),
+  };
+  return { c, metrics };
+}
+
+function make(config: Partial<MempoolConfig> = {}) {
+  const app = new TinyApp();
+  const { c, metrics } = counters();
+  const mp = new Mempool(config, { app, metrics, height: 1n });
+  return { app, mp, c };
+}
+
+const txs = (mp: Mempool) => mp.reapMaxTxs(-1).map(dec);
+
+async function commit(mp: Mempool, height: bigint, committed: string[], codes: number[]) {
+  await mp.lock();
+  try {
+    await mp.update(
+      height,
+      committed.map(enc),
+      codes.map((code) => ({ code })),
+    );
+  } finally {
+    mp.unlock();
+  }
+}
+
+t.test('defaults are CometBFT config.go defaults', async (t) => {
+  const { mp } = make();
+  t.same(mp.config, { size: 5000, maxTxsBytes: 1073741824, cacheSize: 10000, maxTxBytes: 1048576, recheck: true, recheckTimeoutMs: 1000, keepInvalidTxsInCache: false });
+});
+
+t.test('limits and their exact errors', async (t) => {
+  const { mp, c } = make({ size: 2, maxTxsBytes: 10, maxTxBytes: 7 });
+  t.same((await mp.checkTx(enc('aaaa'))).added, true);
+  t.same((await mp.checkTx(enc('bbbb'))).added, true);
+  await t.rejects(mp.checkTx(enc('cc')), { message: 'mempool is full: number of txs 2 (max: 2), total txs bytes 8 (max: 10)', code: 'MEMPOOL_FULL' });
+  t.equal(c['rejected'], 1);
+  mp.removeTxByKey(txKey(enc('bbbb')));
+  const full = await mp.checkTx(enc('1234567')).catch((e: unknown) => e);
+  t.ok(full instanceof ErrMempoolIsFull, 'bytes limit: 4 + 7 > 10');
+  t.equal((full as Error).message, 'mempool is full: number of txs 1 (max: 2), total txs bytes 4 (max: 10)');
+  t.equal((await mp.checkTx(enc('ccc'))).added, true, '4 + 3 fits');
+  mp.removeTxByKey(txKey(enc('ccc')));
+  const big = make({ maxTxBytes: 10 });
+  const err = await big.mp.checkTx(enc('12345678901')).catch((e: unknown) => e);
+  t.ok(err instanceof ErrTxTooLarge && err instanceof MempoolError);
+  t.equal((err as Error).message, 'Tx too large. Max size is 10, but got 11');
+  t.equal(big.app.calls.length, 0, 'refused before the app');
+  t.equal(mp.size(), 1);
+  t.equal(mp.sizeBytes(), 4);
+  t.equal(c['size'], 1);
+  t.equal(c['sizeBytes'], 4);
+});
+
+t.test('cache: duplicates, failed txs forgotten, keep-invalid, LRU eviction', async (t) => {
+  const { mp, app, c } = make();
+  await mp.checkTx(enc('x1'));
+  await t.rejects(mp.checkTx(enc('x1')), { message: 'tx already exists in cache', code: 'MEMPOOL_TX_IN_CACHE' });
+  t.equal(c['already'], 1);
+  const r = await mp.checkTx(enc('bad1'));
+  t.same([r.response.code, r.response.log, r.added], [1, 'nope', false], 'a failing CheckTx resolves with the response');
+  t.equal(c['failed'], 1);
+  await mp.checkTx(enc('bad1'));
+  t.equal(app.calls.filter((x) => x.tx === 'bad1').length, 2, 'failed tx left the cache and reached the app again');
+
+  const keep = make({ keepInvalidTxsInCache: true });
+  await keep.mp.checkTx(enc('bad1'));
+  await t.rejects(keep.mp.checkTx(enc('bad1')), ErrTxInCache, 'keep-invalid: refused from the cache');
+
+  const lru = make({ cacheSize: 2 });
+  await lru.mp.checkTx(enc('t1'));
+  await lru.mp.checkTx(enc('t2'));
+  await lru.mp.checkTx(enc('t3')); // evicts t1's key
+  const again = await lru.mp.checkTx(enc('t1'));
+  t.same([again.response.code, again.added], [0, false], 'evicted key passes the cache; the pool still drops the duplicate');
+  t.equal(lru.mp.size(), 3);
+
+  const nocache = make({ cacheSize: 0 });
+  await nocache.mp.checkTx(enc('n'));
+  t.equal((await nocache.mp.checkTx(enc('n'))).added, false, 'cache_size 0: no cache, duplicates still not re-added');
+
+  const cache = new LruTxCache(2);
+  t.equal(cache.push('a'), true);
+  t.equal(cache.push('b'), true);
+  t.equal(cache.push('a'), false, 'hit moves a to the back');
+  t.equal(cache.push('c'), true);
+  t.same([cache.has('a'), cache.has('b'), cache.has('c')], [true, false, true], 'b was least recent');
+});
+
+t.test('app errors and pre/post checks', async (t) => {
+  const { mp } = make();
+  await t.rejects(mp.checkTx(enc('throw')), { message: 'appConn mempool: app is down', code: 'MEMPOOL_APP_CONN' });
+  t.equal((await mp.checkTx(enc('throw')).catch((e: Error) => e.message)), 'appConn mempool: app is down', 'not cached after an app error');
+  const pre = new Mempool({}, { app: new TinyApp(), preCheck: preCheckMaxBytes(5n) });
+  await t.rejects(pre.checkTx(enc('12345')), { message: 'tx pre check: tx size is too big: 7, max: 5' });
+  const post = new Mempool({}, { app: new TinyApp(), postCheck: postCheckMaxGas(10n) });
+  const r = await post.checkTx(enc('gas=11'));
+  t.same([r.response.code, r.added], [0, false], 'post-check failure keeps the tx out');
+  t.equal(post.size(), 0);
+  t.equal((await post.checkTx(enc('gas=10'))).added, true);
+});
+
+t.test('insertion order is submission order even when the app answers out of order', async (t) => {
+  const { mp, app } = make();
+  let release!: () => void;
+  app.delays.set('slow', new Promise<void>((r) => (release = r)));
+  const p1 = mp.checkTx(enc('slow'));
+  const p2 = mp.checkTx(enc('fast'));
+  await new Promise((r) => setImmediate(r));
+  t.same(txs(mp), [], 'fast waits for slow to be applied first');
+  release();
+  await Promise.all([p1, p2]);
+  t.same(txs(mp), ['slow', 'fast']);
+});
+
+t.test('reapMaxBytesMaxGas counts proto overhead; reapMaxTxs', async (t) => {
+  const { mp } = make();
+  for (const s of ['gas=5|aaa', 'gas=5|bbb', 'gas=5|ccc']) await mp.checkTx(enc(s));
+  const one = computeProtoSizeForTxs([enc('gas=5|aaa')]);
+  t.equal(one, 11, '1 tag byte + 1 length byte + 9');
+  t.equal(computeProtoSizeForTxs([new Uint8Array(200)]), 203, 'two-byte varint');
+  t.same(mp.reapMaxBytesMaxGas(-1, -1).map(dec), ['gas=5|aaa', 'gas=5|bbb', 'gas=5|ccc']);
+  t.same(mp.reapMaxBytesMaxGas(2 * one, -1).length, 2);
+  t.same(mp.reapMaxBytesMaxGas(2 * one - 1, -1).length, 1, 'raw bytes would fit, proto bytes do not');
+  t.same(mp.reapMaxBytesMaxGas(-1, 10n).length, 2);
+  t.same(mp.reapMaxBytesMaxGas(-1, 9n).length, 1);
+  t.same(mp.reapMaxBytesMaxGas(0, -1).length, 0);
+  t.same(mp.reapMaxTxs(2).map(dec), ['gas=5|aaa', 'gas=5|bbb']);
+  t.same(mp.reapMaxTxs(-1).length, 3);
+  t.same(mp.reapMaxTxs(0), []);
+});
+
+t.test('update: committed txs leave, cache follows results, recheck evicts', async (t) => {
+  const { mp, app, c } = make();
+  for (const s of ['a', 'b', 'c', 'd']) await mp.checkTx(enc(s));
+  app.invalid.add('c');
+  app.calls = [];
+  await commit(mp, 2n, ['a', 'b', 'zz'], [0, 5, 0]);
+  t.same(txs(mp), ['d'], 'a, b committed; c evicted by the recheck');
+  t.same(app.calls, [
+    { tx: 'c', type: CheckTxType.Recheck },
+    { tx: 'd', type: CheckTxType.Recheck },
+  ], 'remaining txs rechecked in order');
+  t.equal(c['evicted'], 1);
+  t.equal(c['recheck'], 1);
+  await t.rejects(mp.checkTx(enc('a')), ErrTxInCache, 'a committed OK tx stays cached');
+  await t.rejects(mp.checkTx(enc('zz')), ErrTxInCache, 'a committed tx we never had is cached too');
+  t.equal((await mp.checkTx(enc('b'))).added, true, 'a committed failed tx left the cache and may come back');
+  app.invalid.delete('c');
+  t.equal((await mp.checkTx(enc('c'))).added, true, 'an evicted tx left the cache');
+
+  const norecheck = make({ recheck: false });
+  await norecheck.mp.checkTx(enc('x'));
+  norecheck.app.invalid.add('x');
+  await commit(norecheck.mp, 2n, [], []);
+  t.same(txs(norecheck.mp), ['x'], 'recheck off keeps it');
+
+  const keep = make({ keepInvalidTxsInCache: true });
+  await keep.mp.checkTx(enc('k'));
+  await commit(keep.mp, 2n, ['k'], [1]);
+  await t.rejects(keep.mp.checkTx(enc('k')), ErrTxInCache, 'keep-invalid: failed committed tx stays cached');
+
+  await t.rejects(mp.update(3n, [], []), /without lock/);
+});
+
+t.test('while rechecking, new txs are refused as full', async (t) => {
+  const { mp, app } = make();
+  await mp.checkTx(enc('r1'));
+  let open!: () => void;
+  app.recheckGate = new Promise<void>((r) => (open = r));
+  await mp.lock();
+  const updating = mp.update(2n, [], []).finally(() => mp.unlock());
+  await new Promise((r) => setImmediate(r));
+  t.equal(mp.isRechecking, true);
+  const err = await mp.checkTx(enc('new')).catch((e: unknown) => e);
+  t.ok(err instanceof ErrRecheckFull);
+  t.equal((err as Error).message, 'mempool is still rechecking after a new committed block, so it is considered as full');
+  open();
+  await updating;
+  t.equal(mp.isRechecking, false);
+  t.equal((await mp.checkTx(enc('new'))).added, true, 'accepted once the recheck is over');
+});
+
+t.test('a hung recheck gives up after recheck_timeout and keeps the rest', async (t) => {
+  const { mp, app } = make({ recheckTimeoutMs: 30 });
+  await mp.checkTx(enc('h1'));
+  await mp.checkTx(enc('h2'));
+  app.recheckGate = new Promise<void>(() => {});
+  const start = Date.now();
+  await commit(mp, 2n, [], []);
+  t.ok(Date.now() - start < 1000);
+  t.same(txs(mp), ['h1', 'h2']);
+});
+
+t.test('checkTx waits while the pool is locked', async (t) => {
+  const { mp } = make();
+  await mp.lock();
+  let done = false;
+  const p = mp.checkTx(enc('w')).then(() => (done = true));
+  await new Promise((r) => setTimeout(r, 10));
+  t.equal(done, false);
+  mp.unlock();
+  await p;
+  t.equal(mp.size(), 1);
+  t.throws(() => mp.unlock(), /without lock/);
+});
+
+t.test('lock waits for CheckTx calls already sent to the app', async (t) => {
+  const { mp, app } = make();
+  let release!: () => void;
+  app.delays.set('inflight', new Promise<void>((r) => (release = r)));
+  const p = mp.checkTx(enc('inflight'));
+  let locked = false;
+  const l = mp.lock().then(() => (locked = true));
+  await new Promise((r) => setTimeout(r, 10));
+  t.equal(locked, false, 'lock waits for the response');
+  release();
+  await Promise.all([p, l]);
+  t.equal(mp.size(), 1, 'applied before the lock was granted');
+  mp.unlock();
+});
+
+t.test('txsAvailable fires once per height', async (t) => {
+  const { mp } = make();
+  let n = 0;
+  const off = mp.onTxsAvailable(() => n++);
+  await mp.checkTx(enc('bad'));
+  t.equal(n, 0, 'a failed tx does not notify');
+  await mp.checkTx(enc('1'));
+  await mp.checkTx(enc('2'));
+  t.equal(n, 1, 'once for two txs');
+  await commit(mp, 2n, ['1'], [0]);
+  t.equal(n, 2, 'the next height notifies again for the txs left');
+  await mp.checkTx(enc('3'));
+  t.equal(n, 2, 'still once for that height');
+  await commit(mp, 3n, ['2', '3'], [0, 0]);
+  t.equal(n, 2, 'an empty pool does not notify');
+  await mp.checkTx(enc('4'));
+  t.equal(n, 3);
+  off();
+  await commit(mp, 4n, [], []);
+  t.equal(n, 3, 'unsubscribed');
+});
+
+t.test('flush, removeTxByKey, entries', async (t) => {
+  const { mp } = make();
+  await mp.checkTx(enc('f1'), { sender: 'peerA' });
+  await mp.checkTx(enc('f2'));
+  await t.rejects(mp.checkTx(enc('f1'), { sender: 'peerB' }), ErrTxInCache);
+  const e = mp.getTx(txKey(enc('f1')))!;
+  t.same([...e.senders].sort(), ['peerA', 'peerB'], 'a cache hit records the extra sender');
+  t.equal(e.height, 1n);
+  t.equal(e.gasWanted, 1n);
+  t.equal(mp.removeTxByKey(txKey(enc('f1'))), true);
+  t.equal(mp.removeTxByKey(txKey(enc('f1'))), false);
+  t.same([...mp.entries()].map((x) => dec(x.tx)), ['f2']);
+  t.equal(mp.has(txKey(enc('f2'))), true);
+  mp.flush();
+  t.equal(mp.size(), 0);
+  t.equal(mp.sizeBytes(), 0);
+  t.equal((await mp.checkTx(enc('f2'))).added, true, 'flush also clears the cache');
+});
