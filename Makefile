@@ -22,7 +22,7 @@ node_modules/.deps-stamp: package.json package-lock.json
 # The native addon is optional: native/build.sh installs its Debian build inputs, builds offline,
 # and leaves the JS fallback in charge (with a warning) when it cannot.
 native: native/chaind-native.linux-x64-gnu.node
-native/chaind-native.linux-x64-gnu.node: $(wildcard native/src/*.rs) native/Cargo.toml native/build.sh
+native/chaind-native.linux-x64-gnu.node: $(wildcard native/src/*.rs) native/Cargo.toml native/build.rs native/.cargo/config.toml native/build.sh
 	bash native/build.sh
 
 compile: deps

@@ -7,7 +7,7 @@
  * leaves either the height before or the height after, never a mix. CometBFT needs a handshake
  * replay for the window between SaveBlock and Commit; chaind has no such window.
  */
-import type { Application, CommitInfo, ResponseFinalizeBlock } from '../app/abci.js';
+import type { Application, CommitInfo, ResponseCheckTx, ResponseFinalizeBlock } from '../app/abci.js';
 import { ed25519Verify } from '../crypto/ed25519.js';
 import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../log.js';
@@ -37,13 +37,23 @@ import type { ValidatorSet } from '../types/validator_set.js';
 import type { BlockExecutor } from './executor.js';
 import type { State } from './state.js';
 
-/** What the executor needs of the mempool. */
+/** What the executor needs of the mempool (src/mempool/mempool.ts). */
 export interface ExecutorMempool {
   reapMaxBytesMaxGas(maxBytes: bigint, maxGas: bigint): Bytes[];
-  lock(): void;
+  /** Resolves once CheckTx calls already sent to the app have finished. */
+  lock(): Promise<void>;
   unlock(): void;
-  update(height: bigint, txs: Bytes[], results: { code: number }[]): Promise<void>;
+  update(
+    height: bigint,
+    txs: readonly Bytes[],
+    results: readonly { code: number }[],
+    preCheck?: (tx: Bytes) => Error | undefined,
+    postCheck?: (tx: Bytes, res: ResponseCheckTx) => Error | undefined,
+  ): Promise<void>;
 }
+
+/** The application, plus a way back to the committed state when the block's transaction fails. */
+export type ExecutorApp = Application & { reload?(): void };
 
 export interface ExecutorMetrics {
   onBlockApplied?(height: bigint, numTxs: number, blockTimeNs: bigint): void;
@@ -51,8 +61,13 @@ export interface ExecutorMetrics {
 
 export interface ExecutorDeps {
   storage: Storage;
-  app: Application;
+  app: ExecutorApp;
   mempool: ExecutorMempool;
+  /** Re-checks mempool txs against the next block's limits (mempool preCheckMaxBytes/postCheckMaxGas). */
+  mempoolChecks?: (state: State) => {
+    preCheck?: (tx: Bytes) => Error | undefined;
+    postCheck?: (tx: Bytes, res: ResponseCheckTx) => Error | undefined;
+  };
   bus?: EventBus;
   logger?: Logger;
   metrics?: ExecutorMetrics;
@@ -290,15 +305,22 @@ export class Executor implements BlockExecutor {
     const newState = this.updateState(state, blockId, block, resp);
     const blockBytes = blockIdOf(block).blockBytes;
 
-    mempool.lock();
+    await mempool.lock();
     try {
-      storage.transactionSync(() => {
-        storage.blocks.saveBlock(block, blockId, blockBytes, seenCommit);
-        storage.state.saveFinalizeBlockResponse(height, resp);
-        storage.state.save(newState);
-        app.commit();
-      });
-      await mempool.update(height, block.data.txs, resp.txResults);
+      try {
+        storage.transactionSync(() => {
+          storage.blocks.saveBlock(block, blockId, blockBytes, seenCommit);
+          storage.state.saveFinalizeBlockResponse(height, resp);
+          storage.state.save(newState);
+          app.commit();
+        });
+      } catch (e) {
+        // Nothing was written; bring the app's memory back to what is on disk.
+        app.reload?.();
+        throw e;
+      }
+      const checks = this.deps.mempoolChecks?.(newState) ?? {};
+      await mempool.update(height, block.data.txs, resp.txResults, checks.preCheck, checks.postCheck);
     } finally {
       mempool.unlock();
     }

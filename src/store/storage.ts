@@ -35,8 +35,8 @@ export const DB_NAMES = [
 export type DbName = (typeof DB_NAMES)[number];
 
 export interface StorageOptions {
-  /** Directory of the environment: <home>/data/chaind.lmdb. */
-  dir: string;
+  /** The environment's file: <home>/data/chaind.mdb (LMDB adds chaind.mdb-lock beside it). */
+  file: string;
   /** Map size in bytes; LMDB grows the file up to this. */
   mapSize?: number;
   /**
@@ -59,10 +59,9 @@ export class Storage {
   }
 
   static open(opts: StorageOptions): Storage {
-    fs.mkdirSync(opts.dir, { recursive: true });
+    fs.mkdirSync(path.dirname(opts.file), { recursive: true });
     const env = open({
-      path: path.join(opts.dir),
-      // One environment directory holding data.mdb and lock.mdb.
+      path: opts.file,
       maxDbs: DB_NAMES.length + 4,
       mapSize: opts.mapSize ?? 64 * 1024 * 1024 * 1024,
       noSync: opts.noSync ?? false,

@@ -66,7 +66,7 @@ t.test('kill -9 repeatedly: no lost block, no fork, no double signature', async 
   // The stored chain: heights 1..H, each block pointing at the previous one.
   const { Storage } = await import('../../src/store/storage.js');
   const { blockIdOf } = await import('../../src/types/partset.js');
-  const storage = Storage.open({ dir: path.join(home, 'data', 'chaind.lmdb') });
+  const storage = Storage.open({ file: path.join(home, 'data', 'chaind.mdb') });
   try {
     const top = storage.blocks.height();
     t.ok(top >= lastHeight, `store height ${top} >= last height seen ${lastHeight}`);

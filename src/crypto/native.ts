@@ -1,0 +1,100 @@
+/**
+ * Loader for the native addon native/chaind-native.linux-x64-gnu.node (see native/README.md).
+ *
+ * napi-rs normally generates this loader, but its CLI skips generation when the crate does not
+ * use napi-derive (ours is hand-declared N-API, since no napi crate is available offline), so it
+ * is written here. The path is resolved from this file's location up to the package root, never
+ * from process.cwd(): chaind is started from anywhere (`chaind start --home ...`) and Piscina
+ * workers inherit whatever cwd the parent had.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CryptoBackend } from './backend.js';
+import { ed25519VerifyChecked } from './js.js';
+
+/** What the addon exports (native/src/lib.rs). */
+export interface NativeAddon {
+  keccak256(data: Uint8Array): Buffer;
+  keccak256Into(data: Uint8Array, out: Uint8Array, offset: number): void;
+  keccak256Batch(concat: Uint8Array, itemLen: number, out: Uint8Array): number;
+  sha256(data: Uint8Array): Buffer;
+  sha256Into(data: Uint8Array, out: Uint8Array, offset: number): void;
+  merkleRoot(items: readonly Uint8Array[]): Buffer;
+  secp256k1Verify(digest: Uint8Array, sig: Uint8Array, pubKey: Uint8Array): boolean;
+  secp256k1Recover(digest: Uint8Array, sig: Uint8Array, recid: number): Buffer | null;
+}
+
+const ADDON_EXPORTS: readonly (keyof NativeAddon)[] = [
+  'keccak256',
+  'keccak256Into',
+  'keccak256Batch',
+  'sha256',
+  'sha256Into',
+  'merkleRoot',
+  'secp256k1Verify',
+  'secp256k1Recover',
+];
+
+/** `<binaryName>.<platform>-<arch>-gnu.node`, as `napi build --platform` names it. */
+export function nativeAddonFileName(): string {
+  return `chaind-native.${process.platform}-${process.arch}-gnu.node`;
+}
+
+/** The directory holding chaind's package.json, found by walking up from this module. */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pj = join(dir, 'package.json');
+    if (existsSync(pj)) {
+      try {
+        if ((JSON.parse(readFileSync(pj, 'utf8')) as { name?: string }).name === 'chaind') return dir;
+      } catch {
+        // An unreadable package.json on the way up is not ours; keep walking.
+      }
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`cannot find chaind's package.json above ${fileURLToPath(import.meta.url)}`);
+    dir = up;
+  }
+}
+
+/** CHAIND_NATIVE_PATH overrides the location (an absolute path to the .node file). */
+export function nativeAddonPath(): string {
+  const override = process.env['CHAIND_NATIVE_PATH'];
+  if (override) return override;
+  return join(packageRoot(), 'native', nativeAddonFileName());
+}
+
+/** Loads the addon; throws (with the dlopen or missing-file reason) when it cannot. */
+export function loadNativeAddon(path = nativeAddonPath()): NativeAddon {
+  if (!existsSync(path)) throw new Error(`native addon not built: ${path} is missing`);
+  const require = createRequire(import.meta.url);
+  const addon = require(path) as Partial<NativeAddon>;
+  for (const name of ADDON_EXPORTS) {
+    // A stale build from an older crate would miss exports; refuse it rather than fail later.
+    if (typeof addon[name] !== 'function') throw new Error(`native addon ${path} lacks ${name}(); rebuild it`);
+  }
+  return addon as NativeAddon;
+}
+
+export function createNativeBackend(addon: NativeAddon): CryptoBackend {
+  return {
+    name: 'native',
+    keccak256: (d) => addon.keccak256(d),
+    keccak256Into: (d, out, off) => addon.keccak256Into(d, out, off),
+    keccak256Batch: (c, itemLen, out) => addon.keccak256Batch(c, itemLen, out),
+    sha256: (d) => addon.sha256(d),
+    sha256Into: (d, out, off) => addon.sha256Into(d, out, off),
+    merkleRoot: (items) => addon.merkleRoot(items),
+    secp256k1Verify: (digest, sig, pub) => addon.secp256k1Verify(digest, sig, pub),
+    secp256k1Recover: (digest, sig, recid) => addon.secp256k1Recover(digest, sig, recid),
+    // OpenSSL through node:crypto is already native; the addon has no ed25519 of its own.
+    ed25519Verify: ed25519VerifyChecked,
+  };
+}
+
+export function loadNativeBackend(): CryptoBackend {
+  return createNativeBackend(loadNativeAddon());
+}

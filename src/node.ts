@@ -1,0 +1,283 @@
+/**
+ * The composition root: builds every part of the node from its options, in dependency order, and
+ * closes them in reverse (STYLE.md item 1). Nothing else in chaind constructs long-lived parts.
+ *
+ * Start-up order: crypto backend → storage → worker pool → application → chain state (genesis or
+ * stored) → handshake checks → mempool → executor → private validator → WAL → consensus →
+ * RPC and metrics servers → consensus start.
+ */
+import path from 'node:path';
+import { BankModule } from './app/modules/bank/index.js';
+import { BaseApp } from './app/baseapp.js';
+import { appStateBytes, type GenesisDoc } from './config/genesis.js';
+import type { RunningNode, StartNodeOptions } from './config/index.js';
+import { nodeIdFromPubKey, readNodeKey } from './config/keyfiles.js';
+import { FilePV } from './consensus/privval.js';
+import { ConsensusState } from './consensus/state.js';
+import { poolVoteVerifier } from './consensus/verifier.js';
+import { WAL } from './consensus/wal.js';
+import { getCryptoBackend } from './crypto/backend.js';
+import { EventBus } from './events/bus.js';
+import type { Logger } from './log.js';
+import { Mempool, postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { startMetricsServer } from './metrics/server.js';
+import { createNames } from './names/index.js';
+import { createCryptoPool } from './pool/index.js';
+import { NodeRpcServer } from './rpc/node/server.js';
+import { statusResult } from './rpc/node/status.js';
+import type { Listening } from './rpc/server/uws.js';
+import { Executor, maxDataBytes, zeroBlockId } from './state/execution.js';
+import type { State } from './state/state.js';
+import { Storage } from './store/storage.js';
+import { formatTime } from './types/json.js';
+import { ValidatorSet } from './types/validator_set.js';
+import { VERSION } from './version.js';
+
+/** The LMDB environment's file inside <home>/data. */
+export const DB_FILE_NAME = 'chaind.mdb';
+
+/** The node's error for a start-up it refuses; the CLI prints the message alone. */
+export class NodeStartError extends Error {
+  readonly code = 'NODE_START';
+}
+
+/** state.MakeGenesisState: height 0, the genesis validators, genesis time as the last block time. */
+export function makeGenesisState(g: GenesisDoc): State {
+  const validators = new ValidatorSet(
+    g.validators.map((v) => ({ address: v.address, pubKey: v.pubKey, votingPower: v.power, proposerPriority: 0n })),
+  );
+  return {
+    chainId: g.chainId,
+    initialHeight: g.initialHeight,
+    lastBlockHeight: 0n,
+    lastBlockId: zeroBlockId(),
+    lastBlockTime: g.genesisTime,
+    validators,
+    nextValidators: validators.copyIncrementProposerPriority(1),
+    lastValidators: new ValidatorSet([]),
+    lastHeightValidatorsChanged: g.initialHeight,
+    consensusParams: g.consensusParams,
+    lastHeightConsensusParamsChanged: g.initialHeight,
+    lastResultsHash: new Uint8Array(0),
+    appHash: g.appHash,
+    appVersion: g.consensusParams.version.app,
+  };
+}
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
+
+function wireMetrics(metrics: Metrics, consensus: ConsensusState, mempool: Mempool, state: State): void {
+  metrics.consensus.height.set(Number(state.lastBlockHeight + 1n));
+  metrics.consensus.latestBlockHeight.set(Number(state.lastBlockHeight));
+  metrics.consensus.validators.set(state.validators.size);
+  metrics.consensus.validatorsPower.set(Number(state.validators.totalVotingPower()));
+  metrics.mempool.size.set(0);
+  metrics.mempool.sizeBytes.set(0);
+  consensus.subscribe((name, data) => {
+    if (name !== 'NewRoundStep' && name !== 'NewRound') return;
+    const d = data as { height?: bigint; round?: number; step?: number | string };
+    if (d.round !== undefined) metrics.consensus.rounds.set(d.round);
+    if (typeof d.step === 'number') metrics.consensus.step.set(d.step);
+    if (d.height !== undefined) metrics.consensus.height.set(Number(d.height));
+    metrics.mempool.size.set(mempool.size());
+    metrics.mempool.sizeBytes.set(mempool.sizeBytes());
+  });
+}
+
+export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
+  const { config, appConfig, genesis, paths } = opts;
+  const logger: Logger = opts.logger;
+  const log = logger.child({ module: 'node' });
+  // Parts to close, in start order; close() walks it backwards.
+  const parts: { name: string; close: () => unknown }[] = [];
+  const closeAll = async () => {
+    for (const p of parts.reverse()) {
+      try {
+        await p.close();
+      } catch (e) {
+        log.error('error while closing', { part: p.name, err: (e as Error).message });
+      }
+    }
+    parts.length = 0;
+  };
+
+  try {
+    const backend = getCryptoBackend();
+    log.info('crypto backend selected', { backend: backend.name });
+    const names = createNames({ upstreamNames: appConfig.compat.upstreamNames });
+    const metrics = config.instrumentation.prometheus ? createMetrics(config.instrumentation.namespace) : undefined;
+
+    const storage = Storage.open({ file: path.join(paths.dbDir, DB_FILE_NAME) });
+    parts.push({ name: 'storage', close: () => storage.close() });
+
+    const pool = createCryptoPool({ kind: process.env.CHAIND_POOL === 'single' ? 'single' : 'piscina' });
+    parts.push({ name: 'worker pool', close: () => pool.close() });
+    log.info('worker pool started', { kind: pool.kind });
+
+    const bank = new BankModule({ moduleAccountPermissions: { fee_collector: [], mint: ['minter'] } });
+    const app = new BaseApp(
+      { name: 'chaind', version: VERSION, appVersion: genesis.consensusParams.version.app, bech32Prefix: 'chain' },
+      { db: storage.dbs.app, modules: [bank] },
+    );
+
+    // The chain state: stored, or made from genesis. Genesis state reaches disk with block 1's
+    // transaction, so until then every start redoes InitChain from the same genesis file.
+    let state = storage.state.load();
+    if (state === null) {
+      if (storage.blocks.height() !== 0n) throw new NodeStartError('block store has blocks but no state: the data directory is damaged');
+      state = makeGenesisState(genesis);
+      const res = await app.initChain({
+        time: genesis.genesisTime,
+        chainId: genesis.chainId,
+        consensusParams: genesis.consensusParams,
+        validators: genesis.validators.map((v) => ({ pubKey: v.pubKey, power: v.power })),
+        appStateBytes: appStateBytes(genesis),
+        initialHeight: genesis.initialHeight,
+      });
+      if (res.validators.length > 0) {
+        const vals = new ValidatorSet(res.validators.map((u) => ({ address: new Uint8Array(0), pubKey: u.pubKey, votingPower: u.power, proposerPriority: 0n })));
+        state = { ...state, validators: vals, nextValidators: vals.copyIncrementProposerPriority(1) };
+      }
+      if (res.consensusParams) state = { ...state, consensusParams: res.consensusParams };
+      state = { ...state, appHash: res.appHash };
+      if (state.validators.isEmpty()) throw new NodeStartError(`${paths.genesis}: validators: the genesis has no validators and the app returned none`);
+      log.info('initialized chain from genesis', { chain_id: state.chainId, app_hash: hex(state.appHash) });
+    } else {
+      if (state.chainId !== genesis.chainId) {
+        throw new NodeStartError(`${paths.genesis}: chain_id: "${genesis.chainId}" does not match the stored chain "${state.chainId}"`);
+      }
+      app.setConsensusParams(state.consensusParams);
+    }
+
+    // Handshake (consensus/replay.go): block store, state and app agree on the height, because
+    // one LMDB transaction writes all three.
+    const info = await app.info();
+    const storeHeight = storage.blocks.height();
+    if (storeHeight !== state.lastBlockHeight || info.lastBlockHeight !== state.lastBlockHeight) {
+      throw new NodeStartError(`handshake: store height ${storeHeight}, state height ${state.lastBlockHeight}, app height ${info.lastBlockHeight} disagree`);
+    }
+    if (state.lastBlockHeight > 0n && hex(info.lastBlockAppHash) !== hex(state.appHash)) {
+      throw new NodeStartError(`handshake: app hash ${hex(info.lastBlockAppHash)} does not match state app hash ${hex(state.appHash)}`);
+    }
+    log.info('handshake done', { height: state.lastBlockHeight.toString(), app_hash: hex(state.appHash) });
+
+    const mempool = new Mempool(
+      { ...config.mempool, recheckTimeoutMs: config.mempool.recheckTimeout },
+      {
+        app,
+        height: state.lastBlockHeight,
+        metrics: metrics && {
+          size: metrics.mempool.size,
+          sizeBytes: metrics.mempool.sizeBytes,
+          failedTxs: metrics.mempool.failedTxs,
+          rejectedTxs: metrics.mempool.rejectedTxs,
+          evictedTxs: metrics.mempool.evictedTxs,
+          recheckTimes: metrics.mempool.recheckTimes,
+        },
+      },
+    );
+
+    const bus = new EventBus();
+    let lastBlockTime: bigint | null = null;
+    const executor = new Executor({
+      storage,
+      app,
+      mempool,
+      bus,
+      logger: logger.child({ module: 'state' }),
+      mempoolChecks: (s) => ({
+        preCheck: preCheckMaxBytes(maxDataBytes(s.consensusParams.block.maxBytes, 0n, s.validators.size)),
+        postCheck: postCheckMaxGas(s.consensusParams.block.maxGas),
+      }),
+      metrics: metrics && {
+        onBlockApplied(height, numTxs, time) {
+          metrics.consensus.latestBlockHeight.set(Number(height));
+          metrics.consensus.numTxs.set(numTxs);
+          metrics.consensus.totalTxs.inc(numTxs);
+          if (lastBlockTime !== null) metrics.consensus.blockInterval.observe(Number(time - lastBlockTime) / 1e9);
+          lastBlockTime = time;
+        },
+      },
+    });
+
+    const privval = FilePV.load(paths.privValidatorKey, paths.privValidatorState);
+    const wal = new WAL(paths.walFile, { logger: logger.child({ module: 'wal' }) });
+    const nodeKey = readNodeKey(paths.nodeKey);
+    const nodeId = nodeIdFromPubKey(nodeKey.pubKey);
+
+    const consensus = new ConsensusState({
+      config: config.consensus,
+      state,
+      executor,
+      // Single-process node: there are no peers yet, so nothing leaves the process.
+      broadcast: () => {},
+      privValidator: privval,
+      verifier: poolVoteVerifier(pool),
+      wal,
+      blockStore: storage.blocks,
+      logger: logger.child({ module: 'consensus' }),
+      pubKeyTypeName: names.pubKeyType('ed25519'),
+      onFatal: (err) => {
+        log.error('consensus halted', { err: err.message });
+      },
+    });
+    mempool.onTxsAvailable(() => consensus.notifyTxsAvailable());
+    if (metrics) wireMetrics(metrics, consensus, mempool, state);
+
+    const rpc = new NodeRpcServer({
+      laddr: config.rpc.laddr,
+      maxBodyBytes: config.rpc.maxBodyBytes,
+      logger: logger.child({ module: 'rpc' }),
+      routes: [
+        { name: 'health', params: [], handler: () => ({}) },
+        {
+          name: 'status',
+          params: [],
+          handler: () =>
+            statusResult({
+              nodeId,
+              moniker: config.moniker,
+              p2pListenAddr: config.p2p.laddr,
+              rpcListenAddr: config.rpc.laddr,
+              txIndex: config.txIndex.indexer === 'kv',
+              blockStore: storage.blocks,
+              state: () => consensus.getState(),
+              validatorAddress: privval.key.address,
+              validatorPubKey: { type: 'ed25519', bytes: privval.key.pubKey },
+              pubKeyTypeName: (t) => names.pubKeyType(t),
+              formatTime,
+            }),
+        },
+      ],
+    });
+    await rpc.start();
+    parts.push({ name: 'node RPC', close: () => rpc.close() });
+
+    let metricsServer: Listening | null = null;
+    if (metrics) {
+      metricsServer = await startMetricsServer(config.instrumentation.prometheusListenAddr, metrics.registry);
+      parts.push({ name: 'metrics', close: () => metricsServer?.close() });
+      log.info('metrics listening', { addr: `${metricsServer.host}:${metricsServer.port}` });
+    }
+
+    await consensus.start();
+    parts.push({ name: 'consensus', close: () => consensus.stop() });
+    log.info('node started', { node_id: nodeId, height: state.lastBlockHeight.toString(), version: VERSION });
+
+    let closing: Promise<void> | null = null;
+    return {
+      close() {
+        closing ??= (async () => {
+          log.info('shutting down');
+          await closeAll();
+          log.info('stopped');
+        })();
+        return closing;
+      },
+    };
+  } catch (e) {
+    await closeAll();
+    throw e;
+  }
+}

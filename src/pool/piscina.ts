@@ -1,0 +1,237 @@
+/**
+ * The worker-thread pool: batches signature items into jobs and runs them on Piscina workers
+ * (workers/crypto.worker.ts). Structure after lodestar's BLS pool (ChainSafe/lodestar
+ * packages/beacon-node/src/chain/bls/multithread/index.ts): small calls are buffered and merged,
+ * big calls are chunked, jobs carry timestamps back, and a bounded queue gives back-pressure.
+ * The constants and the costs behind them are in ./constants.ts.
+ */
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { parseCryptoSetting, type CryptoBackendSetting } from '../crypto/backend.js';
+import { IDLE_TIMEOUT_MS, MAX_BUFFER_WAIT_MS, MAX_ITEMS_PER_JOB, MAX_QUEUED_JOBS, MIN_ITEMS_TO_SKIP_BUFFER } from './constants.js';
+import { nowMs, packJob, recoverPoolItem, ResultCode, sigPoolItem, type CryptoJob, type CryptoJobResult, type PoolItem } from './job.js';
+import {
+  CryptoPoolError,
+  type CryptoPool,
+  type CryptoPoolModules,
+  type CryptoPoolOptions,
+  type RecoverItem,
+  type SigItem,
+} from './types.js';
+
+/** Compiled worker: dist/src/pool/piscina.js -> dist/workers/crypto.worker.js. */
+export const CRYPTO_WORKER_URL = new URL('../../workers/crypto.worker.js', import.meta.url);
+
+/** What the worker reads from Piscina's workerData. */
+export interface CryptoWorkerData {
+  crypto: CryptoBackendSetting;
+}
+
+/** One caller's slice of a job result. */
+interface Slice {
+  codes: Uint8Array;
+  addresses: Uint8Array | null;
+}
+
+/** A caller waiting on buffered items. */
+interface Waiter {
+  start: number;
+  count: number;
+  resolve: (s: Slice) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Leave one core to the main thread, which parses RPC, runs consensus and the EVM (lodestar's
+ * poolSize.ts does the same): on the 2-core reference machine that is a single worker.
+ */
+export function defaultThreadCount(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+export class PiscinaCryptoPool implements CryptoPool {
+  readonly kind = 'piscina' as const;
+  readonly threads: number;
+  private readonly pool: Piscina<CryptoJob, CryptoJobResult>;
+  private readonly maxItemsPerJob: number;
+  private readonly maxBufferWaitMs: number;
+  private readonly maxQueuedJobs: number;
+  private bufferItems: PoolItem[] = [];
+  private bufferWaiters: Waiter[] = [];
+  private bufferTimer: NodeJS.Timeout | null = null;
+  /** Jobs handed to Piscina and not yet settled (queued in Piscina or running). */
+  private jobsPending = 0;
+  private readonly settling = new Set<Promise<unknown>>();
+  private closed = false;
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    opts: Omit<CryptoPoolOptions, 'kind'> = {},
+    private readonly modules: CryptoPoolModules = {},
+  ) {
+    this.threads = Math.max(1, Math.floor(opts.threads ?? defaultThreadCount()));
+    this.maxItemsPerJob = Math.max(1, opts.maxItemsPerJob ?? MAX_ITEMS_PER_JOB);
+    this.maxBufferWaitMs = Math.max(0, opts.maxBufferWaitMs ?? MAX_BUFFER_WAIT_MS);
+    this.maxQueuedJobs = Math.max(1, opts.maxQueuedJobs ?? MAX_QUEUED_JOBS);
+    const workerData: CryptoWorkerData = { crypto: opts.crypto ?? parseCryptoSetting(process.env['CHAIND_CRYPTO']) };
+    this.pool = new Piscina<CryptoJob, CryptoJobResult>({
+      filename: CRYPTO_WORKER_URL.href,
+      name: 'default',
+      // Fixed size: all threads start now (the addon loads once per thread, ~1 ms) and stay.
+      minThreads: this.threads,
+      maxThreads: this.threads,
+      idleTimeout: IDLE_TIMEOUT_MS,
+      // Jobs are synchronous CPU work: a second task per worker would only wait behind the first.
+      concurrentTasksPerWorker: 1,
+      // Unbounded on purpose: back-pressure is our jobsPending check, which refuses a whole call
+      // up front with a typed error. A Piscina limit would instead fail single chunks of a big
+      // call already accepted (a 20,000-signature block is 157 jobs), losing the whole call.
+      maxQueue: Number.POSITIVE_INFINITY,
+      workerData,
+    });
+  }
+
+  verifySignatures(items: readonly SigItem[]): Promise<boolean[]> {
+    return this.submit(items, sigPoolItem).then(({ codes }) => {
+      const out = new Array<boolean>(codes.length);
+      for (let i = 0; i < codes.length; i++) out[i] = codes[i] === ResultCode.valid;
+      return out;
+    });
+  }
+
+  recoverSenders(items: readonly RecoverItem[]): Promise<(Uint8Array | null)[]> {
+    return this.submit(items, recoverPoolItem).then(({ codes, addresses }) => {
+      const out = new Array<Uint8Array | null>(codes.length);
+      for (let i = 0; i < codes.length; i++) {
+        out[i] = codes[i] === ResultCode.valid && addresses ? addresses.slice(i * 20, i * 20 + 20) : null;
+      }
+      return out;
+    });
+  }
+
+  canAcceptWork(): boolean {
+    return !this.closed && this.queueLength() < this.maxQueuedJobs;
+  }
+
+  queueLength(): number {
+    return this.jobsPending + (this.bufferItems.length > 0 ? 1 : 0);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      // Buffered callers were promised an answer: send them, then let every job settle.
+      this.flush();
+      while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
+      await this.pool.close();
+    })();
+    return this.closing;
+  }
+
+  private async submit<T>(items: readonly T[], toPoolItem: (it: T) => PoolItem): Promise<Slice> {
+    if (this.closed) throw new CryptoPoolError('crypto pool is closed', 'POOL_CLOSED');
+    if (items.length === 0) return { codes: new Uint8Array(0), addresses: null };
+    if (this.queueLength() >= this.maxQueuedJobs) {
+      throw new CryptoPoolError(`crypto pool is full: ${this.queueLength()} jobs queued (max ${this.maxQueuedJobs})`, 'POOL_QUEUE_FULL');
+    }
+    const poolItems = items.map(toPoolItem);
+    if (poolItems.length >= Math.min(MIN_ITEMS_TO_SKIP_BUFFER, this.maxItemsPerJob)) return this.runChunked(poolItems);
+    return this.buffer(poolItems);
+  }
+
+  /** A big call: its own jobs, at most maxItemsPerJob each, all in flight at once. */
+  private async runChunked(items: PoolItem[]): Promise<Slice> {
+    const parts: Promise<CryptoJobResult>[] = [];
+    for (let lo = 0; lo < items.length; lo += this.maxItemsPerJob) parts.push(this.runJob(items.slice(lo, lo + this.maxItemsPerJob)));
+    const results = await Promise.all(parts);
+    const codes = new Uint8Array(items.length);
+    let addresses: Uint8Array | null = null;
+    results.forEach((r, k) => {
+      const lo = k * this.maxItemsPerJob;
+      codes.set(r.codes, lo);
+      if (r.addresses) {
+        addresses ??= new Uint8Array(items.length * 20);
+        addresses.set(r.addresses, lo * 20);
+      }
+    });
+    return { codes, addresses };
+  }
+
+  /** A small call: merged with others into the next job (flushed when full or after the wait). */
+  private buffer(items: PoolItem[]): Promise<Slice> {
+    // Keep jobs within the limit: send what is buffered before it would overflow.
+    if (this.bufferItems.length + items.length > this.maxItemsPerJob) this.flush();
+    return new Promise<Slice>((resolve, reject) => {
+      this.bufferWaiters.push({ start: this.bufferItems.length, count: items.length, resolve, reject });
+      for (const it of items) this.bufferItems.push(it);
+      if (this.bufferItems.length >= this.maxItemsPerJob) this.flush();
+      else this.bufferTimer ??= setTimeout(() => this.flush(), this.maxBufferWaitMs);
+    });
+  }
+
+  private flush(): void {
+    if (this.bufferTimer) {
+      clearTimeout(this.bufferTimer);
+      this.bufferTimer = null;
+    }
+    if (this.bufferItems.length === 0) return;
+    const items = this.bufferItems;
+    const waiters = this.bufferWaiters;
+    this.bufferItems = [];
+    this.bufferWaiters = [];
+    this.runJob(items).then(
+      (r) => {
+        for (const w of waiters) {
+          w.resolve({
+            codes: r.codes.subarray(w.start, w.start + w.count),
+            addresses: r.addresses ? r.addresses.subarray(w.start * 20, (w.start + w.count) * 20) : null,
+          });
+        }
+      },
+      (e) => {
+        for (const w of waiters) w.reject(e);
+      },
+    );
+  }
+
+  private runJob(items: PoolItem[]): Promise<CryptoJobResult> {
+    const job = packJob(items);
+    this.jobsPending++;
+    const p = this.pool
+      // Transfer, not clone: the two buffers were made for this job and nobody else holds them.
+      .run(job, { transferList: [job.meta.buffer as ArrayBuffer, job.data.buffer as ArrayBuffer] })
+      .then(
+        (res) => {
+          const seen = nowMs();
+          this.report(items.length, res, job.sentAt, seen);
+          if (res.error !== null) throw new CryptoPoolError(`crypto worker could not run the job: ${res.error}`, 'POOL_WORKER_ERROR');
+          return res;
+        },
+        (e: unknown) => {
+          if (e instanceof CryptoPoolError) throw e;
+          throw new CryptoPoolError(`crypto worker failed: ${e instanceof Error ? e.message : String(e)}`, 'POOL_WORKER_ERROR', { cause: e });
+        },
+      )
+      .finally(() => {
+        this.jobsPending--;
+        this.settling.delete(p);
+      });
+    this.settling.add(p);
+    return p;
+  }
+
+  private report(items: number, res: CryptoJobResult, sent: number, seen: number): void {
+    if (!this.modules.onJob) return;
+    try {
+      this.modules.onJob({
+        items,
+        backend: res.backend,
+        toWorkerMs: res.workerStart - sent,
+        workerMs: res.workerEnd - res.workerStart,
+        fromWorkerMs: seen - res.workerEnd,
+      });
+    } catch {
+      // Metrics must never break verification.
+    }
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Piscina worker for the crypto pool (src/pool/piscina.ts). Loads the crypto backend once per
+ * thread, then answers each job with per-item result codes and timestamps (src/pool/job.ts).
+ *
+ * It never throws across the thread boundary: if the backend cannot load (CHAIND_CRYPTO=native
+ * without a built addon), every job is answered with `error` set, which the pool turns into a
+ * typed POOL_WORKER_ERROR; a thrown exception would instead surface as an untyped Piscina error.
+ */
+import { workerData } from 'node:worker_threads';
+import { parseCryptoSetting, selectCryptoBackend, type CryptoBackend } from '../src/crypto/backend.js';
+import { failedJobResult, nowMs, runCryptoJob, type CryptoJob, type CryptoJobResult } from '../src/pool/job.js';
+
+let backend: CryptoBackend | null = null;
+let loadError: string | null = null;
+try {
+  const setting = (workerData as { crypto?: string } | undefined)?.crypto ?? process.env['CHAIND_CRYPTO'];
+  backend = selectCryptoBackend(parseCryptoSetting(setting));
+} catch (e) {
+  loadError = e instanceof Error ? e.message : String(e);
+}
+
+export default function cryptoWorker(job: CryptoJob): CryptoJobResult {
+  const start = nowMs();
+  if (backend === null) return failedJobResult(typeof job?.n === 'number' ? job.n : 0, loadError ?? 'no crypto backend', start);
+  try {
+    return runCryptoJob(job, backend);
+  } catch (e) {
+    // runCryptoJob catches per item; this is the last guard for the boundary rule.
+    return failedJobResult(typeof job?.n === 'number' ? job.n : 0, e instanceof Error ? e.message : String(e), start);
+  }
+}
