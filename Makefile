@@ -13,10 +13,13 @@ all: build
 
 build: deps native compile
 
-# npm ci when node_modules is missing or older than the lock file.
+# npm ci when node_modules is missing or older than the lock file. npm 11 with this machine's
+# omit-lockfile-registry-resolved setting leaves other platforms' optional packages of
+# @napi-rs/cli's dependencies out of the lock, and npm ci then refuses it as out of sync; npm
+# install with the same lock (and --no-save, so the lock stays as committed) installs the same tree.
 deps: node_modules/.deps-stamp
 node_modules/.deps-stamp: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm ci --no-audit --no-fund || { echo "npm ci refused the lock file; installing with npm install --no-save"; npm install --no-audit --no-fund --no-save; }
 	@touch $@
 
 # The native addon is optional: native/build.sh installs its Debian build inputs, builds offline,
