@@ -24,6 +24,7 @@ import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
 import { createNames } from './names/index.js';
 import { createCryptoPool } from './pool/index.js';
+import { routes } from './rpc/node/routes.js';
 import { NodeRpcServer } from './rpc/node/server.js';
 import { statusResult } from './rpc/node/status.js';
 import type { Listening } from './rpc/server/uws.js';
@@ -227,28 +228,25 @@ export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
 
     const rpc = new NodeRpcServer({
       laddr: config.rpc.laddr,
-      maxBodyBytes: config.rpc.maxBodyBytes,
+      config: config.rpc,
       logger: logger.child({ module: 'rpc' }),
       routes: [
-        { name: 'health', params: [], handler: () => ({}) },
-        {
-          name: 'status',
-          params: [],
-          handler: () =>
-            statusResult({
-              nodeId,
-              moniker: config.moniker,
-              p2pListenAddr: config.p2p.laddr,
-              rpcListenAddr: config.rpc.laddr,
-              txIndex: config.txIndex.indexer === 'kv',
-              blockStore: storage.blocks,
-              state: () => consensus.getState(),
-              validatorAddress: privval.key.address,
-              validatorPubKey: { type: 'ed25519', bytes: privval.key.pubKey },
-              pubKeyTypeName: (t) => names.pubKeyType(t),
-              formatTime,
-            }),
-        },
+        routes.health(),
+        routes.status(() =>
+          statusResult({
+            nodeId,
+            moniker: config.moniker,
+            p2pListenAddr: config.p2p.laddr,
+            rpcListenAddr: config.rpc.laddr,
+            txIndex: config.txIndex.indexer === 'kv',
+            blockStore: storage.blocks,
+            state: () => consensus.getState(),
+            validatorAddress: privval.key.address,
+            validatorPubKey: { type: 'ed25519', bytes: privval.key.pubKey },
+            pubKeyTypeName: (t) => names.pubKeyType(t),
+            formatTime,
+          }),
+        ),
       ],
     });
     await rpc.start();

@@ -12,6 +12,7 @@
  * Pub-key types are accepted in both spellings (`consensus/PubKeyEd25519`, `tendermint/…`) and
  * written through the names registry.
  */
+import { consensusParamsJSON } from '../types/json.js';
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -309,18 +310,9 @@ export function loadGenesis(path: string, opts: ParseGenesisOptions = {}): Genes
 // ---------------------------------------------------------------------------------------------
 // Writing
 
+/** Consensus params as genesis.json and the RPC write them (int64 as strings). */
 export function consensusParamsToJson(p: ConsensusParams): Record<string, unknown> {
-  return {
-    block: { max_bytes: p.block.maxBytes.toString(), max_gas: p.block.maxGas.toString() },
-    evidence: {
-      max_age_num_blocks: p.evidence.maxAgeNumBlocks.toString(),
-      max_age_duration: p.evidence.maxAgeDuration.toString(),
-      max_bytes: p.evidence.maxBytes.toString(),
-    },
-    validator: { pub_key_types: [...p.validator.pubKeyTypes] },
-    version: { app: p.version.app.toString() },
-    abci: { vote_extensions_enable_height: p.abci.voteExtensionsEnableHeight.toString() },
-  };
+  return consensusParamsJSON(p);
 }
 
 /** Recursively sort object keys: the canonical form of app_state (the SDK sorts exported JSON). */

@@ -1,145 +1,592 @@
 /**
- * The node RPC server on uWebSockets.js (rpc/jsonrpc/server in CometBFT). Every method is one
- * entry of a route table; URI (`GET /<method>?…`) and JSON-RPC over HTTP (`POST /`) both read it.
+ * The node RPC server on uWebSockets.js, compatible with CometBFT 0.38's (rpc/jsonrpc/server/*,
+ * node/node.go startRPC; ../shared/reference/cometbft.md §1 and §2.3). Three transports read one
+ * route table (routes.ts):
+ * - URI: `GET|POST /<method>?name=value` (http_uri_handler.go), id -1;
+ * - JSON-RPC over HTTP: any method on `/` with a JSON body, single or batch (http_json_handler.go);
+ *   an empty body gets the HTML list of endpoints;
+ * - JSON-RPC over websocket at `/websocket` (ws_handler.go), the only place websocket-only
+ *   methods are served; see ws.ts for per-connection back-pressure.
+ *
+ * The layers of a CometBFT HTTP request, outermost first, and what each contributes here:
+ * 1. net/http: `max_header_bytes` (+4096 slack) → 431 and close; `max_open_connections` is a
+ *    limit listener in CometBFT (excess connections wait in accept). uWS has no accept hook, so
+ *    here the limit counts in-flight HTTP requests plus open websockets and refuses the excess
+ *    with 503 and close.
+ * 2. PreChecksHandler (http_server.go): the body is read under `max_body_bytes` (over it: 400,
+ *    -32600 `error reading request body: http: request body too large`, connection closed) and a
+ *    JSON array longer than `max_request_batch_size` is answered 200 with -32600 and no id. These
+ *    answers carry neither X-Server-Time nor CORS headers: they never reach the inner layers.
+ * 3. RecoverAndLogHandler: `X-Server-Time: <unix seconds>` on every response; a panic becomes
+ *    HTTP 500, -32603, id -1.
+ * 4. rs/cors (only with a non-empty `cors_allowed_origins`; ../server/cors.ts).
+ * 5. The mux: `/websocket`, `/<method>` for each route, `/` for JSON-RPC; anything else is Go's
+ *    plain-text `404 page not found`.
+ *
+ * Status codes (reference §1.2): JSON-RPC over HTTP answers 200 for every per-request error,
+ * 500 for a parse error, 400 for an unreadable body. URI answers 500 for bad params (-32602) and
+ * method errors (-32603), 404 with a JSON -32601 body for websocket-only methods. Unsafe methods
+ * are absent unless `[rpc] unsafe = true` (plain 404 over URI, -32601 over JSON-RPC).
  */
+import { defaultNodeConfig, type RpcConfig } from '../../config/node-config.js';
 import type { Logger } from '../../log.js';
-import { listen, parseListenAddr, send, uws, type HttpResponse, type Listening } from '../server/uws.js';
+import { Cors, type CorsRequest } from '../server/cors.js';
+import {
+  GO_BAD_REQUEST_BODY,
+  GO_ERROR_HEADERS,
+  GO_HEADER_SLACK_BYTES,
+  GO_HEADERS_TOO_LARGE_BODY,
+  GO_NOT_FOUND_BODY,
+  GO_TEXT_HEADERS,
+  goUnescape,
+  isFormContentType,
+  parseGoQuery,
+  queryGet,
+  requestHeaderBytes,
+} from '../server/http.js';
+import {
+  listen,
+  parseListenAddr,
+  readBody,
+  remoteAddress,
+  send,
+  uws,
+  type Headers,
+  type HttpRequest,
+  type HttpResponse,
+  type Listening,
+  type ResponseState,
+  type SendOptions,
+  type TemplatedApp,
+  type UpgradeContext,
+} from '../server/uws.js';
+import { errorEnvelope, HTTP_STATUS, rpcErrorObject, successEnvelope, toRpcErrorObject, type JsonRpcId, type RpcErrorObject } from './errors.js';
+import {
+  decodeHttpBody,
+  decodeJsonParams,
+  decodeUriParams,
+  decodeWsMessage,
+  GoPanicError,
+  ParamError,
+  TOO_FEW_ARGS_PANIC,
+  withDefaults,
+  type Args,
+  type DecodedBody,
+} from './params.js';
+import { isCacheable, RouteTable, type Route, type RouteContext, type Transport } from './routes.js';
+import { UwsConnection, wsLimitsFromConfig, type WsConnection, type WsLimits, type WsUserData } from './ws.js';
 
-export interface RouteCtx {
-  params: Record<string, unknown>;
-}
-
-export interface Route {
-  name: string;
-  /** Parameter wire names, in positional order. */
-  params: string[];
-  /** Results that never change for a given argument may be cached by clients and proxies. */
-  cacheable?: boolean;
-  handler: (params: Record<string, unknown>) => unknown | Promise<unknown>;
-}
-
-export interface NodeRpcOptions {
+export interface NodeRpcServerOptions {
+  /** `tcp://host:port`, or several separated by commas (CometBFT allows a list). */
   laddr: string;
-  maxBodyBytes: number;
-  routes: Route[];
+  /** `[rpc]` of config.toml: CORS, limits, unsafe. */
+  config: RpcConfig;
+  routes: readonly Route[];
   logger?: Logger;
+  /** Websocket bounds; defaults from `config` (ws.ts wsLimitsFromConfig). */
+  ws?: Partial<WsLimits>;
 }
 
-class RpcError extends Error {
+const JSON_CONTENT_TYPE: readonly [string, string] = ['Content-Type', 'application/json'];
+/** http_server.go WriteCacheableRPCResponseHTTP: one day. */
+const CACHE_CONTROL: readonly [string, string] = ['Cache-Control', 'public, max-age=86400'];
+/**
+ * ws_handler.go: reads time out after 30 s without traffic and the server pings every 27 s.
+ * uWS closes a socket idle for `idleTimeout` seconds and, with sendPingsAutomatically, pings it
+ * before that.
+ */
+const WS_IDLE_TIMEOUT_S = 32;
+const URI_ID: JsonRpcId = -1;
+
+/** State of one HTTP request, shared with its abort handler. */
+interface Exchange extends ResponseState {
+  /** Counted against max_open_connections (until answered or aborted). */
+  counted: boolean;
+  ac: AbortController | null;
+}
+
+/** What was read from the request synchronously, while uWS's HttpRequest was valid. */
+interface RequestInfo {
+  method: string;
+  path: string;
+  query: string;
+  host: string;
+  origin: string;
+  acrm: string;
+  acrh: string;
+  contentType: string;
+  connection: string;
+  upgrade: string;
+  remoteAddr: string;
+}
+
+type Outcome = { ok: true; result: unknown } | { ok: false; error: RpcErrorObject };
+
+class CallContext implements RouteContext {
   constructor(
-    readonly code: number,
-    message: string,
-    readonly data = '',
-  ) {
-    super(message);
+    readonly transport: Transport,
+    readonly id: JsonRpcId,
+    readonly remoteAddr: string,
+    readonly ws: WsConnection | undefined,
+    private readonly signalOf: () => AbortSignal,
+  ) {}
+  get signal(): AbortSignal {
+    return this.signalOf();
   }
-}
-
-const JSON_HEADERS = { 'Content-Type': 'application/json' };
-
-function envelope(id: unknown, body: { result: unknown } | { error: { code: number; message: string; data: string } }): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, ...body });
 }
 
 export class NodeRpcServer {
-  private listening: Listening | null = null;
-  private readonly routes = new Map<string, Route>();
-  constructor(private readonly opts: NodeRpcOptions) {
-    for (const r of opts.routes) this.routes.set(r.name, r);
+  /** The routes being served (unsafe ones only when enabled). */
+  readonly table: RouteTable;
+  private readonly cfg: RpcConfig;
+  private readonly log: Logger | undefined;
+  private readonly cors: Cors | null;
+  private readonly wsLimits: WsLimits;
+  private app: TemplatedApp | null = null;
+  private listening: Listening[] = [];
+  private readonly conns = new Set<UwsConnection>();
+  private inflight = 0;
+  private connSeq = 0;
+
+  constructor(private readonly opts: NodeRpcServerOptions) {
+    this.log = opts.logger;
+    this.cfg = opts.config ?? legacyConfig(opts, this.log);
+    const c = this.cfg;
+    this.table = new RouteTable(opts.routes, { unsafe: c.unsafe });
+    this.cors = c.corsAllowedOrigins.length > 0 ? new Cors({ allowedOrigins: c.corsAllowedOrigins, allowedMethods: c.corsAllowedMethods, allowedHeaders: c.corsAllowedHeaders }) : null;
+    this.wsLimits = { ...wsLimitsFromConfig(c), ...opts.ws };
   }
 
+  /** The bound port of the first listen address (useful with port 0). */
   get port(): number {
-    return this.listening?.port ?? 0;
+    return this.listening[0]?.port ?? 0;
+  }
+
+  /** In-flight HTTP requests plus open websockets: what max_open_connections bounds. */
+  get openConnections(): number {
+    return this.inflight + this.conns.size;
   }
 
   async start(): Promise<void> {
+    if (this.app) throw new Error('node RPC: already started');
     const app = uws.App();
-    app.get('/', (res, req) => {
-      const host = req.getHeader('host');
-      const links = [...this.routes.keys()].map((n) => `<a href="//${host}/${n}">//${host}/${n}</a></br>`);
-      res.writeStatus('200 OK').writeHeader('Content-Type', 'text/html').end(`<html><body><br>Available endpoints:<br>${links.join('')}</body></html>`);
+    this.app = app;
+    app.ws<WsUserData>('/websocket', {
+      // ws_handler.go ReadLimit(max_body_bytes): a larger message closes the connection.
+      maxPayloadLength: this.cfg.maxBodyBytes,
+      idleTimeout: WS_IDLE_TIMEOUT_S,
+      sendPingsAutomatically: true,
+      maxBackpressure: this.wsLimits.slowClientBytes,
+      compression: uws.DISABLED,
+      upgrade: (res, req, context) => this.onUpgrade(res, req, context),
+      open: (ws) => {
+        const conn = ws.getUserData().conn;
+        conn.attach(ws);
+        this.conns.add(conn);
+      },
+      message: (ws, message) => ws.getUserData().conn.enqueue(message),
+      drain: (ws) => ws.getUserData().conn.handleDrain(),
+      close: (ws) => {
+        const conn = ws.getUserData().conn;
+        this.conns.delete(conn);
+        conn.handleClosed();
+      },
     });
-    app.get('/*', (res, req) => {
-      const name = req.getUrl().slice(1);
-      const route = this.routes.get(name);
-      if (!route) {
-        res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/plain').end('404 page not found\n');
+    app.any('/*', (res, req) => this.onHttp(res, req));
+    const addrs = this.opts.laddr
+      .split(',')
+      .map((a) => a.trim())
+      .filter((a) => a !== '');
+    try {
+      for (const a of addrs) this.listening.push(await listen(app, parseListenAddr(a, 'rpc.laddr'), 'node RPC'));
+    } catch (e) {
+      this.close();
+      throw e;
+    }
+    this.log?.info('node RPC listening', { addr: this.listening.map((l) => `${l.host}:${l.port}`).join(',') });
+  }
+
+  /** Closes websockets (1001), listeners and open connections. */
+  close(): void {
+    for (const c of [...this.conns]) c.close(1001, 'server shutting down');
+    this.conns.clear();
+    for (const l of this.listening) l.close();
+    this.listening = [];
+    this.app = null;
+  }
+
+  // --------------------------------------------------------------------------------------------
+  // HTTP
+
+  private onHttp(res: HttpResponse, req: HttpRequest): void {
+    const ex: Exchange = { aborted: false, done: false, counted: false, ac: null };
+    // Attached first: uWS terminates the process if a handler returns without answering or
+    // attaching an abort handler, and an abort may come while the body is read.
+    res.onAborted(() => {
+      ex.aborted = true;
+      ex.ac?.abort();
+      this.release(ex);
+    });
+    try {
+      // Everything is read from `req` now: it is invalid once this callback returns.
+      const method = req.getCaseSensitiveMethod();
+      const url = req.getUrl();
+      const query = req.getQuery() ?? '';
+      const raw: Array<[string, string]> = [];
+      req.forEach((k, v) => raw.push([k, v]));
+      const info: RequestInfo = {
+        method,
+        path: url,
+        query,
+        host: req.getHeader('host'),
+        origin: req.getHeader('origin'),
+        acrm: req.getHeader('access-control-request-method'),
+        acrh: req.getHeader('access-control-request-headers'),
+        contentType: req.getHeader('content-type'),
+        connection: req.getHeader('connection'),
+        upgrade: req.getHeader('upgrade'),
+        remoteAddr: remoteAddress(res),
+      };
+      const contentLength = req.getHeader('content-length');
+
+      if (requestHeaderBytes(method, url, query, raw) > this.cfg.maxHeaderBytes + GO_HEADER_SLACK_BYTES) {
+        // net/http server.go: written by the server itself, before any handler.
+        this.respond(res, ex, HTTP_STATUS.HEADERS_TOO_LARGE, GO_TEXT_HEADERS, GO_HEADERS_TOO_LARGE_BODY, { close: true });
         return;
       }
-      const params: Record<string, unknown> = {};
-      for (const p of route.params) {
-        const v = req.getQuery(p);
-        if (v !== undefined && v !== '') params[p] = v.replace(/^"(.*)"$/, '$1');
+      if (this.cfg.maxOpenConnections > 0 && this.openConnections >= this.cfg.maxOpenConnections) {
+        this.respond(res, ex, HTTP_STATUS.UNAVAILABLE, GO_TEXT_HEADERS, 'too many open connections\n', { close: true });
+        return;
       }
-      this.dispatch(res, route, params, -1, route.cacheable ?? false);
-    });
-    app.post('/*', (res) => {
-      const state = { aborted: false };
-      res.onAborted(() => {
-        state.aborted = true;
-      });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.onData((chunk, isLast) => {
-        size += chunk.byteLength;
-        if (size > this.opts.maxBodyBytes) {
-          if (!state.aborted) {
-            state.aborted = true;
-            res.close();
-          }
-          return;
-        }
-        // uWS neuters the ArrayBuffer after the callback: copy it.
-        chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
-        if (!isLast || state.aborted) return;
-        let req: { id?: unknown; method?: unknown; params?: unknown };
-        try {
-          req = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch (e) {
-          send(res, state, '500 Internal Server Error', JSON_HEADERS, envelope(-1, { error: { code: -32700, message: 'Parse error. Invalid JSON', data: (e as Error).message } }));
-          return;
-        }
-        const route = typeof req.method === 'string' ? this.routes.get(req.method) : undefined;
-        if (!route) {
-          send(res, state, '404 Not Found', JSON_HEADERS, envelope(req.id ?? -1, { error: { code: -32601, message: 'Method not found', data: '' } }));
-          return;
-        }
-        const params: Record<string, unknown> = {};
-        if (Array.isArray(req.params)) route.params.forEach((p, i) => (params[p] = (req.params as unknown[])[i]));
-        else if (req.params && typeof req.params === 'object') Object.assign(params, req.params);
-        void this.run(route, params).then((out) => {
-          const status = 'error' in out ? '500 Internal Server Error' : '200 OK';
-          send(res, state, status, JSON_HEADERS, envelope(req.id ?? -1, out));
-        });
-      });
-    });
-    this.listening = await listen(app, parseListenAddr(this.opts.laddr, 'rpc.laddr'), 'node RPC');
-    this.opts.logger?.info('node RPC listening', { addr: `${this.listening.host}:${this.listening.port}` });
-  }
+      this.inflight++;
+      ex.counted = true;
 
-  private dispatch(res: HttpResponse, route: Route, params: Record<string, unknown>, id: unknown, cacheable: boolean): void {
-    const state = { aborted: false };
-    res.onAborted(() => {
-      state.aborted = true;
-    });
-    void this.run(route, params).then((out) => {
-      const headers: Record<string, string> = { ...JSON_HEADERS };
-      if (cacheable && !('error' in out)) headers['Cache-Control'] = 'public, max-age=86400';
-      send(res, state, 'error' in out ? '500 Internal Server Error' : '200 OK', headers, envelope(id, out));
-    });
-  }
-
-  private async run(route: Route, params: Record<string, unknown>): Promise<{ result: unknown } | { error: { code: number; message: string; data: string } }> {
-    try {
-      return { result: await route.handler(params) };
+      const path = goUnescape(url, 'path');
+      if (path === null) {
+        this.respond(res, ex, HTTP_STATUS.BAD_REQUEST, GO_TEXT_HEADERS, GO_BAD_REQUEST_BODY, { close: true });
+        return;
+      }
+      info.path = path;
+      const cl = contentLength === '' ? undefined : Number(contentLength);
+      if (cl !== undefined && cl > this.cfg.maxBodyBytes) {
+        // Answer at once: no need to read what will be refused.
+        this.bodyTooLarge(res, ex);
+        return;
+      }
+      readBody(res, ex, this.cfg.maxBodyBytes, cl, (body) => {
+        if (body === null) this.bodyTooLarge(res, ex);
+        else void this.serveHttp(res, ex, info, body);
+      });
     } catch (e) {
-      const err = e instanceof RpcError ? e : new RpcError(-32603, 'Internal error', (e as Error).message);
-      return { error: { code: err.code, message: err.message, data: err.data } };
+      this.internalError(res, ex, [], e);
     }
   }
 
-  close(): void {
-    this.listening?.close();
-    this.listening = null;
+  /** PreChecksHandler: http.MaxBytesReader's error; net/http closes the connection after it. */
+  private bodyTooLarge(res: HttpResponse, ex: Exchange): void {
+    const body = errorEnvelope(null, rpcErrorObject('INVALID_REQUEST', 'error reading request body: http: request body too large'));
+    this.respond(res, ex, HTTP_STATUS.BAD_REQUEST, [JSON_CONTENT_TYPE], body, { close: true });
   }
+
+  private async serveHttp(res: HttpResponse, ex: Exchange, info: RequestInfo, body: Buffer): Promise<void> {
+    const headers: Array<readonly [string, string]> = [];
+    try {
+      // PreChecksHandler: a batch over max_request_batch_size. Only a JSON array can be one, so
+      // other bodies skip the parse here (it is done once, below, when needed).
+      let decoded: DecodedBody | undefined;
+      const max = this.cfg.maxRequestBatchSize;
+      if (max > 0 && firstNonSpace(body) === 0x5b) {
+        decoded = decodeHttpBody(body);
+        if (decoded.ok && decoded.array && decoded.requests.length > max) {
+          const err = rpcErrorObject('INVALID_REQUEST', `batch request exceeds maximum (${max}) allowed number of requests`);
+          this.respond(res, ex, HTTP_STATUS.OK, [JSON_CONTENT_TYPE], errorEnvelope(null, err));
+          return;
+        }
+      }
+      // RecoverAndLogHandler.
+      headers.push(['X-Server-Time', String(Math.floor(Date.now() / 1000))]);
+      // rs/cors.
+      if (this.cors) {
+        const cr: CorsRequest = { method: info.method, origin: info.origin, requestMethod: info.acrm, requestHeaders: info.acrh };
+        if (Cors.isPreflight(cr)) {
+          this.respond(res, ex, HTTP_STATUS.NO_CONTENT, [...headers, ...this.cors.preflight(cr)], '', { noBody: true });
+          return;
+        }
+        headers.push(...this.cors.actual(cr));
+      }
+      // The mux.
+      if (info.path === '/') return await this.serveJsonRpc(res, ex, info, headers, body, decoded);
+      if (info.path === '/websocket') return this.notWebsocket(res, ex, info, headers);
+      const route = this.table.get(info.path.slice(1));
+      if (!route) {
+        this.respond(res, ex, HTTP_STATUS.NOT_FOUND, [...headers, ...Object.entries(GO_ERROR_HEADERS)], GO_NOT_FOUND_BODY, { head: info.method === 'HEAD' });
+        return;
+      }
+      await this.serveUri(res, ex, info, headers, body, route);
+    } catch (e) {
+      this.internalError(res, ex, headers, e);
+    }
+  }
+
+  /** http_json_handler.go makeJSONRPCHandler. */
+  private async serveJsonRpc(
+    res: HttpResponse,
+    ex: Exchange,
+    info: RequestInfo,
+    headers: Array<readonly [string, string]>,
+    body: Buffer,
+    decoded: DecodedBody | undefined,
+  ): Promise<void> {
+    const head = info.method === 'HEAD';
+    if (body.length === 0) {
+      this.respond(res, ex, HTTP_STATUS.OK, [...headers, ['Content-Type', 'text/html']], this.table.endpointsHtml(info.host), { head });
+      return;
+    }
+    const d = decoded ?? decodeHttpBody(body);
+    if (!d.ok) {
+      const err = rpcErrorObject('PARSE_ERROR', `error unmarshaling request: ${d.error}`);
+      this.respond(res, ex, HTTP_STATUS.INTERNAL, [...headers, JSON_CONTENT_TYPE], errorEnvelope(null, err), { head });
+      return;
+    }
+    const out: string[] = [];
+    // Cached only if every request in the batch is cacheable; method-not-found and invalid params
+    // clear it, a method's own error does not.
+    let cache = true;
+    for (const req of d.requests) {
+      if (req === null) continue; // a notification gets no response, also inside a batch
+      const route = this.table.get(req.method);
+      if (!route || route.wsOnly) {
+        out.push(errorEnvelope(req.id, rpcErrorObject('METHOD_NOT_FOUND')));
+        cache = false;
+        continue;
+      }
+      let args: Args = {};
+      if (req.hasParams) {
+        try {
+          args = decodeJsonParams(route.params, req.params);
+        } catch (e) {
+          if (!(e instanceof ParamError)) throw e;
+          out.push(errorEnvelope(req.id, rpcErrorObject('INVALID_PARAMS', `error converting json params to arguments: ${e.message}`)));
+          cache = false;
+          continue;
+        }
+      } else if (route.params.length > 0) {
+        // No `params` member: CometBFT calls the method with too few arguments and reflect
+        // panics; the recover handler answers the whole request 500, -32603, id -1.
+        throw new GoPanicError(TOO_FEW_ARGS_PANIC);
+      }
+      if (cache && !isCacheable(route, args, req.hasParams)) cache = false;
+      const o = await this.call(route, withDefaults(route.params, args), this.httpContext('jsonrpc', req.id, info, ex));
+      out.push(o.ok ? successEnvelope(req.id, o.result) : errorEnvelope(req.id, o.error));
+    }
+    if (out.length === 0) {
+      this.respond(res, ex, HTTP_STATUS.OK, headers, '', { head });
+      return;
+    }
+    // http_server.go writeRPCResponseHTTP: a single response is written as an object, even for
+    // a batch of one.
+    const text = out.length === 1 ? out[0]! : `[${out.join(',')}]`;
+    const h = cache ? [...headers, JSON_CONTENT_TYPE, CACHE_CONTROL] : [...headers, JSON_CONTENT_TYPE];
+    this.respond(res, ex, HTTP_STATUS.OK, h, text, { head });
+  }
+
+  /** http_uri_handler.go makeHTTPHandler. */
+  private async serveUri(res: HttpResponse, ex: Exchange, info: RequestInfo, headers: Array<readonly [string, string]>, body: Buffer, route: Route): Promise<void> {
+    const head = info.method === 'HEAD';
+    const json = [...headers, JSON_CONTENT_TYPE];
+    if (route.wsOnly) {
+      this.respond(res, ex, HTTP_STATUS.NOT_FOUND, json, errorEnvelope(URI_ID, rpcErrorObject('METHOD_NOT_FOUND')), { head });
+      return;
+    }
+    // getParam: URL query first, then a form-encoded body (Request.FormValue).
+    let query: Map<string, string[]> | undefined;
+    let form: Map<string, string[]> | null | undefined;
+    const get = (name: string): string => {
+      query ??= parseGoQuery(info.query);
+      const v = queryGet(query, name);
+      if (v !== '') return v;
+      if (form === undefined) {
+        const m = info.method;
+        form = (m === 'POST' || m === 'PUT' || m === 'PATCH') && isFormContentType(info.contentType) ? parseGoQuery(body.toString('utf8')) : null;
+      }
+      return form ? queryGet(form, name) : '';
+    };
+    let args: Args;
+    try {
+      args = decodeUriParams(route.params, get);
+    } catch (e) {
+      if (!(e instanceof ParamError)) throw e;
+      const err = rpcErrorObject('INVALID_PARAMS', `error converting http params to arguments: ${e.message}`);
+      this.respond(res, ex, HTTP_STATUS.INTERNAL, json, errorEnvelope(URI_ID, err), { head });
+      return;
+    }
+    const cacheable = isCacheable(route, args, true);
+    const o = await this.call(route, withDefaults(route.params, args), this.httpContext('uri', URI_ID, info, ex));
+    if (!o.ok) {
+      this.respond(res, ex, HTTP_STATUS.INTERNAL, json, errorEnvelope(URI_ID, o.error), { head });
+      return;
+    }
+    this.respond(res, ex, HTTP_STATUS.OK, cacheable ? [...json, CACHE_CONTROL] : json, successEnvelope(URI_ID, o.result), { head });
+  }
+
+  /** A request to /websocket that uWS did not upgrade: gorilla's Upgrader.returnError. */
+  private notWebsocket(res: HttpResponse, ex: Exchange, info: RequestInfo, headers: Array<readonly [string, string]>): void {
+    const upgrading = hasToken(info.connection, 'upgrade') && hasToken(info.upgrade, 'websocket');
+    const notAllowed = upgrading && info.method !== 'GET';
+    const status = notAllowed ? HTTP_STATUS.METHOD_NOT_ALLOWED : HTTP_STATUS.BAD_REQUEST;
+    const h = [...headers, ...Object.entries(GO_ERROR_HEADERS), ['Sec-Websocket-Version', '13'] as const];
+    this.respond(res, ex, status, h, notAllowed ? 'Method Not Allowed\n' : 'Bad Request\n', { head: info.method === 'HEAD' });
+  }
+
+  /** RecoverAndLogHandler's answer to a panic (and to any bug here): 500, -32603, id -1. */
+  private internalError(res: HttpResponse, ex: Exchange, headers: Array<readonly [string, string]>, e: unknown): void {
+    if (!(e instanceof GoPanicError)) this.log?.error('node RPC: request failed', { err: e as Error });
+    const err = rpcErrorObject('INTERNAL_ERROR', e instanceof Error ? e.message : String(e));
+    const h = headers.some(([k]) => k === 'X-Server-Time') ? headers : [['X-Server-Time', String(Math.floor(Date.now() / 1000))] as const, ...headers];
+    try {
+      this.respond(res, ex, HTTP_STATUS.INTERNAL, [...h, JSON_CONTENT_TYPE], errorEnvelope(URI_ID, err));
+    } catch (e2) {
+      this.log?.error('node RPC: cannot answer', { err: e2 as Error });
+    }
+  }
+
+  private respond(res: HttpResponse, ex: Exchange, status: string, headers: Headers, body: string, opts?: SendOptions): void {
+    send(res, ex, status, headers, body, opts);
+    this.release(ex);
+  }
+
+  private release(ex: Exchange): void {
+    if (!ex.counted) return;
+    ex.counted = false;
+    this.inflight--;
+  }
+
+  private httpContext(transport: Transport, id: JsonRpcId, info: RequestInfo, ex: Exchange): RouteContext {
+    return new CallContext(transport, id, info.remoteAddr, undefined, () => {
+      ex.ac ??= new AbortController();
+      if (ex.aborted) ex.ac.abort();
+      return ex.ac.signal;
+    });
+  }
+
+  private async call(route: Route, args: Args, ctx: RouteContext): Promise<Outcome> {
+    try {
+      let r = route.handler(args, ctx);
+      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') r = await r;
+      return { ok: true, result: r };
+    } catch (e) {
+      if (this.log?.enabled('debug')) this.log.debug('node RPC: method failed', { method: route.name, err: e as Error });
+      return { ok: false, error: toRpcErrorObject(e) };
+    }
+  }
+
+  // --------------------------------------------------------------------------------------------
+  // Websocket
+
+  private onUpgrade(res: HttpResponse, req: HttpRequest, context: UpgradeContext): void {
+    const ex: Exchange = { aborted: false, done: false, counted: false, ac: null };
+    res.onAborted(() => {
+      ex.aborted = true;
+    });
+    try {
+      const method = req.getCaseSensitiveMethod();
+      const url = req.getUrl();
+      const query = req.getQuery() ?? '';
+      const raw: Array<[string, string]> = [];
+      req.forEach((k, v) => raw.push([k, v]));
+      const key = req.getHeader('sec-websocket-key');
+      const version = req.getHeader('sec-websocket-version');
+      const origin = req.getHeader('origin');
+      const ip = remoteAddress(res);
+      if (requestHeaderBytes(method, url, query, raw) > this.cfg.maxHeaderBytes + GO_HEADER_SLACK_BYTES) {
+        this.respond(res, ex, HTTP_STATUS.HEADERS_TOO_LARGE, GO_TEXT_HEADERS, GO_HEADERS_TOO_LARGE_BODY, { close: true });
+        return;
+      }
+      if (this.cfg.maxOpenConnections > 0 && this.openConnections >= this.cfg.maxOpenConnections) {
+        this.respond(res, ex, HTTP_STATUS.UNAVAILABLE, GO_TEXT_HEADERS, 'too many open connections\n', { close: true });
+        return;
+      }
+      const headers: Array<readonly [string, string]> = [['X-Server-Time', String(Math.floor(Date.now() / 1000))]];
+      if (this.cors) headers.push(...this.cors.actual({ method, origin, requestMethod: '', requestHeaders: '' }));
+      // gorilla/websocket Upgrader.Upgrade checks (the token checks passed, or uWS would not be here).
+      if (!hasToken(version, '13') || !validChallengeKey(key)) {
+        const h = [...headers, ...Object.entries(GO_ERROR_HEADERS), ['Sec-Websocket-Version', '13'] as const];
+        this.respond(res, ex, HTTP_STATUS.BAD_REQUEST, h, 'Bad Request\n');
+        return;
+      }
+      const conn = new UwsConnection(`${ip}#${++this.connSeq}`, ip, this.wsLimits, (c, m) => this.onWsRequest(c, m), this.log);
+      ex.done = true;
+      res.cork(() => {
+        res.writeStatus('101 Switching Protocols');
+        for (const [k, v] of headers) res.writeHeader(k, v);
+        // No subprotocol and no extension: CometBFT's Upgrader negotiates neither.
+        res.upgrade<WsUserData>({ conn }, key, '', '', context);
+      });
+    } catch (e) {
+      this.internalError(res, ex, [], e);
+    }
+  }
+
+  /** ws_handler.go readRoutine, for one message. */
+  private async onWsRequest(conn: UwsConnection, message: Buffer): Promise<void> {
+    const d = decodeWsMessage(message);
+    if (!d.ok) {
+      conn.reply(errorEnvelope(null, rpcErrorObject('PARSE_ERROR', `error unmarshaling request: ${d.error}`)));
+      return;
+    }
+    const req = d.value;
+    if (req === null) return; // notification
+    const route = this.table.get(req.method);
+    if (!route) {
+      conn.reply(errorEnvelope(req.id, rpcErrorObject('METHOD_NOT_FOUND')));
+      return;
+    }
+    let args: Args = {};
+    if (req.hasParams) {
+      try {
+        args = decodeJsonParams(route.params, req.params);
+      } catch (e) {
+        if (!(e instanceof ParamError)) throw e;
+        // Over websocket CometBFT answers bad params with -32603, not -32602.
+        conn.reply(errorEnvelope(req.id, rpcErrorObject('INTERNAL_ERROR', `error converting json params to arguments: ${e.message}`)));
+        return;
+      }
+    } else if (route.params.length > 0) {
+      // The reflect panic, recovered by readRoutine: "WSJSONRPC: <panic>", id -1.
+      conn.reply(errorEnvelope(-1, rpcErrorObject('INTERNAL_ERROR', `WSJSONRPC: ${TOO_FEW_ARGS_PANIC}`)));
+      return;
+    }
+    const ctx = new CallContext('websocket', req.id, conn.remoteAddr, conn, () => conn.signal);
+    const o = await this.call(route, withDefaults(route.params, args), ctx);
+    conn.reply(o.ok ? successEnvelope(req.id, o.result) : errorEnvelope(req.id, o.error));
+  }
+}
+
+/**
+ * The first version of this server took `{ laddr, maxBodyBytes, routes }`; callers not yet passing
+ * `config` get the `[rpc]` defaults (with their max_body_bytes) and a warning.
+ */
+function legacyConfig(opts: NodeRpcServerOptions, log: Logger | undefined): RpcConfig {
+  const legacy = opts as unknown as { maxBodyBytes?: number };
+  log?.warn('node RPC: no [rpc] config given; using defaults');
+  const rpc = defaultNodeConfig().rpc;
+  return legacy.maxBodyBytes ? { ...rpc, maxBodyBytes: legacy.maxBodyBytes } : rpc;
+}
+
+function firstNonSpace(b: Buffer): number {
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i]!;
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return c;
+  }
+  return -1;
+}
+
+/** gorilla tokenListContainsValue: comma-separated tokens, compared case-insensitively. */
+function hasToken(header: string, token: string): boolean {
+  return header.split(',').some((t) => t.trim().toLowerCase() === token);
+}
+
+/** gorilla isValidChallengeKey: base64 of 16 bytes. */
+function validChallengeKey(key: string): boolean {
+  return key.length === 24 && /^[A-Za-z0-9+/]{22}==$/.test(key);
 }

@@ -16,6 +16,19 @@ export const uws = require('@trufflesuite/uws-js-unofficial') as typeof UWS;
 export type TemplatedApp = UWS.TemplatedApp;
 export type HttpResponse = UWS.HttpResponse;
 export type HttpRequest = UWS.HttpRequest;
+export type WebSocket<UserData> = UWS.WebSocket<UserData>;
+export type WebSocketBehavior<UserData> = UWS.WebSocketBehavior<UserData>;
+export type UpgradeContext = UWS.us_socket_context_t;
+
+/** `WebSocket.send()` return codes (uWS index.d.ts): 1 sent, 0 buffered (back-pressure), 2 dropped. */
+export const SEND_STATUS = { BACKPRESSURE: 0, SUCCESS: 1, DROPPED: 2 } as const;
+
+/** Per-request state shared by the handler and its abort callback. */
+export interface ResponseState {
+  aborted: boolean;
+  /** Set once a response has been written; later writes are ignored. */
+  done?: boolean;
+}
 
 export interface ListenAddr {
   host: string;
@@ -65,18 +78,79 @@ export function listen(app: TemplatedApp, addr: ListenAddr, what: string): Promi
   });
 }
 
-/** Writes a complete response; safe to call after an await (corks) and after an abort (no-op). */
+export interface SendOptions {
+  /** Close the connection after the response (`Connection: close`). */
+  close?: boolean;
+  /** A HEAD request: headers and Content-Length only (uWS would otherwise send the body). */
+  head?: boolean;
+  /** No body and no Content-Length (e.g. 204). */
+  noBody?: boolean;
+}
+
+export type Headers = Record<string, string> | ReadonlyArray<readonly [string, string]>;
+
+/**
+ * Writes a complete response; safe to call after an await (corks), after an abort and after an
+ * earlier response (no-op in both cases).
+ */
 export function send(
   res: HttpResponse,
-  state: { aborted: boolean },
+  state: ResponseState,
   status: string,
-  headers: Record<string, string>,
+  headers: Headers,
   body: string | Uint8Array,
+  opts: SendOptions = {},
 ): void {
-  if (state.aborted) return;
+  if (state.aborted || state.done) return;
+  state.done = true;
   res.cork(() => {
     res.writeStatus(status);
-    for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(body);
+    if (Array.isArray(headers)) for (const [k, v] of headers as ReadonlyArray<readonly [string, string]>) res.writeHeader(k, v);
+    else for (const k in headers) res.writeHeader(k, (headers as Record<string, string>)[k]!);
+    if (opts.noBody) res.endWithoutBody(undefined, opts.close);
+    else if (opts.head) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, opts.close);
+    else res.end(body, opts.close);
+  });
+}
+
+/** The client's IP address as text (uWS gives no port). */
+export function remoteAddress(x: HttpResponse | WebSocket<unknown>): string {
+  return Buffer.from(x.getRemoteAddressAsText()).toString();
+}
+
+/**
+ * Reads a request body, copying each chunk (uWS neuters the ArrayBuffer when the callback
+ * returns) into a buffer pre-sized from Content-Length. Calls `done(body)` once, or
+ * `done(null)` as soon as more than `maxBytes` arrive. Requires an abort handler on `res`.
+ */
+export function readBody(
+  res: HttpResponse,
+  state: ResponseState,
+  maxBytes: number,
+  contentLength: number | undefined,
+  done: (body: Buffer | null) => void,
+): void {
+  let buf = Buffer.allocUnsafe(contentLength !== undefined && contentLength <= maxBytes ? contentLength : 0);
+  let len = 0;
+  let finished = false;
+  res.onData((chunk, isLast) => {
+    if (finished || state.aborted) return;
+    const n = chunk.byteLength;
+    if (len + n > maxBytes) {
+      finished = true;
+      done(null);
+      return;
+    }
+    if (len + n > buf.length) {
+      const grown = Buffer.allocUnsafe(Math.min(maxBytes, Math.max(len + n, buf.length * 2, 1024)));
+      buf.copy(grown, 0, 0, len);
+      buf = grown;
+    }
+    buf.set(new Uint8Array(chunk), len);
+    len += n;
+    if (isLast) {
+      finished = true;
+      done(buf.subarray(0, len));
+    }
   });
 }

@@ -1,0 +1,102 @@
+/**
+ * JSON-RPC error codes, error classes and response envelopes of the node RPC, as CometBFT 0.38
+ * writes them (cometbft: rpc/jsonrpc/types/types.go; ../shared/reference/cometbft.md §1.2).
+ *
+ * Envelopes are built as strings: `{"jsonrpc":"2.0","id":…,"result":…}` or `…,"error":{…}}`,
+ * compact, with `id` omitted when it is unknown (parse errors, batch-size errors) and `data`
+ * omitted when empty, exactly as Go's json.Marshal of RPCResponse does (`omitempty`).
+ */
+import { marshalJson } from '../server/gojson.js';
+
+/** A request id: CometBFT keeps strings as strings and truncates numbers to Go `int`. */
+export type JsonRpcId = string | number;
+
+/** The codes and fixed messages of rpc/jsonrpc/types/types.go (RPCParseError … RPCServerError). */
+export const RPC_ERRORS = {
+  PARSE_ERROR: { code: -32700, message: 'Parse error. Invalid JSON' },
+  INVALID_REQUEST: { code: -32600, message: 'Invalid Request' },
+  METHOD_NOT_FOUND: { code: -32601, message: 'Method not found' },
+  INVALID_PARAMS: { code: -32602, message: 'Invalid params' },
+  INTERNAL_ERROR: { code: -32603, message: 'Internal error' },
+  /** Pushed on a websocket when a subscription is cancelled (rpc/core/events.go). */
+  SERVER_ERROR: { code: -32000, message: 'Server error' },
+} as const;
+
+export type RpcErrorKind = keyof typeof RPC_ERRORS;
+
+/** The `error` member of a response. */
+export interface RpcErrorObject {
+  code: number;
+  message: string;
+  /** `err.Error()` of the Go error; omitted when empty. */
+  data?: string;
+}
+
+/**
+ * An error a route handler (or the transport) answers with a specific JSON-RPC code. Any other
+ * thrown Error becomes -32603 `Internal error` with `data` = its message, which is what CometBFT
+ * does for every error a method returns (unreflectResult → RPCInternalError).
+ */
+export class RpcError extends Error {
+  /** Code string for callers (DEVELOPING.md: errors crossing modules carry a `code` string). */
+  readonly code: RpcErrorKind;
+  readonly rpcCode: number;
+  /** The wire `data`; the Error's own message is the same text. */
+  readonly data: string;
+  constructor(kind: RpcErrorKind, data = '') {
+    super(data || RPC_ERRORS[kind].message);
+    this.name = 'RpcError';
+    this.code = kind;
+    this.rpcCode = RPC_ERRORS[kind].code;
+    this.data = data;
+  }
+  toObject(): RpcErrorObject {
+    return rpcErrorObject(this.code, this.data);
+  }
+}
+
+export function rpcErrorObject(kind: RpcErrorKind, data = ''): RpcErrorObject {
+  const e = RPC_ERRORS[kind];
+  return data ? { code: e.code, message: e.message, data } : { code: e.code, message: e.message };
+}
+
+/** The error object for anything a handler threw (RpcError keeps its code; the rest is -32603). */
+export function toRpcErrorObject(e: unknown): RpcErrorObject {
+  if (e instanceof RpcError) return e.toObject();
+  const msg = e instanceof Error ? e.message : String(e);
+  return rpcErrorObject('INTERNAL_ERROR', msg);
+}
+
+/** HTTP status lines used by the node RPC. */
+export const HTTP_STATUS = {
+  OK: '200 OK',
+  NO_CONTENT: '204 No Content',
+  BAD_REQUEST: '400 Bad Request',
+  NOT_FOUND: '404 Not Found',
+  METHOD_NOT_ALLOWED: '405 Method Not Allowed',
+  HEADERS_TOO_LARGE: '431 Request Header Fields Too Large',
+  INTERNAL: '500 Internal Server Error',
+  UNAVAILABLE: '503 Service Unavailable',
+} as const;
+
+function idJson(id: JsonRpcId | null): string {
+  return id === null ? '' : `"id":${marshalJson(id)},`;
+}
+
+/** `{"jsonrpc":"2.0","id":…,"result":…}`; a result that cannot be encoded becomes Go's -32603. */
+export function successEnvelope(id: JsonRpcId | null, result: unknown): string {
+  let body: string;
+  try {
+    body = marshalJson(result);
+  } catch (e) {
+    // types.go NewRPCSuccessResponse: "error marshaling response: %w".
+    return errorEnvelope(id, rpcErrorObject('INTERNAL_ERROR', `error marshaling response: ${(e as Error).message}`));
+  }
+  return `{"jsonrpc":"2.0",${idJson(id)}"result":${body}}`;
+}
+
+/** `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…,"data":…}}`; null id is omitted. */
+export function errorEnvelope(id: JsonRpcId | null, error: RpcErrorObject): string {
+  const err = error.data ? { code: error.code, message: error.message, data: error.data } : { code: error.code, message: error.message };
+  return `{"jsonrpc":"2.0",${idJson(id)}"error":${marshalJson(err)}}`;
+}
