@@ -6,6 +6,7 @@
  * stored) → handshake checks → mempool → executor → private validator → WAL → consensus →
  * RPC and metrics servers → consensus start.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { BankModule } from './app/modules/bank/index.js';
 import { BaseApp } from './app/baseapp.js';
@@ -24,19 +25,30 @@ import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
 import { createNames } from './names/index.js';
 import { createCryptoPool } from './pool/index.js';
+import type { NodeRpcContext } from './rpc/node/context.js';
+import { methodRoutes } from './rpc/node/methods/index.js';
 import { routes } from './rpc/node/routes.js';
 import { NodeRpcServer } from './rpc/node/server.js';
 import { statusResult } from './rpc/node/status.js';
 import type { Listening } from './rpc/server/uws.js';
 import { Executor, maxDataBytes, zeroBlockId } from './state/execution.js';
 import type { State } from './state/state.js';
+import { BlockIndexer, TxIndexer } from './store/indexer.js';
 import { Storage } from './store/storage.js';
+import { txHash } from './types/hashing.js';
 import { formatTime } from './types/json.js';
 import { ValidatorSet } from './types/validator_set.js';
 import { VERSION } from './version.js';
 
 /** The LMDB environment's file inside <home>/data. */
 export const DB_FILE_NAME = 'chaind.mdb';
+
+/** A started node: what `chaind start` closes, and what in-process tests read. */
+export interface ChaindNode extends RunningNode {
+  context: NodeRpcContext;
+  rpcPort: number;
+  metricsPort: number | null;
+}
 
 /** The node's error for a start-up it refuses; the CLI prints the message alone. */
 export class NodeStartError extends Error {
@@ -86,7 +98,7 @@ function wireMetrics(metrics: Metrics, consensus: ConsensusState, mempool: Mempo
   });
 }
 
-export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
+export async function startNode(opts: StartNodeOptions): Promise<ChaindNode> {
   const { config, appConfig, genesis, paths } = opts;
   const logger: Logger = opts.logger;
   const log = logger.child({ module: 'node' });
@@ -180,9 +192,24 @@ export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
     );
 
     const bus = new EventBus();
+    const txIndexer = config.txIndex.indexer === 'kv' ? new TxIndexer(storage) : null;
+    const blockIndexer = config.txIndex.indexer === 'kv' ? new BlockIndexer(storage) : null;
+    const indexLog = logger.child({ module: 'txindex' });
     let lastBlockTime: bigint | null = null;
     const executor = new Executor({
       storage,
+      indexer: txIndexer && blockIndexer ? {
+        indexBlock(block, _blockId, resp) {
+          const h = block.header.height;
+          const errB = blockIndexer.indexBlock(h, resp.events);
+          if (errB) indexLog.error('failed to index block', { height: h.toString(), err: errB.message });
+          const errT = txIndexer.indexTxs(
+            h,
+            block.data.txs.map((tx, index) => ({ tx, index, result: resp.txResults[index]!, hash: txHash(tx) })),
+          );
+          if (errT) indexLog.error('failed to index txs', { height: h.toString(), err: errT.message });
+        },
+      } : undefined,
       app,
       mempool,
       bus,
@@ -226,6 +253,24 @@ export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
     mempool.onTxsAvailable(() => consensus.notifyTxsAvailable());
     if (metrics) wireMetrics(metrics, consensus, mempool, state);
 
+    const context: NodeRpcContext = {
+      config,
+      appConfig,
+      genesis,
+      genesisBytes: fs.readFileSync(paths.genesis),
+      names,
+      storage,
+      consensus,
+      mempool,
+      app,
+      bus,
+      txIndexer,
+      blockIndexer,
+      pool,
+      nodeId,
+      validator: { address: privval.key.address, pubKey: { type: 'ed25519', bytes: privval.key.pubKey } },
+      logger: logger.child({ module: 'rpc' }),
+    };
     const rpc = new NodeRpcServer({
       laddr: config.rpc.laddr,
       config: config.rpc,
@@ -247,6 +292,7 @@ export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
             formatTime,
           }),
         ),
+        ...methodRoutes(context),
       ],
     });
     await rpc.start();
@@ -265,6 +311,9 @@ export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
 
     let closing: Promise<void> | null = null;
     return {
+      context,
+      rpcPort: rpc.port,
+      metricsPort: metricsServer?.port ?? null,
       close() {
         closing ??= (async () => {
           log.info('shutting down');

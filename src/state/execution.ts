@@ -59,8 +59,17 @@ export interface ExecutorMetrics {
   onBlockApplied?(height: bigint, numTxs: number, blockTimeNs: bigint): void;
 }
 
+/**
+ * Writes a block's indexes (tx_search, block_search). Called inside the block's write transaction,
+ * so a block and its index entries land together.
+ */
+export interface BlockIndexHook {
+  indexBlock(block: Block, blockId: BlockID, resp: ResponseFinalizeBlock): void;
+}
+
 export interface ExecutorDeps {
   storage: Storage;
+  indexer?: BlockIndexHook;
   app: ExecutorApp;
   mempool: ExecutorMempool;
   /** Re-checks mempool txs against the next block's limits (mempool preCheckMaxBytes/postCheckMaxGas). */
@@ -312,6 +321,7 @@ export class Executor implements BlockExecutor {
           storage.blocks.saveBlock(block, blockId, blockBytes, seenCommit);
           storage.state.saveFinalizeBlockResponse(height, resp);
           storage.state.save(newState);
+          this.deps.indexer?.indexBlock(block, blockId, resp);
           app.commit();
         });
       } catch (e) {

@@ -1,0 +1,39 @@
+/**
+ * What node RPC methods may read: the node's parts, handed over by the composition root
+ * (src/node.ts). Method modules export `xxxRoutes(ctx: NodeRpcContext): Route[]` and never
+ * construct parts themselves.
+ */
+import type { BaseApp } from '../../app/baseapp.js';
+import type { AppConfig } from '../../config/app-config.js';
+import type { GenesisDoc } from '../../config/genesis.js';
+import type { NodeConfig } from '../../config/node-config.js';
+import type { ConsensusState } from '../../consensus/state.js';
+import type { EventBus } from '../../events/bus.js';
+import type { Logger } from '../../log.js';
+import type { Mempool } from '../../mempool/mempool.js';
+import type { Names } from '../../names/index.js';
+import type { CryptoPool } from '../../pool/types.js';
+import type { Storage } from '../../store/storage.js';
+import type { BlockIndexer, TxIndexer } from '../../store/indexer.js';
+import type { PubKey } from '../../types/validator.js';
+
+export interface NodeRpcContext {
+  config: NodeConfig;
+  appConfig: AppConfig;
+  genesis: GenesisDoc;
+  /** The genesis file's bytes as on disk (genesis, genesis_chunked). */
+  genesisBytes: Uint8Array;
+  names: Names;
+  storage: Storage;
+  consensus: ConsensusState;
+  mempool: Mempool;
+  app: BaseApp;
+  bus: EventBus;
+  /** Absent when `[tx_index] indexer = "null"`. */
+  txIndexer: TxIndexer | null;
+  blockIndexer: BlockIndexer | null;
+  pool: CryptoPool;
+  nodeId: string;
+  validator: { address: Uint8Array; pubKey: PubKey };
+  logger: Logger;
+}

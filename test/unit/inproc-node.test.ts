@@ -1,0 +1,15 @@
+/** The in-process node harness itself: blocks come, status answers, close is clean. */
+import t from 'tap';
+import { startTestNode, waitHeight } from '../helpers/inproc.js';
+
+t.test('in-process node makes blocks and serves status', async (t) => {
+  const tn = await startTestNode();
+  t.teardown(() => tn.close());
+  await waitHeight(tn, 3n);
+  const res = (await fetch(`${tn.base}/status`).then((r) => r.json())) as any;
+  t.ok(BigInt(res.result.sync_info.latest_block_height) >= 3n);
+  t.equal(res.result.node_info.network, 'inproc-1');
+  const blk = tn.ctx.storage.blocks.loadBlock(2n);
+  t.equal(blk?.header.height, 2n, 'block 2 is stored');
+  t.equal(tn.ctx.consensus.getState().chainId, 'inproc-1');
+});
