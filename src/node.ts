@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BankModule } from './app/modules/bank/index.js';
 import { BaseApp } from './app/baseapp.js';
+import type { TxDecoder } from './app/tx.js';
 import { appStateBytes, type GenesisDoc } from './config/genesis.js';
 import type { RunningNode, StartNodeOptions } from './config/index.js';
 import { nodeIdFromPubKey, readNodeKey } from './config/keyfiles.js';
@@ -98,7 +99,15 @@ function wireMetrics(metrics: Metrics, consensus: ConsensusState, mempool: Mempo
   });
 }
 
-export async function startNode(opts: StartNodeOptions): Promise<ChaindNode> {
+/**
+ * Options only in-process tests pass: the CLI never sets them. `txDecoder` swaps the app's tx
+ * decoder (e.g. the JSON decoder of src/app/tx.ts) until the Cosmos tx format is wired.
+ */
+export interface TestingOptions {
+  txDecoder?: TxDecoder;
+}
+
+export async function startNode(opts: StartNodeOptions & { testing?: TestingOptions }): Promise<ChaindNode> {
   const { config, appConfig, genesis, paths } = opts;
   const logger: Logger = opts.logger;
   const log = logger.child({ module: 'node' });
@@ -131,7 +140,7 @@ export async function startNode(opts: StartNodeOptions): Promise<ChaindNode> {
     const bank = new BankModule({ moduleAccountPermissions: { fee_collector: [], mint: ['minter'] } });
     const app = new BaseApp(
       { name: 'chaind', version: VERSION, appVersion: genesis.consensusParams.version.app, bech32Prefix: 'chain' },
-      { db: storage.dbs.app, modules: [bank] },
+      { db: storage.dbs.app, modules: [bank], txDecoder: opts.testing?.txDecoder },
     );
 
     // The chain state: stored, or made from genesis. Genesis state reaches disk with block 1's

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { initHome } from '../../src/cli/init.js';
 import { loadGenesis } from '../../src/config/genesis.js';
 import { loadConfig, type FlagValue } from '../../src/config/load.js';
+import { jsonTxDecoder } from '../../src/app/tx.js';
 import { createLogger } from '../../src/log.js';
 import { startNode, type ChaindNode } from '../../src/node.js';
 import type { NodeRpcContext } from '../../src/rpc/node/context.js';
@@ -30,6 +31,8 @@ export interface TestNodeOptions {
   flags?: Record<string, FlagValue>;
   /** Log level for the node; default none (set CHAIND_TEST_LOG=debug to see logs). */
   logLevel?: string;
+  /** 'json': the app decodes txs with jsonTxDecoder (src/app/tx.ts) so tests can submit txs. */
+  txDecoder?: 'json';
 }
 
 export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNode> {
@@ -52,6 +55,7 @@ export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNod
     genesis,
     logger: createLogger({ level, write: (l) => process.stderr.write(`${l}\n`) }),
     paths: loaded.paths,
+    testing: opts.txDecoder === 'json' ? { txDecoder: jsonTxDecoder } : undefined,
   });
   let closed = false;
   return {

@@ -1,0 +1,276 @@
+/**
+ * Binary records of the indexer (src/store/indexer.ts):
+ *
+ * - the primary tx record in `tx_results`, keyed by tx hash: what `tx` and `tx_search` return
+ *   (CometBFT stores a proto TxResult under the hash, state/txindex/kv/kv.go). Fixed header first,
+ *   so the duplicate-hash rule reads height, index and code without decoding the rest:
+ *     ver(1)=1 height(8) index(4) code(4) tx(bytes) data(bytes) log info codespace(str)
+ *     gasWanted(8, signed) gasUsed(8, signed) events
+ * - the indexed attributes of one tx or block (value of the 0x01 position row): only attributes
+ *   with index=true, non-empty type and key, as (composite key, value) per event with the event's
+ *   position in the list. The position is the "event sequence" of CometBFT 0.38: conditions of a
+ *   search must hold within one event (kv.go setTmpHashes keys hits by hash + eventSeq).
+ *
+ * bytes/str = u32 BE length + bytes (UTF-8 for str).
+ */
+import type { AbciEvent, ExecTxResult } from '../app/abci.js';
+
+class Writer {
+  private buf: Buffer;
+  private n = 0;
+
+  constructor(size = 256) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  private room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.n + k) size *= 2;
+    const b = Buffer.allocUnsafe(size);
+    this.buf.copy(b, 0, 0, this.n);
+    this.buf = b;
+  }
+
+  u8(v: number): void {
+    this.room(1);
+    this.buf[this.n++] = v;
+  }
+
+  u32(v: number): void {
+    this.room(4);
+    this.buf.writeUInt32BE(v >>> 0, this.n);
+    this.n += 4;
+  }
+
+  u64(v: bigint): void {
+    this.room(8);
+    this.buf.writeBigUInt64BE(v, this.n);
+    this.n += 8;
+  }
+
+  i64(v: bigint): void {
+    this.room(8);
+    this.buf.writeBigInt64BE(BigInt.asIntN(64, v), this.n);
+    this.n += 8;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.u32(b.length);
+    this.room(b.length);
+    this.buf.set(b, this.n);
+    this.n += b.length;
+  }
+
+  str(s: string): void {
+    const len = Buffer.byteLength(s, 'utf8');
+    this.u32(len);
+    this.room(len);
+    this.buf.write(s, this.n, len, 'utf8');
+    this.n += len;
+  }
+
+  raw(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.n);
+    this.n += b.length;
+  }
+
+  finish(): Buffer {
+    return Buffer.from(this.buf.subarray(0, this.n));
+  }
+}
+
+class Reader {
+  private readonly b: Buffer;
+  p: number;
+
+  constructor(b: Uint8Array, p = 0) {
+    this.b = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    this.p = p;
+  }
+
+  u8(): number {
+    return this.b[this.p++]!;
+  }
+
+  u32(): number {
+    const v = this.b.readUInt32BE(this.p);
+    this.p += 4;
+    return v;
+  }
+
+  u64(): bigint {
+    const v = this.b.readBigUInt64BE(this.p);
+    this.p += 8;
+    return v;
+  }
+
+  i64(): bigint {
+    const v = this.b.readBigInt64BE(this.p);
+    this.p += 8;
+    return v;
+  }
+
+  bytes(): Uint8Array {
+    const len = this.u32();
+    const out = new Uint8Array(len);
+    out.set(this.b.subarray(this.p, this.p + len));
+    this.p += len;
+    return out;
+  }
+
+  str(): string {
+    const len = this.u32();
+    const s = this.b.toString('utf8', this.p, this.p + len);
+    this.p += len;
+    return s;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tx record
+
+export interface TxRecord {
+  /** sha256 of the tx (32 bytes). */
+  hash: Uint8Array;
+  height: bigint;
+  /** Position in the block. */
+  index: number;
+  tx: Uint8Array;
+  result: ExecTxResult;
+}
+
+const RECORD_VERSION = 1;
+
+export function encodeTxRecord(height: bigint, index: number, tx: Uint8Array, r: ExecTxResult): Buffer {
+  const w = new Writer(64 + tx.length + r.data.length + r.log.length);
+  w.u8(RECORD_VERSION);
+  w.u64(height);
+  w.u32(index);
+  w.u32(r.code);
+  w.bytes(tx);
+  w.bytes(r.data);
+  w.str(r.log);
+  w.str(r.info);
+  w.str(r.codespace);
+  w.i64(r.gasWanted);
+  w.i64(r.gasUsed);
+  writeEvents(w, r.events);
+  return w.finish();
+}
+
+/** Height, index and result code from a record's fixed header. */
+export function recordHeader(b: Uint8Array): { height: bigint; index: number; code: number } {
+  const r = new Reader(b, 1);
+  return { height: r.u64(), index: r.u32(), code: r.u32() };
+}
+
+export function decodeTxRecord(hash: Uint8Array, b: Uint8Array): TxRecord {
+  const r = new Reader(b);
+  const ver = r.u8();
+  if (ver !== RECORD_VERSION) throw new Error(`tx record: unknown version ${ver}`);
+  const height = r.u64();
+  const index = r.u32();
+  const code = r.u32();
+  const tx = r.bytes();
+  const data = r.bytes();
+  const log = r.str();
+  const info = r.str();
+  const codespace = r.str();
+  const gasWanted = r.i64();
+  const gasUsed = r.i64();
+  const events = readEvents(r);
+  return { hash, height, index, tx, result: { code, data, log, info, gasWanted, gasUsed, events, codespace } };
+}
+
+function writeEvents(w: Writer, events: readonly AbciEvent[]): void {
+  w.u32(events.length);
+  for (const e of events) {
+    w.str(e.type);
+    w.u32(e.attributes.length);
+    for (const a of e.attributes) {
+      w.str(a.key);
+      w.str(a.value);
+      w.u8(a.index ? 1 : 0);
+    }
+  }
+}
+
+function readEvents(r: Reader): AbciEvent[] {
+  const n = r.u32();
+  const out: AbciEvent[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const type = r.str();
+    const na = r.u32();
+    const attributes = new Array(na);
+    for (let j = 0; j < na; j++) attributes[j] = { key: r.str(), value: r.str(), index: r.u8() === 1 };
+    out[i] = { type, attributes };
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Indexed attributes
+
+/** One event's indexed attributes: composite keys (`type.key`) and values, in order. */
+export interface IndexedEvent {
+  /** Position of the event in the tx's (or block's) event list. */
+  seq: number;
+  keys: string[];
+  values: string[];
+}
+
+/** The indexable attributes of an event list (kv.go indexEvents: non-empty type and key, index=true). */
+export function indexedEvents(events: readonly AbciEvent[], keyOk: (composite: string) => boolean): IndexedEvent[] {
+  const out: IndexedEvent[] = [];
+  for (let seq = 0; seq < events.length; seq++) {
+    const e = events[seq]!;
+    if (e.type.length === 0) continue;
+    let ev: IndexedEvent | undefined;
+    for (const a of e.attributes) {
+      if (a.key.length === 0 || !a.index) continue;
+      const composite = `${e.type}.${a.key}`;
+      if (!keyOk(composite)) continue;
+      ev ??= { seq, keys: [], values: [] };
+      ev.keys.push(composite);
+      ev.values.push(a.value);
+    }
+    if (ev) out.push(ev);
+  }
+  return out;
+}
+
+/** Attribute block: u32 n, then per event seq(u32) count(u32) (key str, value str)*. `prefix` is written first. */
+export function encodeIndexed(prefix: Uint8Array | undefined, events: readonly IndexedEvent[]): Buffer {
+  const w = new Writer(64);
+  if (prefix) w.raw(prefix);
+  w.u32(events.length);
+  for (const e of events) {
+    w.u32(e.seq);
+    w.u32(e.keys.length);
+    for (let i = 0; i < e.keys.length; i++) {
+      w.str(e.keys[i]!);
+      w.str(e.values[i]!);
+    }
+  }
+  return w.finish();
+}
+
+export function decodeIndexed(b: Uint8Array, offset = 0): IndexedEvent[] {
+  const r = new Reader(b, offset);
+  const n = r.u32();
+  const out: IndexedEvent[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const seq = r.u32();
+    const k = r.u32();
+    const keys: string[] = new Array(k);
+    const values: string[] = new Array(k);
+    for (let j = 0; j < k; j++) {
+      keys[j] = r.str();
+      values[j] = r.str();
+    }
+    out[i] = { seq, keys, values };
+  }
+  return out;
+}
