@@ -16,7 +16,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { AbciEvent, ExecTxResult } from '../src/app/abci.js';
 import { BlockIndexer, TxIndexer, type TxInput } from '../src/store/indexer.js';
-import { Storage, type StorageOptions } from '../src/store/storage.js';
+import { Storage } from '../src/store/storage.js';
 
 const TOTAL = Number(process.env['BENCH_TXS'] ?? 100_000);
 const PER_BLOCK = Number(process.env['BENCH_PER_BLOCK'] ?? 100);

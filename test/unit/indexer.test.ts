@@ -13,7 +13,7 @@ import type { AbciEvent, ExecTxResult } from '../../src/app/abci.js';
 import { compile, parseQuery, QueryError, type Condition } from '../../src/events/query.js';
 import { BlockIndexer, IndexerError, TxIndexer, type TxInput } from '../../src/store/indexer.js';
 import { encodeNum, parseIndexNumber } from '../../src/store/indexer-keys.js';
-import { Storage, type StorageOptions } from '../../src/store/storage.js';
+import { Storage } from '../../src/store/storage.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
 // Storage.open has taken {dir} and {file}; give both so the test runs against either.
