@@ -28,7 +28,9 @@ import { createNames } from './names/index.js';
 import { createCryptoPool } from './pool/index.js';
 import type { NodeRpcContext } from './rpc/node/context.js';
 import { methodRoutes } from './rpc/node/methods/index.js';
+import { RawJson } from './rpc/node/errors.js';
 import { routes } from './rpc/node/routes.js';
+import { marshalJson } from './rpc/server/gojson.js';
 import { NodeRpcServer } from './rpc/node/server.js';
 import { statusResult } from './rpc/node/status.js';
 import type { Listening } from './rpc/server/uws.js';
@@ -280,14 +282,19 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       validator: { address: privval.key.address, pubKey: { type: 'ed25519', bytes: privval.key.pubKey } },
       logger: logger.child({ module: 'rpc' }),
     };
+    let statusCache: { height: bigint; state: State; raw: RawJson } | null = null;
     const rpc = new NodeRpcServer({
       laddr: config.rpc.laddr,
       config: config.rpc,
       logger: logger.child({ module: 'rpc' }),
       routes: [
         routes.health(),
-        routes.status(() =>
-          statusResult({
+        routes.status(() => {
+          // status changes only when a block commits: serve the cached JSON for this height.
+          const h = storage.blocks.height();
+          const st = consensus.getState();
+          if (statusCache && statusCache.height === h && statusCache.state === st) return statusCache.raw;
+          const raw = new RawJson(marshalJson(statusResult({
             nodeId,
             moniker: config.moniker,
             p2pListenAddr: config.p2p.laddr,
@@ -299,8 +306,10 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
             validatorPubKey: { type: 'ed25519', bytes: privval.key.pubKey },
             pubKeyTypeName: (t) => names.pubKeyType(t),
             formatTime,
-          }),
-        ),
+          })));
+          statusCache = { height: h, state: st, raw };
+          return raw;
+        }),
         ...methodRoutes(context),
       ],
     });

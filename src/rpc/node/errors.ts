@@ -84,8 +84,17 @@ function idJson(id: JsonRpcId | null): string {
 }
 
 /** `{"jsonrpc":"2.0","id":…,"result":…}`; a result that cannot be encoded becomes Go's -32603. */
+/**
+ * A result a handler has already serialised (with marshalJson's rules). Hot, rarely changing
+ * results (status at a height, a block by height) cache their JSON and skip serialisation.
+ */
+export class RawJson {
+  constructor(readonly json: string) {}
+}
+
 export function successEnvelope(id: JsonRpcId | null, result: unknown): string {
   let body: string;
+  if (result instanceof RawJson) return `{"jsonrpc":"2.0",${idJson(id)}"result":${result.json}}`;
   try {
     body = marshalJson(result);
   } catch (e) {

@@ -74,9 +74,11 @@ export function isFormContentType(ct: string): boolean {
 }
 
 /** Bytes of the request line and header block, as Go counts them against MaxHeaderBytes. */
-export function requestHeaderBytes(method: string, url: string, query: string, headers: Array<[string, string]>): number {
-  // "METHOD URL?QUERY HTTP/1.1\r\n" + "Key: Value\r\n"… + "\r\n"
+export function requestHeaderBytes(method: string, url: string, query: string, headers: Array<[string, string]> | number): number {
+  // "METHOD URL?QUERY HTTP/1.1\r\n" + "Key: Value\r\n"… + "\r\n"; `headers` may be the
+  // already summed "Key: Value\r\n" bytes.
   let n = method.length + 1 + url.length + (query ? 1 + query.length : 0) + 11;
-  for (const [k, v] of headers) n += k.length + 2 + v.length + 2;
+  if (typeof headers === 'number') n += headers;
+  else for (const [k, v] of headers) n += k.length + 2 + v.length + 2;
   return n + 2;
 }
