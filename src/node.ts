@@ -20,6 +20,7 @@ import { poolVoteVerifier } from './consensus/verifier.js';
 import { WAL } from './consensus/wal.js';
 import { getCryptoBackend } from './crypto/backend.js';
 import { EventBus } from './events/bus.js';
+import { bridgeConsensusEvents } from './events/consensus-events.js';
 import type { Logger } from './log.js';
 import { Mempool, postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
@@ -27,6 +28,7 @@ import { startMetricsServer } from './metrics/server.js';
 import { createNames } from './names/index.js';
 import { createCryptoPool } from './pool/index.js';
 import type { NodeRpcContext } from './rpc/node/context.js';
+import { subscriptionsFor } from './rpc/node/methods/events.js';
 import { methodRoutes } from './rpc/node/methods/index.js';
 import { RawJson } from './rpc/node/errors.js';
 import { routes } from './rpc/node/routes.js';
@@ -262,6 +264,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       },
     });
     mempool.onTxsAvailable(() => consensus.notifyTxsAvailable());
+    bridgeConsensusEvents(consensus, bus);
     if (metrics) wireMetrics(metrics, consensus, mempool, state);
 
     const context: NodeRpcContext = {
@@ -315,6 +318,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     });
     await rpc.start();
     parts.push({ name: 'node RPC', close: () => rpc.close() });
+    // Closed before the RPC server (parts close in reverse): subscribers get a -32000 cancel.
+    parts.push({ name: 'subscriptions', close: () => subscriptionsFor(context).close() });
 
     let metricsServer: Listening | null = null;
     if (metrics) {

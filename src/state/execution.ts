@@ -378,33 +378,30 @@ export class Executor implements BlockExecutor {
     const bus = this.deps.bus;
     if (!bus) return;
     const height = block.header.height.toString();
-    const blockAttrs = (): Record<string, string[]> => {
-      const attrs: Record<string, string[]> = { 'block.height': [height] };
-      for (const ev of resp.events) {
+    // types/event_bus.go validateAndStringifyEvents: every attribute, indexed or not, keyed
+    // `<type>.<key>`; the index flag matters only to the indexer.
+    const flatten = (events: { type: string; attributes: { key: string; value: string }[] }[], into: Record<string, string[]>) => {
+      for (const ev of events) {
+        if (ev.type === '') continue;
         for (const a of ev.attributes) {
-          if (!a.index) continue;
-          (attrs[`${ev.type}.${a.key}`] ??= []).push(a.value);
+          if (a.key === '') continue;
+          (into[`${ev.type}.${a.key}`] ??= []).push(a.value);
         }
       }
-      return attrs;
+      return into;
     };
-    bus.publish({ type: 'NewBlock', data: { block, blockId, resultFinalizeBlock: resp }, attributes: blockAttrs() });
-    bus.publish({ type: 'NewBlockHeader', data: { header: block.header }, attributes: { 'block.height': [height] } });
+    bus.publish({ type: 'NewBlock', data: { block, blockId, resultFinalizeBlock: resp }, attributes: flatten(resp.events, {}) });
+    bus.publish({ type: 'NewBlockHeader', data: { header: block.header }, attributes: {} });
     bus.publish({
       type: 'NewBlockEvents',
       data: { height: block.header.height, events: resp.events, numTxs: block.data.txs.length },
-      attributes: blockAttrs(),
+      // PublishEventNewBlockEvents adds block.height.
+      attributes: flatten(resp.events, { 'block.height': [height] }),
     });
     block.data.txs.forEach((tx, index) => {
       const result = resp.txResults[index]!;
       const hash = hex(txHash(tx));
-      const attrs: Record<string, string[]> = { 'tx.hash': [hash], 'tx.height': [height] };
-      for (const ev of result.events) {
-        for (const a of ev.attributes) {
-          if (!a.index) continue;
-          (attrs[`${ev.type}.${a.key}`] ??= []).push(a.value);
-        }
-      }
+      const attrs = flatten(result.events, { 'tx.hash': [hash], 'tx.height': [height] });
       bus.publish({ type: 'Tx', data: { height: block.header.height, index, tx, result }, attributes: attrs });
     });
     if (resp.validatorUpdates.length > 0) {

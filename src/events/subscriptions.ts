@@ -1,0 +1,544 @@
+/**
+ * Event subscriptions: the pubsub server behind the websocket `subscribe` method, with CometBFT
+ * 0.38's limits, errors and slow-client rules (cometbft: libs/pubsub/pubsub.go, rpc/core/events.go,
+ * types/event_bus.go; reference cometbft.md §2.3).
+ *
+ * A client is one websocket connection (its `WsConnection.id`; CometBFT keys clients by remote
+ * `ip:port`, i.e. per connection too). Subscriptions are keyed per client by the query's canonical
+ * form with `tm.event` spelled `node.event`, so the two spellings are the same subscription.
+ *
+ * Limits, checked in rpc/core/events.go's order:
+ * 1. subscribed clients ≥ `max_subscription_clients` → `max_subscription_clients %d reached`
+ *    (like CometBFT, this refuses a new query of an already subscribed client too);
+ * 2. the client's subscriptions ≥ `max_subscriptions_per_client` → `max_subscriptions_per_client %d reached`;
+ * 3. the query is longer than 512 bytes → `maximum query length exceeded`;
+ * 4. the query does not parse → `failed to parse query: <parser error>`;
+ * 5. the same query twice → `already subscribed` (pubsub ErrAlreadySubscribed).
+ *
+ * Delivery never runs on the publisher's stack: the bus listener only appends the message to a
+ * list that a setImmediate drains, so block execution and consensus pay one array push per event.
+ * Matching and JSON rendering happen there, once per message (the rendering is shared by every
+ * subscription through `Notification.rendered`).
+ *
+ * Slow clients. Each subscription has a buffer of `experimental_subscription_buffer_size` (≥ 100,
+ * default 200) notifications, CometBFT's `sub.out` channel. Notifications go straight to the
+ * connection while it has at most `highWaterBytes` unwritten (the websocket layer's
+ * push high-water mark, ~200 messages as CometBFT's write queue, src/rpc/node/ws.ts); beyond it
+ * they wait in the subscription's buffer, which is flushed every 10 ms as the client reads. When a
+ * buffer is full:
+ * - by default the subscription is cancelled, as pubsub does (`ErrOutOfCapacity`); the client gets
+ *   `subscription was canceled (reason: internal subscription event buffer is out of capacity)` once
+ *   its connection drains, and may subscribe again;
+ * - with `experimental_close_on_slow_client` the client is dropped: the subscription is cancelled
+ *   with `reason: slow client` (rpc/core/events.go closeIfSlow) and the connection closed.
+ * Memory per client is therefore bounded by its subscriptions × buffer size × shared messages, and
+ * nothing a client does (or fails to do) reaches the publisher.
+ */
+import type { Logger } from '../log.js';
+import { txHash } from '../types/hashing.js';
+import { hexUpper } from '../types/json.js';
+import type { BusMessage, EventBus } from './bus.js';
+import { compile, QueryError, type Query } from './query.js';
+
+/** rpc/core/events.go maxQueryLength. */
+export const MAX_QUERY_LENGTH = 512;
+/** How often buffered notifications of a backlogged client are retried. */
+export const FLUSH_INTERVAL_MS = 10;
+
+/** Cancellation reasons, as CometBFT words them after `subscription was canceled (reason: `. */
+export const CANCEL_REASONS = {
+  /** libs/pubsub ErrOutOfCapacity. */
+  outOfCapacity: 'internal subscription event buffer is out of capacity',
+  /** rpc/core/events.go, with close_on_slow_client. */
+  slowClient: 'slow client',
+  /** Shutdown (CometBFT says "CometBFT exited"; the brand word is not ours to emit). */
+  exited: 'node exited',
+} as const;
+
+export type SubscriptionErrorCode =
+  | 'MAX_CLIENTS'
+  | 'MAX_SUBSCRIPTIONS_PER_CLIENT'
+  | 'QUERY_TOO_LONG'
+  | 'QUERY_INVALID'
+  | 'ALREADY_SUBSCRIBED'
+  | 'NOT_FOUND'
+  | 'CLOSED';
+
+/** A refused subscribe/unsubscribe; the message is CometBFT's error text. */
+export class SubscriptionError extends Error {
+  override readonly name = 'SubscriptionError';
+  constructor(
+    readonly code: SubscriptionErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type DeliverResult = 'sent' | 'buffered' | 'dropped' | 'closed';
+
+/** One published message, prepared for matching and delivery. */
+export interface Notification {
+  /** Publication order. */
+  readonly seq: number;
+  readonly msg: BusMessage;
+  /** CometBFT's event map of the message (composite key → values), without the event-type key. */
+  readonly events: Record<string, string[]>;
+  /** The transport's rendering of the message, made once and shared by every subscription. */
+  rendered?: unknown;
+}
+
+export interface Subscription {
+  readonly clientId: string;
+  /** The JSON-RPC id of the subscribe request: every notification reuses it. */
+  readonly requestId: string | number;
+  /** The query exactly as sent (notifications echo it). */
+  readonly query: string;
+  /** Canonical form, `tm.event` spelled `node.event`: the per-client key. */
+  readonly key: string;
+  readonly compiled: Query;
+}
+
+/** Where a client's notifications go: the websocket connection, adapted by the RPC layer. */
+export interface SubscriberSink {
+  /** The client id that limits count. */
+  readonly id: string;
+  readonly closed: boolean;
+  /** Writes one notification. `dropped`: not taken now (it stays buffered and is retried). */
+  deliver(sub: Subscription, n: Notification): DeliverResult;
+  /** Tells the client its subscription was cancelled. */
+  canceled(sub: Subscription, reason: string): DeliverResult;
+  /** Bytes accepted but not yet written. */
+  bufferedAmount(): number;
+  onClose(listener: () => void): () => void;
+  close(): void;
+}
+
+/** Optional metric sinks (src/metrics/registry.ts Gauge/Counter fit). */
+export interface SubscriptionMetrics {
+  clients?: { set(v: number): void };
+  subscriptions?: { set(v: number): void };
+  /** Notifications discarded with a cancelled slow subscription. */
+  droppedEvents?: { inc(by?: number): void };
+  /** Subscriptions cancelled because their buffer was full. */
+  canceledSubscriptions?: { inc(by?: number): void };
+  /** Connections closed as slow (close_on_slow_client). */
+  droppedClients?: { inc(by?: number): void };
+}
+
+export interface SubscriptionsOptions {
+  bus: EventBus;
+  /** `[rpc] max_subscription_clients`. */
+  maxClients: number;
+  /** `[rpc] max_subscriptions_per_client`. */
+  maxSubscriptionsPerClient: number;
+  /** `[rpc] experimental_subscription_buffer_size`. */
+  bufferSize: number;
+  /** `[rpc] experimental_close_on_slow_client`. */
+  closeOnSlowClient: boolean;
+  /** A client with more unwritten bytes than this is behind: its notifications wait in buffers. */
+  highWaterBytes: number;
+  flushIntervalMs?: number;
+  metrics?: SubscriptionMetrics;
+  logger?: Logger;
+}
+
+export interface SubscriptionStats {
+  /** Clients with at least one subscription (what max_subscription_clients counts). */
+  clients: number;
+  subscriptions: number;
+  /** Notifications waiting in subscription buffers now. */
+  buffered: number;
+  /** Notifications handed to connections so far. */
+  delivered: number;
+  /** Notifications discarded because their subscription was cancelled as slow. */
+  dropped: number;
+  /** Subscriptions cancelled as slow. */
+  canceled: number;
+  /** Connections closed as slow (close_on_slow_client). */
+  droppedClients: number;
+}
+
+class Sub implements Subscription {
+  readonly queue: Notification[] = [];
+  constructor(
+    readonly clientId: string,
+    readonly requestId: string | number,
+    readonly query: string,
+    readonly key: string,
+    readonly compiled: Query,
+    /** Messages published up to this sequence number predate the subscription. */
+    readonly afterSeq: number,
+  ) {}
+}
+
+interface Client {
+  readonly sink: SubscriberSink;
+  readonly subs: Map<string, Sub>;
+  /** Cancellation notices waiting for the connection to drain. */
+  readonly notices: Array<{ sub: Sub; reason: string }>;
+  timer: NodeJS.Timeout | null;
+  offClose: () => void;
+  gone: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The event map (types/event_bus.go)
+
+function flattenInto(out: Record<string, string[]>, events: unknown): void {
+  if (!Array.isArray(events)) return;
+  for (const ev of events as Array<{ type?: string; attributes?: Array<{ key?: string; value?: string }> }>) {
+    // validateAndStringifyEvents: events without a type and attributes without a key are skipped.
+    if (!ev || !ev.type) continue;
+    for (const a of ev.attributes ?? []) {
+      if (!a.key) continue;
+      (out[`${ev.type}.${a.key}`] ??= []).push(a.value ?? '');
+    }
+  }
+}
+
+/**
+ * The composite-key map a subscription query matches, as CometBFT's EventBus builds it
+ * (event_bus.go PublishEventNewBlock / PublishEventNewBlockEvents / PublishEventTx / Publish):
+ * - NewBlock and NewBlockEvents: every attribute of the FinalizeBlock events, indexed or not;
+ * - Tx: every attribute of the tx's events, plus `tx.hash` (upper-case hex) and `tx.height`;
+ * - the other CometBFT events: nothing but the event type (in v0.38 there is no `block.height`).
+ * The event-type key itself (`node.event` / `tm.event`) is not in the map: queries match it on the
+ * message type, and the RPC layer adds it under the emitted spelling. Messages of types CometBFT
+ * does not define keep the attributes their publisher gave.
+ */
+export function cometEventMap(msg: BusMessage): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  const data = msg.data as Record<string, unknown> | null | undefined;
+  switch (msg.type) {
+    case 'NewBlock':
+      flattenInto(out, (data?.['resultFinalizeBlock'] as { events?: unknown } | undefined)?.events);
+      return out;
+    case 'NewBlockEvents':
+      flattenInto(out, data?.['events']);
+      return out;
+    case 'Tx': {
+      flattenInto(out, (data?.['result'] as { events?: unknown } | undefined)?.events);
+      const given = msg.attributes?.['tx.hash']?.[0];
+      const tx = data?.['tx'];
+      const hash = given ?? (tx instanceof Uint8Array ? hexUpper(txHash(tx)) : undefined);
+      if (hash !== undefined) (out['tx.hash'] ??= []).push(hash);
+      (out['tx.height'] ??= []).push(String(data?.['height'] ?? ''));
+      return out;
+    }
+    case 'NewBlockHeader':
+    case 'NewEvidence':
+    case 'ValidatorSetUpdates':
+    case 'CompleteProposal':
+    case 'Lock':
+    case 'NewRound':
+    case 'NewRoundStep':
+    case 'Polka':
+    case 'Relock':
+    case 'TimeoutPropose':
+    case 'TimeoutWait':
+    case 'Unlock':
+    case 'ValidBlock':
+    case 'Vote':
+      return out;
+    default:
+      return { ...msg.attributes };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** The subscription registry of one node. */
+export class Subscriptions {
+  private readonly clients = new Map<string, Client>();
+  /** Clients with at least one subscription. */
+  private subscribedClients = 0;
+  private numSubs = 0;
+  private numBuffered = 0;
+  private delivered = 0;
+  private dropped = 0;
+  private canceled = 0;
+  private droppedClients = 0;
+  private seq = 0;
+  private pending: Array<{ seq: number; msg: BusMessage }> = [];
+  private scheduled = false;
+  private offBus: (() => void) | null = null;
+  private closedReason: string | null = null;
+  private readonly flushMs: number;
+
+  constructor(private readonly opts: SubscriptionsOptions) {
+    this.flushMs = opts.flushIntervalMs ?? FLUSH_INTERVAL_MS;
+  }
+
+  /** Subscribes `sink` to `query`; throws SubscriptionError with CometBFT's message. */
+  subscribe(sink: SubscriberSink, query: string, requestId: string | number): Subscription {
+    if (this.closedReason !== null) throw new SubscriptionError('CLOSED', `subscription server stopped (${this.closedReason})`);
+    const { maxClients, maxSubscriptionsPerClient } = this.opts;
+    let client = this.clients.get(sink.id);
+    if (this.subscribedClients >= maxClients) {
+      throw new SubscriptionError('MAX_CLIENTS', `max_subscription_clients ${maxClients} reached`);
+    }
+    if ((client?.subs.size ?? 0) >= maxSubscriptionsPerClient) {
+      throw new SubscriptionError('MAX_SUBSCRIPTIONS_PER_CLIENT', `max_subscriptions_per_client ${maxSubscriptionsPerClient} reached`);
+    }
+    // Go's len() counts bytes.
+    if (Buffer.byteLength(query, 'utf8') > MAX_QUERY_LENGTH) throw new SubscriptionError('QUERY_TOO_LONG', 'maximum query length exceeded');
+    const compiled = compileQuery(query);
+    const key = compiled.toNormalizedString();
+    if (client?.subs.has(key)) throw new SubscriptionError('ALREADY_SUBSCRIBED', 'already subscribed');
+    if (sink.closed) throw new SubscriptionError('CLOSED', 'connection closed');
+
+    if (!client) {
+      const c: Client = { sink, subs: new Map(), notices: [], timer: null, offClose: () => {}, gone: false };
+      c.offClose = sink.onClose(() => this.removeClient(c));
+      this.clients.set(sink.id, c);
+      client = c;
+    }
+    const sub = new Sub(sink.id, requestId, query, key, compiled, this.seq);
+    if (client.subs.size === 0) this.subscribedClients++;
+    client.subs.set(key, sub);
+    this.numSubs++;
+    this.attach();
+    this.updateGauges();
+    return sub;
+  }
+
+  /** Removes the client's subscription to `query` (either spelling of the event key). */
+  unsubscribe(clientId: string, query: string): void {
+    const key = compileQuery(query).toNormalizedString();
+    const client = this.clients.get(clientId);
+    const sub = client?.subs.get(key);
+    if (!client || !sub) throw new SubscriptionError('NOT_FOUND', 'subscription not found');
+    this.removeSub(client, sub);
+    this.forgetIfIdle(client);
+  }
+
+  /** Removes all of the client's subscriptions; `subscription not found` when it has none. */
+  unsubscribeAll(clientId: string): void {
+    const client = this.clients.get(clientId);
+    if (!client || client.subs.size === 0) throw new SubscriptionError('NOT_FOUND', 'subscription not found');
+    for (const sub of [...client.subs.values()]) this.removeSub(client, sub);
+    this.forgetIfIdle(client);
+  }
+
+  numClients(): number {
+    return this.subscribedClients;
+  }
+
+  numClientSubscriptions(clientId: string): number {
+    return this.clients.get(clientId)?.subs.size ?? 0;
+  }
+
+  stats(): SubscriptionStats {
+    return {
+      clients: this.subscribedClients,
+      subscriptions: this.numSubs,
+      buffered: this.numBuffered,
+      delivered: this.delivered,
+      dropped: this.dropped,
+      canceled: this.canceled,
+      droppedClients: this.droppedClients,
+    };
+  }
+
+  /**
+   * Stops: every subscription is cancelled with `reason` (each client is told once, if its
+   * connection takes it), and later subscribes are refused.
+   */
+  close(reason: string = CANCEL_REASONS.exited): void {
+    if (this.closedReason !== null) return;
+    this.closedReason = reason;
+    for (const client of [...this.clients.values()]) {
+      for (const sub of [...client.subs.values()]) {
+        this.removeSub(client, sub);
+        if (!client.sink.closed) client.sink.canceled(sub, reason);
+      }
+      this.removeClient(client);
+    }
+    this.pending = [];
+    this.detach();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Publication
+
+  /** The bus is listened to only while someone is subscribed, so idle publishers cost nothing. */
+  private attach(): void {
+    if (this.offBus === null && this.numSubs > 0) this.offBus = this.opts.bus.subscribe(this.onMessage);
+  }
+
+  private detach(): void {
+    if (this.offBus !== null && this.numSubs === 0) {
+      this.offBus();
+      this.offBus = null;
+    }
+  }
+
+  /** Runs on the publisher's stack: one push, no matching, no I/O. */
+  private readonly onMessage = (msg: BusMessage): void => {
+    if (this.numSubs === 0) return;
+    this.pending.push({ seq: ++this.seq, msg });
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.process);
+    }
+  };
+
+  private readonly process = (): void => {
+    this.scheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    for (const p of batch) {
+      if (this.numSubs === 0) break;
+      let n: Notification | null = null;
+      for (const client of this.clients.values()) {
+        for (const sub of client.subs.values()) {
+          if (sub.afterSeq >= p.seq) continue;
+          try {
+            n ??= { seq: p.seq, msg: p.msg, events: cometEventMap(p.msg) };
+            if (sub.compiled.matches(n.events, p.msg.type)) this.offer(client, sub, n);
+          } catch (e) {
+            this.opts.logger?.error('event delivery failed', { client: client.sink.id, query: sub.query, err: e as Error });
+          }
+        }
+      }
+    }
+  };
+
+  private offer(client: Client, sub: Sub, n: Notification): void {
+    if (sub.queue.length > 0 || client.sink.bufferedAmount() > this.opts.highWaterBytes) {
+      this.enqueue(client, sub, n);
+      return;
+    }
+    const r = client.sink.deliver(sub, n);
+    if (r === 'sent' || r === 'buffered') this.delivered++;
+    else if (r === 'dropped') this.enqueue(client, sub, n);
+    else this.removeClient(client);
+  }
+
+  private enqueue(client: Client, sub: Sub, n: Notification): void {
+    if (sub.queue.length >= this.opts.bufferSize) {
+      this.overflow(client, sub);
+      return;
+    }
+    sub.queue.push(n);
+    this.numBuffered++;
+    this.scheduleFlush(client);
+  }
+
+  /** A full buffer: cancel the subscription (pubsub) or drop the client (close_on_slow_client). */
+  private overflow(client: Client, sub: Sub): void {
+    const lost = sub.queue.length + 1;
+    this.dropped += lost;
+    this.canceled++;
+    this.opts.metrics?.droppedEvents?.inc(lost);
+    this.opts.metrics?.canceledSubscriptions?.inc();
+    if (this.opts.closeOnSlowClient) {
+      this.opts.logger?.info('closing slow subscription client', { client: client.sink.id, query: sub.query, lost });
+      this.removeSub(client, sub);
+      // Told at once if the connection takes it (CometBFT's TryWriteRPCResponse), then closed.
+      client.sink.canceled(sub, CANCEL_REASONS.slowClient);
+      this.droppedClients++;
+      this.opts.metrics?.droppedClients?.inc();
+      this.removeClient(client);
+      client.sink.close();
+      return;
+    }
+    this.opts.logger?.info('cancelling slow subscription', { client: client.sink.id, query: sub.query, lost });
+    this.removeSub(client, sub);
+    client.notices.push({ sub, reason: CANCEL_REASONS.outOfCapacity });
+    this.flush(client);
+  }
+
+  private scheduleFlush(client: Client): void {
+    if (client.timer !== null || client.gone) return;
+    client.timer = setTimeout(() => {
+      client.timer = null;
+      this.flush(client);
+    }, this.flushMs);
+    client.timer.unref?.();
+  }
+
+  /** Writes buffered notifications, oldest first, while the connection keeps up. */
+  private flush(client: Client): void {
+    if (client.gone) return;
+    const sink = client.sink;
+    const high = this.opts.highWaterBytes;
+    for (;;) {
+      if (sink.bufferedAmount() > high) break;
+      let best: Sub | null = null;
+      for (const s of client.subs.values()) {
+        if (s.queue.length > 0 && (best === null || s.queue[0]!.seq < best.queue[0]!.seq)) best = s;
+      }
+      if (best === null) break;
+      const r = sink.deliver(best, best.queue[0]!);
+      if (r === 'closed') {
+        this.removeClient(client);
+        return;
+      }
+      if (r === 'dropped') break;
+      best.queue.shift();
+      this.numBuffered--;
+      this.delivered++;
+    }
+    while (client.notices.length > 0 && sink.bufferedAmount() <= high) {
+      const { sub, reason } = client.notices[0]!;
+      const r = sink.canceled(sub, reason);
+      if (r === 'closed') {
+        this.removeClient(client);
+        return;
+      }
+      if (r === 'dropped') break;
+      client.notices.shift();
+    }
+    let waiting = client.notices.length > 0;
+    for (const s of client.subs.values()) if (s.queue.length > 0) waiting = true;
+    if (waiting) this.scheduleFlush(client);
+    else this.forgetIfIdle(client);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Bookkeeping
+
+  private removeSub(client: Client, sub: Sub): void {
+    if (client.subs.get(sub.key) !== sub) return;
+    client.subs.delete(sub.key);
+    this.numBuffered -= sub.queue.length;
+    sub.queue.length = 0;
+    this.numSubs--;
+    if (client.subs.size === 0) this.subscribedClients--;
+    this.detach();
+    this.updateGauges();
+  }
+
+  /** The connection closed (or is being dropped): its subscriptions end silently. */
+  private removeClient(client: Client): void {
+    if (client.gone) return;
+    for (const sub of [...client.subs.values()]) this.removeSub(client, sub);
+    client.gone = true;
+    client.notices.length = 0;
+    if (client.timer !== null) clearTimeout(client.timer);
+    client.timer = null;
+    client.offClose();
+    if (this.clients.get(client.sink.id) === client) this.clients.delete(client.sink.id);
+  }
+
+  /** A client with no subscriptions and nothing left to tell is forgotten (pubsub deletes it). */
+  private forgetIfIdle(client: Client): void {
+    if (client.subs.size === 0 && client.notices.length === 0) this.removeClient(client);
+  }
+
+  private updateGauges(): void {
+    this.opts.metrics?.clients?.set(this.subscribedClients);
+    this.opts.metrics?.subscriptions?.set(this.numSubs);
+  }
+}
+
+function compileQuery(query: string): Query {
+  try {
+    return compile(query);
+  } catch (e) {
+    if (e instanceof QueryError) throw new SubscriptionError('QUERY_INVALID', `failed to parse query: ${e.message}`);
+    throw e;
+  }
+}
