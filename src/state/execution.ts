@@ -319,6 +319,7 @@ export class Executor implements BlockExecutor {
       try {
         storage.transactionSync(() => {
           storage.blocks.saveBlock(block, blockId, blockBytes, seenCommit);
+          if (height === state.initialHeight) storage.state.saveInitialHeight(state);
           storage.state.saveFinalizeBlockResponse(height, resp);
           storage.state.save(newState);
           this.deps.indexer?.indexBlock(block, blockId, resp);

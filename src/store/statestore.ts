@@ -74,6 +74,16 @@ export class StateStore {
     this.dbs.params.putSync(heightKey(next), encodeTagged(state.consensusParams));
   }
 
+  /**
+   * The validator set and params of the initial height, which no later `save` covers (save writes
+   * H+1 and H+2). Called inside block 1's transaction with the genesis state.
+   */
+  saveInitialHeight(state: State): void {
+    const h = state.initialHeight;
+    this.dbs.validators.putSync(heightKey(h), encodeTagged(toRecord(state.validators)));
+    this.dbs.params.putSync(heightKey(h), encodeTagged(state.consensusParams));
+  }
+
   loadValidators(height: bigint): ValidatorSet | null {
     const v = this.dbs.validators.getBinary(heightKey(height));
     return v ? fromRecord(decodeTagged<ValidatorSetRecord>(v)) : null;

@@ -1,0 +1,239 @@
+/**
+ * Node RPC `commit` (cometbft: rpc/core/blocks.go Commit): the signed header of a height; at the
+ * store height the commit is the one this node saw (`canonical: false`), below it the canonical
+ * commit carried by block h+1 (`canonical: true`). CometBFT's height errors. Cacheable only with
+ * a height (routes.go Cacheable("height")), even at the latest height. Over URI, JSON-RPC and
+ * websocket, shapes checked against the `commit_at_height_10` fixture.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { devAccounts } from '../../src/keys/devaccounts.js';
+import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
+import { WsClient } from '../helpers/ws.js';
+
+// ------------------------------------------------------------------------------------------------
+// Shared by the rpc-<chain method> tests; each file carries its own copy so it stands alone.
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** Real CometBFT v0.38 kvstore responses, brand words renamed (../shared/reference/fixtures). */
+const FIXTURES = JSON.parse(
+  fs.readFileSync(path.join(here, '../../../../shared/reference/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
+) as Record<string, any>;
+const CACHED = 'public, max-age=86400';
+const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
+const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A real in-process node whose chain stands still between calls: with create_empty_blocks off a
+ * block is made only for txs (and the proof block after each app-hash change). The JSON tx
+ * decoder lets the tests send real bank transfers between two funded dev accounts.
+ */
+function startNode(): Promise<TestNode> {
+  return startTestNode({ timeoutCommit: '100ms', txDecoder: 'json', flags: { 'consensus.create_empty_blocks': false } });
+}
+const [ALICE, BOB] = devAccounts();
+let sent = 0;
+/** A bank transfer as the JSON tx decoder reads it; the amount makes each one unique. */
+function transferTx(): Uint8Array {
+  sent++;
+  const msg = { '@type': '/chain.bank.v1beta1.MsgSend', from_address: ALICE!.bech32, to_address: BOB!.bech32, amount: [{ denom: 'achain', amount: String(sent) }] };
+  return new TextEncoder().encode(JSON.stringify({ body: { messages: [msg], memo: '' }, auth_info: { fee: { amount: [], gas_limit: '200000' } } }));
+}
+/** Puts one tx into the mempool (the broadcast methods are not what these files test). */
+async function sendTx(tn: TestNode): Promise<Uint8Array> {
+  const tx = transferTx();
+  const r = await tn.ctx.mempool.checkTx(tx);
+  if (r.response.code !== 0) throw new Error(`CheckTx failed: ${r.response.log}`);
+  return tx;
+}
+/** Waits until no block has come for 500 ms; returns the store height. */
+async function settle(tn: TestNode): Promise<bigint> {
+  let last = -1n;
+  let since = Date.now();
+  for (;;) {
+    const h = tn.ctx.storage.blocks.height();
+    if (h !== last) {
+      last = h;
+      since = Date.now();
+    } else if (Date.now() - since >= 500) return h;
+    await sleep(20);
+  }
+}
+/** Sends txs one at a time until the store reaches `height`, then lets the chain settle. */
+async function growTo(tn: TestNode, height: bigint): Promise<bigint> {
+  await waitHeight(tn, 1n);
+  while (tn.ctx.storage.blocks.height() < height) {
+    const h = tn.ctx.storage.blocks.height();
+    await sendTx(tn);
+    await waitHeight(tn, h + 1n);
+  }
+  return settle(tn);
+}
+
+interface HttpAnswer {
+  status: number;
+  cache: string | null;
+  body: any;
+}
+/** URI form: GET /<method>?name=value (values as CometBFT's URI parser reads them). */
+async function viaUri(tn: TestNode, method: string, args: Record<string, string>): Promise<HttpAnswer> {
+  const qs = new URLSearchParams(args).toString();
+  const r = await fetch(`${tn.base}/${method}${qs ? `?${qs}` : ''}`);
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over HTTP POST, id 1. */
+async function viaPost(tn: TestNode, method: string, params: unknown): Promise<HttpAnswer> {
+  const r = await fetch(`${tn.base}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over the websocket, id 2. */
+async function viaWs(tn: TestNode, method: string, params: unknown): Promise<any> {
+  const { ws } = await WsClient.connect(tn.rpcPort);
+  if (!ws) throw new Error('websocket not upgraded');
+  try {
+    ws.call({ jsonrpc: '2.0', id: 2, method, params });
+    return await ws.nextJson();
+  } finally {
+    ws.close();
+  }
+}
+/** One call over the three transports: URI (`uri` args) and JSON-RPC POST + websocket (`params`). */
+async function call3(tn: TestNode, method: string, uri: Record<string, string>, params: unknown) {
+  const [u, p, w] = await Promise.all([viaUri(tn, method, uri), viaPost(tn, method, params), viaWs(tn, method, params)]);
+  return { uri: u, post: p, ws: w };
+}
+/**
+ * The successful result, the same over the three transports, with CometBFT's Cache-Control
+ * (routes.go Cacheable) on both HTTP forms when `cacheable`.
+ */
+async function ok3(t: Test, tn: TestNode, method: string, uri: Record<string, string>, params: unknown, cacheable: boolean): Promise<any> {
+  const r = await call3(tn, method, uri, params);
+  const what = `${method} ${JSON.stringify(uri)}`;
+  t.same([r.uri.status, r.uri.body.id, r.uri.body.error], [200, -1, undefined], `${what}: URI answers 200, id -1`);
+  t.same([r.post.status, r.post.body.id, r.post.body.error], [200, 1, undefined], `${what}: JSON-RPC answers 200, id 1`);
+  t.same([r.ws.id, r.ws.error], [2, undefined], `${what}: websocket answers id 2`);
+  t.same(r.post.body.result, r.uri.body.result, `${what}: JSON-RPC result = URI result`);
+  t.same(r.ws.result, r.uri.body.result, `${what}: websocket result = URI result`);
+  t.equal(r.uri.cache, cacheable ? CACHED : null, `${what}: URI Cache-Control`);
+  t.equal(r.post.cache, cacheable ? CACHED : null, `${what}: JSON-RPC Cache-Control`);
+  return r.uri.body.result;
+}
+/**
+ * The method's own error over the three transports: -32603 `Internal error` with the text in
+ * `data`; HTTP 500 for URI, 200 for JSON-RPC (rpc/jsonrpc/server/http_uri_handler.go,
+ * http_json_handler.go).
+ */
+async function err3(t: Test, tn: TestNode, method: string, uri: Record<string, string>, params: unknown, data: string | RegExp): Promise<void> {
+  const r = await call3(tn, method, uri, params);
+  const what = `${method} ${JSON.stringify(uri)}`;
+  t.equal(r.uri.status, 500, `${what}: URI answers 500`);
+  t.equal(r.post.status, 200, `${what}: JSON-RPC answers 200`);
+  t.equal(r.uri.cache, null, `${what}: a URI error is not cacheable`);
+  for (const [via, body, id] of [['URI', r.uri.body, -1], ['JSON-RPC', r.post.body, 1], ['websocket', r.ws, 2]] as const) {
+    t.same([body.id, body.error?.code, body.error?.message, body.result], [id, -32603, 'Internal error', undefined], `${what}: ${via} -32603`);
+    if (typeof data === 'string') t.equal(body.error?.data, data, `${what}: ${via} error text`);
+    else t.match(body.error?.data, data, `${what}: ${via} error text`);
+  }
+}
+/**
+ * Where a value's JSON shape differs from a fixture's: missing or extra keys and different kinds,
+ * checking every array element against the fixture's first. `mayOmit` lists keys omitempty may
+ * drop here (e.g. header version.app, 0 on this chain), `mayFill` places where the fixture has
+ * null and this chain a value, `opaque` subtrees whose content is the chain's own.
+ */
+function shapeDiff(actual: unknown, fixture: unknown, opts: { mayOmit?: string[]; mayFill?: string[]; opaque?: string[] } = {}): string[] {
+  const out: string[] = [];
+  const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+  const walk = (a: any, f: any, at: string) => {
+    if (opts.opaque?.includes(at)) return;
+    if (f === null && a !== null) {
+      if (!opts.mayFill?.includes(at)) out.push(`${at}: ${kind(a)} where the fixture has null`);
+      return;
+    }
+    if (kind(a) !== kind(f)) {
+      out.push(`${at}: ${kind(a)} where the fixture has ${kind(f)}`);
+      return;
+    }
+    if (Array.isArray(f)) {
+      if (f.length > 0) (a as unknown[]).forEach((x) => walk(x, f[0], `${at}[]`));
+    } else if (kind(f) === 'object') {
+      for (const k of Object.keys(f)) {
+        if (k in a) walk(a[k], f[k], `${at}.${k}`);
+        else if (!opts.mayOmit?.includes(`${at}.${k}`)) out.push(`${at}.${k}: missing`);
+      }
+      for (const k of Object.keys(a)) if (!(k in f)) out.push(`${at}.${k}: not in the fixture`);
+    }
+  };
+  walk(actual, fixture, '$');
+  return out;
+}
+// ------------------------------------------------------------------------------------------------
+
+t.test('commit', async (t) => {
+  const tn = await startNode();
+  t.teardown(() => tn.close());
+  let H = await growTo(tn, 4n);
+  const fixture = FIXTURES['commit_at_height_10'].result;
+  let seen: any;
+
+  await t.test('latest: the seen commit, canonical false', async (t) => {
+    const r = await ok3(t, tn, 'commit', {}, {}, false);
+    t.equal(r.canonical, false);
+    t.equal(r.signed_header.header.height, String(H));
+    t.equal(r.signed_header.commit.height, String(H));
+    t.equal(r.signed_header.commit.block_id.hash, hexOf(tn.ctx.storage.blocks.loadBlockMeta(H)!.blockId.hash), 'commits to the block at H');
+    t.equal(r.signed_header.commit.signatures.length, 1);
+    t.same(
+      [r.signed_header.commit.signatures[0].block_id_flag, r.signed_header.commit.signatures[0].validator_address],
+      [2, hexOf(tn.ctx.validator.address)],
+      'our validator signed (flag COMMIT)',
+    );
+    t.same(shapeDiff(r, fixture, { mayOmit: ['$.signed_header.header.version.app'] }), [], 'fixture shape');
+    const pinned = await ok3(t, tn, 'commit', { height: String(H) }, { height: String(H) }, true);
+    t.same(pinned, r, 'the same with the latest height given, and then cacheable');
+    seen = r;
+  });
+
+  await t.test('below the latest: the canonical commit from block h+1', async (t) => {
+    for (let h = 1n; h < H; h++) {
+      const r = await ok3(t, tn, 'commit', { height: String(h) }, { height: String(h) }, true);
+      t.equal(r.canonical, true, `commit ${h} canonical`);
+      const next = await viaUri(tn, 'block', { height: String(h + 1n) });
+      t.same(r.signed_header.commit, next.body.result.block.last_commit, `commit ${h} is block ${h + 1n}'s last_commit`);
+      const header = await viaUri(tn, 'header', { height: String(h) });
+      t.same(r.signed_header.header, header.body.result.header);
+      t.same(shapeDiff(r, fixture, { mayOmit: ['$.signed_header.header.version.app'] }), [], 'fixture shape');
+    }
+  });
+
+  await t.test('once the next block is in, the latest commit turns canonical', async (t) => {
+    const before = H;
+    await sendTx(tn);
+    await waitHeight(tn, before + 1n);
+    H = await settle(tn);
+    const r = await ok3(t, tn, 'commit', { height: String(before) }, { height: String(before) }, true);
+    t.equal(r.canonical, true);
+    t.same(r.signed_header.header, seen.signed_header.header);
+    t.same(r.signed_header.commit.block_id, seen.signed_header.commit.block_id, 'same block id as the seen commit');
+    const latest = await ok3(t, tn, 'commit', {}, {}, false);
+    t.same([latest.canonical, latest.signed_header.header.height], [false, String(H)]);
+  });
+
+  await t.test('height errors', async (t) => {
+    await err3(t, tn, 'commit', { height: '0' }, { height: '0' }, 'height must be greater than 0, but got 0');
+    await err3(t, tn, 'commit', { height: '-2' }, { height: '-2' }, 'height must be greater than 0, but got -2');
+    const over = String(H + 1n);
+    await err3(t, tn, 'commit', { height: over }, { height: over }, `height ${over} must be less than or equal to the current blockchain height ${H}`);
+    const b = tn.ctx.storage.blocks as unknown as { base: () => bigint };
+    b.base = () => 2n;
+    t.teardown(() => void delete (b as { base?: unknown }).base);
+    await err3(t, tn, 'commit', { height: '1' }, { height: '1' }, 'height 1 is not available, lowest height is 2');
+  });
+});

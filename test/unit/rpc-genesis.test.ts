@@ -1,0 +1,213 @@
+/**
+ * Node RPC `genesis` (cometbft: rpc/core/net.go Genesis, env.go InitGenesisChunks): the genesis
+ * document (GenesisDoc JSON: int64 as strings, app_hash hex, key types from the names registry),
+ * or `genesis response is large, please use the genesis_chunked API instead` when it takes more
+ * than one 16 MiB chunk. Always cacheable (routes.go). Over URI, JSON-RPC and websocket, shapes
+ * checked against the `genesis` fixture.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { devAccounts } from '../../src/keys/devaccounts.js';
+import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
+import { WsClient } from '../helpers/ws.js';
+
+// ------------------------------------------------------------------------------------------------
+// Shared by the rpc-<chain method> tests; each file carries its own copy so it stands alone.
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** Real CometBFT v0.38 kvstore responses, brand words renamed (../shared/reference/fixtures). */
+const FIXTURES = JSON.parse(
+  fs.readFileSync(path.join(here, '../../../../shared/reference/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
+) as Record<string, any>;
+const CACHED = 'public, max-age=86400';
+const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
+const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A real in-process node whose chain stands still between calls: with create_empty_blocks off a
+ * block is made only for txs (and the proof block after each app-hash change). The JSON tx
+ * decoder lets the tests send real bank transfers between two funded dev accounts.
+ */
+function startNode(): Promise<TestNode> {
+  return startTestNode({ timeoutCommit: '100ms', txDecoder: 'json', flags: { 'consensus.create_empty_blocks': false } });
+}
+const [ALICE, BOB] = devAccounts();
+let sent = 0;
+/** A bank transfer as the JSON tx decoder reads it; the amount makes each one unique. */
+function transferTx(): Uint8Array {
+  sent++;
+  const msg = { '@type': '/chain.bank.v1beta1.MsgSend', from_address: ALICE!.bech32, to_address: BOB!.bech32, amount: [{ denom: 'achain', amount: String(sent) }] };
+  return new TextEncoder().encode(JSON.stringify({ body: { messages: [msg], memo: '' }, auth_info: { fee: { amount: [], gas_limit: '200000' } } }));
+}
+/** Puts one tx into the mempool (the broadcast methods are not what these files test). */
+async function sendTx(tn: TestNode): Promise<Uint8Array> {
+  const tx = transferTx();
+  const r = await tn.ctx.mempool.checkTx(tx);
+  if (r.response.code !== 0) throw new Error(`CheckTx failed: ${r.response.log}`);
+  return tx;
+}
+/** Waits until no block has come for 500 ms; returns the store height. */
+async function settle(tn: TestNode): Promise<bigint> {
+  let last = -1n;
+  let since = Date.now();
+  for (;;) {
+    const h = tn.ctx.storage.blocks.height();
+    if (h !== last) {
+      last = h;
+      since = Date.now();
+    } else if (Date.now() - since >= 500) return h;
+    await sleep(20);
+  }
+}
+/** Sends txs one at a time until the store reaches `height`, then lets the chain settle. */
+async function growTo(tn: TestNode, height: bigint): Promise<bigint> {
+  await waitHeight(tn, 1n);
+  while (tn.ctx.storage.blocks.height() < height) {
+    const h = tn.ctx.storage.blocks.height();
+    await sendTx(tn);
+    await waitHeight(tn, h + 1n);
+  }
+  return settle(tn);
+}
+
+interface HttpAnswer {
+  status: number;
+  cache: string | null;
+  body: any;
+}
+/** URI form: GET /<method>?name=value (values as CometBFT's URI parser reads them). */
+async function viaUri(tn: TestNode, method: string, args: Record<string, string>): Promise<HttpAnswer> {
+  const qs = new URLSearchParams(args).toString();
+  const r = await fetch(`${tn.base}/${method}${qs ? `?${qs}` : ''}`);
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over HTTP POST, id 1. */
+async function viaPost(tn: TestNode, method: string, params: unknown): Promise<HttpAnswer> {
+  const r = await fetch(`${tn.base}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over the websocket, id 2. */
+async function viaWs(tn: TestNode, method: string, params: unknown): Promise<any> {
+  const { ws } = await WsClient.connect(tn.rpcPort);
+  if (!ws) throw new Error('websocket not upgraded');
+  try {
+    ws.call({ jsonrpc: '2.0', id: 2, method, params });
+    return await ws.nextJson();
+  } finally {
+    ws.close();
+  }
+}
+/** One call over the three transports: URI (`uri` args) and JSON-RPC POST + websocket (`params`). */
+async function call3(tn: TestNode, method: string, uri: Record<string, string>, params: unknown) {
+  const [u, p, w] = await Promise.all([viaUri(tn, method, uri), viaPost(tn, method, params), viaWs(tn, method, params)]);
+  return { uri: u, post: p, ws: w };
+}
+/**
+ * The successful result, the same over the three transports, with CometBFT's Cache-Control
+ * (routes.go Cacheable) on both HTTP forms when `cacheable`.
+ */
+async function ok3(t: Test, tn: TestNode, method: string, uri: Record<string, string>, params: unknown, cacheable: boolean): Promise<any> {
+  const r = await call3(tn, method, uri, params);
+  const what = `${method} ${JSON.stringify(uri)}`;
+  t.same([r.uri.status, r.uri.body.id, r.uri.body.error], [200, -1, undefined], `${what}: URI answers 200, id -1`);
+  t.same([r.post.status, r.post.body.id, r.post.body.error], [200, 1, undefined], `${what}: JSON-RPC answers 200, id 1`);
+  t.same([r.ws.id, r.ws.error], [2, undefined], `${what}: websocket answers id 2`);
+  t.same(r.post.body.result, r.uri.body.result, `${what}: JSON-RPC result = URI result`);
+  t.same(r.ws.result, r.uri.body.result, `${what}: websocket result = URI result`);
+  t.equal(r.uri.cache, cacheable ? CACHED : null, `${what}: URI Cache-Control`);
+  t.equal(r.post.cache, cacheable ? CACHED : null, `${what}: JSON-RPC Cache-Control`);
+  return r.uri.body.result;
+}
+/**
+ * The method's own error over the three transports: -32603 `Internal error` with the text in
+ * `data`; HTTP 500 for URI, 200 for JSON-RPC (rpc/jsonrpc/server/http_uri_handler.go,
+ * http_json_handler.go).
+ */
+async function err3(t: Test, tn: TestNode, method: string, uri: Record<string, string>, params: unknown, data: string | RegExp): Promise<void> {
+  const r = await call3(tn, method, uri, params);
+  const what = `${method} ${JSON.stringify(uri)}`;
+  t.equal(r.uri.status, 500, `${what}: URI answers 500`);
+  t.equal(r.post.status, 200, `${what}: JSON-RPC answers 200`);
+  t.equal(r.uri.cache, null, `${what}: a URI error is not cacheable`);
+  for (const [via, body, id] of [['URI', r.uri.body, -1], ['JSON-RPC', r.post.body, 1], ['websocket', r.ws, 2]] as const) {
+    t.same([body.id, body.error?.code, body.error?.message, body.result], [id, -32603, 'Internal error', undefined], `${what}: ${via} -32603`);
+    if (typeof data === 'string') t.equal(body.error?.data, data, `${what}: ${via} error text`);
+    else t.match(body.error?.data, data, `${what}: ${via} error text`);
+  }
+}
+/**
+ * Where a value's JSON shape differs from a fixture's: missing or extra keys and different kinds,
+ * checking every array element against the fixture's first. `mayOmit` lists keys omitempty may
+ * drop here (e.g. header version.app, 0 on this chain), `mayFill` places where the fixture has
+ * null and this chain a value, `opaque` subtrees whose content is the chain's own.
+ */
+function shapeDiff(actual: unknown, fixture: unknown, opts: { mayOmit?: string[]; mayFill?: string[]; opaque?: string[] } = {}): string[] {
+  const out: string[] = [];
+  const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+  const walk = (a: any, f: any, at: string) => {
+    if (opts.opaque?.includes(at)) return;
+    if (f === null && a !== null) {
+      if (!opts.mayFill?.includes(at)) out.push(`${at}: ${kind(a)} where the fixture has null`);
+      return;
+    }
+    if (kind(a) !== kind(f)) {
+      out.push(`${at}: ${kind(a)} where the fixture has ${kind(f)}`);
+      return;
+    }
+    if (Array.isArray(f)) {
+      if (f.length > 0) (a as unknown[]).forEach((x) => walk(x, f[0], `${at}[]`));
+    } else if (kind(f) === 'object') {
+      for (const k of Object.keys(f)) {
+        if (k in a) walk(a[k], f[k], `${at}.${k}`);
+        else if (!opts.mayOmit?.includes(`${at}.${k}`)) out.push(`${at}.${k}: missing`);
+      }
+      for (const k of Object.keys(a)) if (!(k in f)) out.push(`${at}.${k}: not in the fixture`);
+    }
+  };
+  walk(actual, fixture, '$');
+  return out;
+}
+// ------------------------------------------------------------------------------------------------
+
+t.test('genesis', async (t) => {
+  const tn = await startNode();
+  t.teardown(() => tn.close());
+  await waitHeight(tn, 1n);
+
+  await t.test('the document', async (t) => {
+    const r = await ok3(t, tn, 'genesis', {}, {}, true);
+    t.same(Object.keys(r), ['genesis']);
+    t.same(shapeDiff(r, FIXTURES['genesis'].result, { opaque: ['$.genesis.app_state'] }), [], 'fixture shape');
+    t.same(r.genesis, JSON.parse(Buffer.from(tn.ctx.genesisBytes).toString('utf8')), 'the genesis file chaind init wrote, re-marshalled');
+    t.same(
+      Object.keys(r.genesis),
+      ['genesis_time', 'chain_id', 'initial_height', 'consensus_params', 'validators', 'app_hash', 'app_state'],
+      'GenesisDoc field order',
+    );
+    const v = r.genesis.validators[0];
+    t.same([v.pub_key.type, v.power, v.name], ['consensus/PubKeyEd25519', '10', 'inproc']);
+    t.same(r.genesis.consensus_params, FIXTURES['genesis'].result.genesis.consensus_params, 'default params as the fixture');
+    t.same([r.genesis.initial_height, r.genesis.app_hash, r.genesis.chain_id], ['1', '', 'inproc-1']);
+    t.ok(Array.isArray(r.genesis.app_state.bank.balances), 'app_state as written');
+    const without = await viaPost(tn, 'genesis', null);
+    t.same(without.body.result, r, 'params null');
+    const positional = await viaPost(tn, 'genesis', []);
+    t.same(positional.body.result, r, 'params []');
+  });
+
+  await t.test('more than one chunk: use genesis_chunked', async (t) => {
+    const original = tn.ctx.genesis;
+    tn.ctx.genesis = { ...original, appState: { blob: 'x'.repeat(16 * 1024 * 1024) } };
+    t.teardown(() => void (tn.ctx.genesis = original));
+    await err3(t, tn, 'genesis', {}, {}, 'genesis response is large, please use the genesis_chunked API instead');
+    const again = await viaPost(tn, 'genesis', {});
+    t.equal(again.cache, CACHED, 'the method\'s own error keeps JSON-RPC cacheable (CometBFT)');
+  });
+});

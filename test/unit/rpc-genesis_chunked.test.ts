@@ -1,0 +1,217 @@
+/**
+ * Node RPC `genesis_chunked` (cometbft: rpc/core/net.go GenesisChunked, env.go
+ * InitGenesisChunks): the compact genesis JSON cut into 16 MiB chunks, chunk `chunk` (uint,
+ * default 0) as base64 with `chunk` and `total` as strings; `there are %d chunks, %d is invalid`
+ * (the first number is the last index) past the end. Always cacheable (routes.go). Over URI,
+ * JSON-RPC and websocket.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { devAccounts } from '../../src/keys/devaccounts.js';
+import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
+import { WsClient } from '../helpers/ws.js';
+
+// ------------------------------------------------------------------------------------------------
+// Shared by the rpc-<chain method> tests; each file carries its own copy so it stands alone.
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** Real CometBFT v0.38 kvstore responses, brand words renamed (../shared/reference/fixtures). */
+const FIXTURES = JSON.parse(
+  fs.readFileSync(path.join(here, '../../../../shared/reference/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
+) as Record<string, any>;
+const CACHED = 'public, max-age=86400';
+const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
+const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A real in-process node whose chain stands still between calls: with create_empty_blocks off a
+ * block is made only for txs (and the proof block after each app-hash change). The JSON tx
+ * decoder lets the tests send real bank transfers between two funded dev accounts.
+ */
+function startNode(): Promise<TestNode> {
+  return startTestNode({ timeoutCommit: '100ms', txDecoder: 'json', flags: { 'consensus.create_empty_blocks': false } });
+}
+const [ALICE, BOB] = devAccounts();
+let sent = 0;
+/** A bank transfer as the JSON tx decoder reads it; the amount makes each one unique. */
+function transferTx(): Uint8Array {
+  sent++;
+  const msg = { '@type': '/chain.bank.v1beta1.MsgSend', from_address: ALICE!.bech32, to_address: BOB!.bech32, amount: [{ denom: 'achain', amount: String(sent) }] };
+  return new TextEncoder().encode(JSON.stringify({ body: { messages: [msg], memo: '' }, auth_info: { fee: { amount: [], gas_limit: '200000' } } }));
+}
+/** Puts one tx into the mempool (the broadcast methods are not what these files test). */
+async function sendTx(tn: TestNode): Promise<Uint8Array> {
+  const tx = transferTx();
+  const r = await tn.ctx.mempool.checkTx(tx);
+  if (r.response.code !== 0) throw new Error(`CheckTx failed: ${r.response.log}`);
+  return tx;
+}
+/** Waits until no block has come for 500 ms; returns the store height. */
+async function settle(tn: TestNode): Promise<bigint> {
+  let last = -1n;
+  let since = Date.now();
+  for (;;) {
+    const h = tn.ctx.storage.blocks.height();
+    if (h !== last) {
+      last = h;
+      since = Date.now();
+    } else if (Date.now() - since >= 500) return h;
+    await sleep(20);
+  }
+}
+/** Sends txs one at a time until the store reaches `height`, then lets the chain settle. */
+async function growTo(tn: TestNode, height: bigint): Promise<bigint> {
+  await waitHeight(tn, 1n);
+  while (tn.ctx.storage.blocks.height() < height) {
+    const h = tn.ctx.storage.blocks.height();
+    await sendTx(tn);
+    await waitHeight(tn, h + 1n);
+  }
+  return settle(tn);
+}
+
+interface HttpAnswer {
+  status: number;
+  cache: string | null;
+  body: any;
+}
+/** URI form: GET /<method>?name=value (values as CometBFT's URI parser reads them). */
+async function viaUri(tn: TestNode, method: string, args: Record<string, string>): Promise<HttpAnswer> {
+  const qs = new URLSearchParams(args).toString();
+  const r = await fetch(`${tn.base}/${method}${qs ? `?${qs}` : ''}`);
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over HTTP POST, id 1. */
+async function viaPost(tn: TestNode, method: string, params: unknown): Promise<HttpAnswer> {
+  const r = await fetch(`${tn.base}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over the websocket, id 2. */
+async function viaWs(tn: TestNode, method: string, params: unknown): Promise<any> {
+  const { ws } = await WsClient.connect(tn.rpcPort);
+  if (!ws) throw new Error('websocket not upgraded');
+  try {
+    ws.call({ jsonrpc: '2.0', id: 2, method, params });
+    return await ws.nextJson();
+  } finally {
+    ws.close();
+  }
+}
+/** One call over the three transports: URI (`uri` args) and JSON-RPC POST + websocket (`params`). */
+async function call3(tn: TestNode, method: string, uri: Record<string, string>, params: unknown) {
+  const [u, p, w] = await Promise.all([viaUri(tn, method, uri), viaPost(tn, method, params), viaWs(tn, method, params)]);
+  return { uri: u, post: p, ws: w };
+}
+/**
+ * The successful result, the same over the three transports, with CometBFT's Cache-Control
+ * (routes.go Cacheable) on both HTTP forms when `cacheable`.
+ */
+async function ok3(t: Test, tn: TestNode, method: string, uri: Record<string, string>, params: unknown, cacheable: boolean): Promise<any> {
+  const r = await call3(tn, method, uri, params);
+  const what = `${method} ${JSON.stringify(uri)}`;
+  t.same([r.uri.status, r.uri.body.id, r.uri.body.error], [200, -1, undefined], `${what}: URI answers 200, id -1`);
+  t.same([r.post.status, r.post.body.id, r.post.body.error], [200, 1, undefined], `${what}: JSON-RPC answers 200, id 1`);
+  t.same([r.ws.id, r.ws.error], [2, undefined], `${what}: websocket answers id 2`);
+  t.same(r.post.body.result, r.uri.body.result, `${what}: JSON-RPC result = URI result`);
+  t.same(r.ws.result, r.uri.body.result, `${what}: websocket result = URI result`);
+  t.equal(r.uri.cache, cacheable ? CACHED : null, `${what}: URI Cache-Control`);
+  t.equal(r.post.cache, cacheable ? CACHED : null, `${what}: JSON-RPC Cache-Control`);
+  return r.uri.body.result;
+}
+/**
+ * The method's own error over the three transports: -32603 `Internal error` with the text in
+ * `data`; HTTP 500 for URI, 200 for JSON-RPC (rpc/jsonrpc/server/http_uri_handler.go,
+ * http_json_handler.go).
+ */
+async function err3(t: Test, tn: TestNode, method: string, uri: Record<string, string>, params: unknown, data: string | RegExp): Promise<void> {
+  const r = await call3(tn, method, uri, params);
+  const what = `${method} ${JSON.stringify(uri)}`;
+  t.equal(r.uri.status, 500, `${what}: URI answers 500`);
+  t.equal(r.post.status, 200, `${what}: JSON-RPC answers 200`);
+  t.equal(r.uri.cache, null, `${what}: a URI error is not cacheable`);
+  for (const [via, body, id] of [['URI', r.uri.body, -1], ['JSON-RPC', r.post.body, 1], ['websocket', r.ws, 2]] as const) {
+    t.same([body.id, body.error?.code, body.error?.message, body.result], [id, -32603, 'Internal error', undefined], `${what}: ${via} -32603`);
+    if (typeof data === 'string') t.equal(body.error?.data, data, `${what}: ${via} error text`);
+    else t.match(body.error?.data, data, `${what}: ${via} error text`);
+  }
+}
+/**
+ * Where a value's JSON shape differs from a fixture's: missing or extra keys and different kinds,
+ * checking every array element against the fixture's first. `mayOmit` lists keys omitempty may
+ * drop here (e.g. header version.app, 0 on this chain), `mayFill` places where the fixture has
+ * null and this chain a value, `opaque` subtrees whose content is the chain's own.
+ */
+function shapeDiff(actual: unknown, fixture: unknown, opts: { mayOmit?: string[]; mayFill?: string[]; opaque?: string[] } = {}): string[] {
+  const out: string[] = [];
+  const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+  const walk = (a: any, f: any, at: string) => {
+    if (opts.opaque?.includes(at)) return;
+    if (f === null && a !== null) {
+      if (!opts.mayFill?.includes(at)) out.push(`${at}: ${kind(a)} where the fixture has null`);
+      return;
+    }
+    if (kind(a) !== kind(f)) {
+      out.push(`${at}: ${kind(a)} where the fixture has ${kind(f)}`);
+      return;
+    }
+    if (Array.isArray(f)) {
+      if (f.length > 0) (a as unknown[]).forEach((x) => walk(x, f[0], `${at}[]`));
+    } else if (kind(f) === 'object') {
+      for (const k of Object.keys(f)) {
+        if (k in a) walk(a[k], f[k], `${at}.${k}`);
+        else if (!opts.mayOmit?.includes(`${at}.${k}`)) out.push(`${at}.${k}: missing`);
+      }
+      for (const k of Object.keys(a)) if (!(k in f)) out.push(`${at}.${k}: not in the fixture`);
+    }
+  };
+  walk(actual, fixture, '$');
+  return out;
+}
+// ------------------------------------------------------------------------------------------------
+
+t.test('genesis_chunked', async (t) => {
+  const tn = await startNode();
+  t.teardown(() => tn.close());
+  await waitHeight(tn, 1n);
+
+  await t.test('a small genesis is one chunk', async (t) => {
+    const r = await ok3(t, tn, 'genesis_chunked', {}, {}, true);
+    t.same(Object.keys(r), ['chunk', 'total', 'data']);
+    t.same([r.chunk, r.total], ['0', '1']);
+    const text = Buffer.from(r.data, 'base64').toString('utf8');
+    const genesis = await viaUri(tn, 'genesis', {});
+    t.same(JSON.parse(text), genesis.body.result.genesis, 'the chunk is the genesis document');
+    t.notOk(/\n/.test(text), 'compact JSON, as cmtjson.Marshal writes it');
+    const zero = await ok3(t, tn, 'genesis_chunked', { chunk: '0' }, { chunk: '0' }, true);
+    t.same(zero, r, 'chunk 0 given');
+    await err3(t, tn, 'genesis_chunked', { chunk: '1' }, { chunk: '1' }, 'there are 0 chunks, 1 is invalid');
+    await err3(t, tn, 'genesis_chunked', { chunk: '18446744073709551615' }, { chunk: '18446744073709551615' }, /^there are 0 chunks, -1 is invalid$/);
+    const negative = await viaUri(tn, 'genesis_chunked', { chunk: '-1' });
+    t.same([negative.status, negative.body.error?.code], [500, -32602], 'chunk is a uint');
+  });
+
+  await t.test('a large genesis spans chunks of 16 MiB', async (t) => {
+    const original = tn.ctx.genesis;
+    tn.ctx.genesis = { ...original, appState: { blob: 'y'.repeat(17 * 1024 * 1024) } };
+    t.teardown(() => void (tn.ctx.genesis = original));
+    // The 16 MiB chunk once (JSON-RPC), the short tail over all three transports.
+    const first = await viaPost(tn, 'genesis_chunked', {});
+    t.equal(first.cache, CACHED);
+    const c0 = first.body.result;
+    const c1 = await ok3(t, tn, 'genesis_chunked', { chunk: '1' }, { chunk: '1' }, true);
+    t.same([c0.chunk, c0.total, c1.chunk, c1.total], ['0', '2', '1', '2']);
+    const b0 = Buffer.from(c0.data, 'base64');
+    t.equal(b0.length, 16 * 1024 * 1024, 'the first chunk is 16 MiB');
+    const doc = JSON.parse(Buffer.concat([b0, Buffer.from(c1.data, 'base64')]).toString('utf8'));
+    t.equal(doc.app_state.blob.length, 17 * 1024 * 1024, 'the chunks join into the document');
+    t.equal(doc.chain_id, 'inproc-1');
+    await err3(t, tn, 'genesis_chunked', { chunk: '2' }, { chunk: '2' }, 'there are 1 chunks, 2 is invalid');
+  });
+});
