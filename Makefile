@@ -7,7 +7,7 @@ DEVNET_HOME ?= .devnet
 CHAIN_ID ?= chaind-devnet-1
 TEST_FILES ?= dist/test/unit/*.test.js dist/test/e2e/*.test.js dist/test/conformance/*.test.js
 
-.PHONY: all build deps native compile run test test-unit test-e2e bench clean
+.PHONY: all build deps native proto proto-check compile run test test-unit test-e2e bench clean
 
 all: build
 
@@ -28,7 +28,14 @@ native: native/chaind-native.linux-x64-gnu.node
 native/chaind-native.linux-x64-gnu.node: $(wildcard native/src/*.rs) native/Cargo.toml native/build.rs native/.cargo/config.toml native/build.sh
 	bash native/build.sh
 
-compile: deps
+# Regenerates src/gen (committed) only when proto/, buf*.yaml or the plugin version changed
+# (content hash in src/gen/.inputs.sha256, not mtimes), so a fresh clone does not regenerate.
+proto: deps
+	bash scripts/gen-proto.sh --if-changed
+proto-check: deps
+	bash scripts/gen-proto.sh --check
+
+compile: deps proto
 	$(NODE_BIN)/tsc -p tsconfig.json
 
 run: build
