@@ -1,0 +1,430 @@
+/**
+ * The gRPC server: unary calls over cleartext HTTP/2 (h2c) on node:http2 — the one server of the
+ * node that is not uWebSockets.js, which has no HTTP/2 (../shared/design/ARCHITECTURE.md, ports).
+ * It serves the QueryRouter's services and server reflection (reflection.ts).
+ *
+ * Wire behaviour, as grpc-go's server answers (internal/transport/http2_server.go, server.go;
+ * grpc/grpc PROTOCOL-HTTP2.md):
+ * - a Content-Type that is not `application/grpc[+proto|;…]` → HTTP 415, grpc-status 3
+ *   `invalid gRPC request content-type "…"`; a method other than POST → HTTP 405, grpc-status 13;
+ *   a malformed `grpc-timeout` → HTTP 400, grpc-status 13 `malformed grpc-timeout: …`;
+ * - every failure after that is HTTP 200 "trailers-only": one HEADERS frame with END_STREAM that
+ *   carries `grpc-status` and the percent-encoded `grpc-message`;
+ * - success: headers (`content-type`, `grpc-accept-encoding`, `x-cosmos-block-height`), one
+ *   length-prefixed message, trailers `grpc-status: 0`;
+ * - a request message over `max-recv-msg-size` → ResourceExhausted `grpc: received message larger
+ *   than max (N vs. M)`, read from the length prefix (the body is not buffered); a response over
+ *   `max-send-msg-size` → ResourceExhausted `grpc: trying to send message larger than max`;
+ * - `grpc-timeout` starts a deadline: when it passes the handler's signal aborts and the call ends
+ *   DeadlineExceeded `context deadline exceeded`; a client RST aborts the signal too;
+ * - compressed requests are accepted in gzip and deflate; responses are never compressed.
+ *
+ * Heights (cosmos-sdk baseapp/grpcserver.go; ../shared/reference/cosmos.md §2.2): the request's
+ * `x-cosmos-block-height` goes to the router; the served height returns in the response header of
+ * the same name, on errors too (upstream's interceptor sets it before calling the handler).
+ *
+ * close() is grpc-go's GracefulStop: stop accepting, GOAWAY every connection, let in-flight calls
+ * finish, then cut whatever is left after the grace period.
+ */
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { toBinary, fromBinary } from '@bufbuild/protobuf';
+import { AbciError } from '../../app/errors.js';
+import type { GrpcConfig } from '../../config/app-config.js';
+import type { Logger } from '../../log.js';
+import { parseListenAddr } from '../server/uws.js';
+import { ACCEPT_ENCODING, decompress, frame, FrameReader } from './framing.js';
+import { answerReflection, DescriptorPool, REFLECTION_PATHS, type ReflectionVersion } from './reflection.js';
+import { decodeRequest, type Metadata, type QueryRouter, type Route } from './router.js';
+import { BLOCK_HEIGHT_HEADER, encodeGrpcMessage, GrpcCode, parseGrpcTimeout, parseHeightHeader, statusError, toStatus, type Status } from './status.js';
+
+/** cosmos-sdk server/config: DefaultGRPCMaxRecvMsgSize = 10 MiB, DefaultGRPCMaxSendMsgSize = math.MaxInt32. */
+export const DEFAULT_MAX_RECV_MSG_SIZE = 10 * 1024 * 1024;
+export const DEFAULT_MAX_SEND_MSG_SIZE = 2 ** 31 - 1;
+/** How long close() waits for in-flight calls before cutting connections. */
+export const DEFAULT_CLOSE_GRACE_MS = 5000;
+/**
+ * Flow-control windows. HTTP/2's default 64 KiB window makes a 10 MiB request take ~160 window
+ * round trips; grpc-go grows its windows by BDP estimation up to 16 MiB. 1 MiB per stream and
+ * 16 MiB per connection keep large queries to a few round trips without letting one connection
+ * buffer more than that.
+ */
+const STREAM_WINDOW_BYTES = 1 << 20;
+const SESSION_WINDOW_BYTES = 16 << 20;
+/** node:http2 refuses new streams past this much session memory (MB); the default 10 MB is below one max-size response. */
+const MAX_SESSION_MEMORY_MB = 64;
+
+export interface GrpcServerOptions {
+  /** `[grpc] address`, e.g. `127.0.0.1:9090` (port 0 picks a free port). */
+  address: string;
+  router: QueryRouter;
+  /** `[grpc] max-recv-msg-size`, bytes. */
+  maxRecvMsgSize?: number;
+  /** `[grpc] max-send-msg-size`, bytes. */
+  maxSendMsgSize?: number;
+  /** Serve grpc.reflection.v1 and v1alpha (default true). */
+  reflection?: boolean;
+  logger?: Logger;
+  closeGraceMs?: number;
+}
+
+/** GrpcServerOptions from app.toml's `[grpc]` section. */
+export function grpcServerOptions(cfg: GrpcConfig, router: QueryRouter, logger?: Logger): GrpcServerOptions {
+  return { address: cfg.address, router, maxRecvMsgSize: cfg.maxRecvMsgSize, maxSendMsgSize: cfg.maxSendMsgSize, logger };
+}
+
+/** Request headers that are transport, not metadata (grpc-go internal/transport isReservedHeader). */
+const RESERVED = new Set(['content-type', 'te', 'grpc-timeout', 'grpc-encoding', 'grpc-accept-encoding', 'grpc-message', 'grpc-status', 'grpc-message-type', 'grpc-status-details-bin']);
+
+type OutHeaders = Record<string, string | number>;
+
+export class GrpcServer {
+  private readonly router: QueryRouter;
+  private readonly maxRecv: number;
+  private readonly maxSend: number;
+  private readonly reflection: boolean;
+  private readonly log: Logger | undefined;
+  private readonly graceMs: number;
+  private server: http2.Http2Server | null = null;
+  private readonly sessions = new Set<http2.ServerHttp2Session>();
+  private pool: { version: number; pool: DescriptorPool } | null = null;
+  private bound: AddressInfo | null = null;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly opts: GrpcServerOptions) {
+    this.router = opts.router;
+    this.maxRecv = opts.maxRecvMsgSize ?? DEFAULT_MAX_RECV_MSG_SIZE;
+    this.maxSend = opts.maxSendMsgSize ?? DEFAULT_MAX_SEND_MSG_SIZE;
+    this.reflection = opts.reflection ?? true;
+    this.log = opts.logger;
+    this.graceMs = opts.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+  }
+
+  /** The bound port (the real one when the address asked for port 0). */
+  get port(): number {
+    return this.bound?.port ?? 0;
+  }
+
+  get host(): string {
+    return this.bound?.address ?? '';
+  }
+
+  async start(): Promise<void> {
+    if (this.server) throw new Error('gRPC server: already started');
+    const addr = parseListenAddr(this.opts.address, 'grpc.address');
+    const server = http2.createServer({
+      maxSessionMemory: MAX_SESSION_MEMORY_MB,
+      settings: { initialWindowSize: STREAM_WINDOW_BYTES },
+    });
+    this.server = server;
+    server.on('session', (s) => {
+      this.sessions.add(s);
+      s.on('close', () => this.sessions.delete(s));
+      s.on('error', (e) => this.log?.debug('gRPC connection error', { err: e.message }));
+      try {
+        s.setLocalWindowSize(SESSION_WINDOW_BYTES);
+      } catch {
+        // the session may already be closing
+      }
+    });
+    server.on('stream', (stream, headers) => this.onStream(stream, headers));
+    await new Promise<void>((resolve, reject) => {
+      const onError = (e: Error) => {
+        server.off('listening', onListening);
+        reject(new Error(`gRPC server: cannot listen on ${addr.host}:${addr.port}: ${e.message}`));
+      };
+      const onListening = () => {
+        server.off('error', onError);
+        resolve();
+      };
+      server.once('error', onError);
+      server.once('listening', onListening);
+      server.listen(addr.port, addr.host);
+    }).catch((e) => {
+      this.server = null;
+      throw e;
+    });
+    server.on('error', (e) => this.log?.error('gRPC server error', { err: e.message }));
+    this.bound = server.address() as AddressInfo;
+    this.log?.info('gRPC server listening', { addr: `${this.bound.address}:${this.bound.port}` });
+  }
+
+  /** GracefulStop: no new connections, GOAWAY on open ones, in-flight calls finish; then cut. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const server = this.server;
+      if (!server) return;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of this.sessions) s.close();
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          for (const s of this.sessions) s.destroy();
+          resolve();
+        }, this.graceMs);
+        timer.unref();
+      });
+      await Promise.race([closed, grace]);
+      clearTimeout(timer);
+      await closed;
+      this.server = null;
+    })();
+    return this.closing;
+  }
+
+  private descriptorPool(): DescriptorPool {
+    const v = this.router.version;
+    if (!this.pool || this.pool.version !== v) {
+      const services = this.router.serviceDescs().map((s) => s.typeName);
+      this.pool = { version: v, pool: new DescriptorPool(this.router.files(), services, this.router.names) };
+    }
+    return this.pool.pool;
+  }
+
+  // --------------------------------------------------------------------------------------------
+
+  private onStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
+    // A stream reset by the peer emits 'error'; without a listener it would be an uncaught error.
+    stream.on('error', () => {});
+    const ct = header(headers, 'content-type');
+    const sub = contentSubtype(ct);
+    if (sub === null) {
+      this.early(stream, 415, 'application/grpc', { code: GrpcCode.InvalidArgument, message: `invalid gRPC request content-type ${JSON.stringify(ct)}` });
+      return;
+    }
+    const ctOut = sub === '' ? 'application/grpc' : `application/grpc+${sub}`;
+    const method = header(headers, ':method');
+    if (method !== 'POST') {
+      this.early(stream, 405, ctOut, { code: GrpcCode.Internal, message: `invalid gRPC request method ${JSON.stringify(method)}, which should be POST` });
+      return;
+    }
+    let timeoutMs: number | null = null;
+    const tm = header(headers, 'grpc-timeout');
+    if (tm !== '') {
+      timeoutMs = parseGrpcTimeout(tm);
+      if (timeoutMs === null) {
+        this.early(stream, 400, ctOut, { code: GrpcCode.Internal, message: `malformed grpc-timeout: ${JSON.stringify(tm)}` });
+        return;
+      }
+    }
+    if (sub !== '' && sub !== 'proto') {
+      // grpc-go encoding.GetCodec: only the proto codec is registered.
+      this.trailersOnly(stream, ctOut, { code: GrpcCode.Internal, message: `grpc: no codec registered for content-subtype ${sub}` });
+      return;
+    }
+    const path = header(headers, ':path');
+    const refl = this.reflection ? REFLECTION_PATHS.get(path) : undefined;
+    if (refl) {
+      this.serveReflection(stream, headers, refl, ctOut);
+      return;
+    }
+    const resolved = this.router.resolve(path);
+    if ('error' in resolved) {
+      this.trailersOnly(stream, ctOut, resolved.error);
+      return;
+    }
+    this.serveUnary(stream, headers, resolved.route, ctOut, timeoutMs);
+  }
+
+  private serveUnary(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, route: Route, ctOut: string, timeoutMs: number | null): void {
+    const call = new UnaryCall(stream, ctOut, (st, extra) => this.trailersOnly(stream, ctOut, st, extra));
+    stream.on('close', () => call.cancel());
+    if (timeoutMs !== null) call.deadline(timeoutMs);
+    // grpc-go processUnaryRPC reads one message and runs the handler at once, without waiting for
+    // the client to half-close; anything sent after that message is read and dropped.
+    const encoding = header(headers, 'grpc-encoding');
+    const reader = new FrameReader(this.maxRecv);
+    let started = false;
+    stream.on('data', (chunk: Buffer) => {
+      if (call.finished || started) return;
+      try {
+        const frames = reader.push(chunk);
+        if (frames.length === 0) return;
+        const body = decompress(frames[0]!, encoding, this.maxRecv);
+        started = true;
+        void this.runUnary(call, headers, route, body);
+      } catch (e) {
+        call.fail(toStatus(e));
+      }
+    });
+    stream.on('end', () => {
+      if (call.finished || started) return;
+      if (reader.partial) call.fail({ code: GrpcCode.Internal, message: 'grpc: unexpected EOF in the middle of a request message' });
+      else call.fail({ code: GrpcCode.Internal, message: 'grpc: the request has no message' });
+    });
+  }
+
+  private async runUnary(call: UnaryCall, headers: http2.IncomingHttpHeaders, route: Route, body: Buffer): Promise<void> {
+    let height: bigint | undefined;
+    try {
+      const req = decodeRequest(route.desc.input, body);
+      const hv = header(headers, BLOCK_HEIGHT_HEADER);
+      height = this.router.resolveHeight(hv === '' ? undefined : parseHeightHeader(hv));
+      const { response } = await this.router.callAt(route, req, height, { metadata: toMetadata(headers), signal: call.signal });
+      if (call.finished) return;
+      const bytes = toBinary(route.desc.output, response);
+      if (bytes.length > this.maxSend) {
+        throw statusError(GrpcCode.ResourceExhausted, `grpc: trying to send message larger than max (${bytes.length} vs. ${this.maxSend})`);
+      }
+      call.succeed(frame(bytes), heightHeaders(height));
+    } catch (e) {
+      const st = toStatus(e);
+      if (st.code === GrpcCode.Unknown && !(e instanceof AbciError)) this.log?.debug('gRPC handler failed', { method: route.path, err: st.message });
+      call.fail(st, heightHeaders(height));
+    }
+  }
+
+  private serveReflection(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, version: ReflectionVersion, ctOut: string): void {
+    const pool = this.descriptorPool();
+    const sent = new Set<string>();
+    const encoding = header(headers, 'grpc-encoding');
+    const reader = new FrameReader(this.maxRecv);
+    let headersSent = false;
+    let done = false;
+    const end = (st: Status) => {
+      if (done) return;
+      done = true;
+      if (!headersSent) {
+        this.trailersOnly(stream, ctOut, st);
+        return;
+      }
+      if (stream.destroyed || stream.closed) return;
+      stream.once('wantTrailers', () => stream.sendTrailers(statusHeaders(st)));
+      stream.end();
+    };
+    stream.on('close', () => {
+      done = true;
+    });
+    stream.on('data', (chunk: Buffer) => {
+      if (done) return;
+      try {
+        for (const f of reader.push(chunk)) {
+          const data = decompress(f, encoding, this.maxRecv);
+          let req;
+          try {
+            req = fromBinary(version.request, data);
+          } catch (e) {
+            throw statusError(GrpcCode.Internal, `grpc: error unmarshalling request: ${(e as Error).message}`);
+          }
+          const res = answerReflection(pool, version, req, sent);
+          if (stream.destroyed || stream.closed) return;
+          if (!headersSent) {
+            headersSent = true;
+            stream.respond({ ':status': 200, 'content-type': ctOut, 'grpc-accept-encoding': ACCEPT_ENCODING }, { waitForTrailers: true });
+          }
+          stream.write(frame(toBinary(version.response, res as never)));
+        }
+      } catch (e) {
+        end(toStatus(e));
+      }
+    });
+    stream.on('end', () => end({ code: GrpcCode.OK, message: '' }));
+  }
+
+  /** An answer before the call is accepted (grpc-go earlyAbortStream): an HTTP status and a gRPC status. */
+  private early(stream: http2.ServerHttp2Stream, httpStatus: number, ct: string, st: Status): void {
+    if (stream.destroyed || stream.closed || stream.headersSent) return;
+    stream.respond({ ':status': httpStatus, 'content-type': ct, ...statusHeaders(st) }, { endStream: true });
+    // Whatever the client still sends is read and dropped, so its flow-control window keeps moving.
+    stream.resume();
+  }
+
+  /** A trailers-only response (PROTOCOL-HTTP2.md): HTTP 200, the status in the only HEADERS frame. */
+  private trailersOnly(stream: http2.ServerHttp2Stream, ct: string, st: Status, extra?: OutHeaders): void {
+    if (stream.destroyed || stream.closed || stream.headersSent) return;
+    stream.respond({ ':status': 200, 'content-type': ct, ...extra, ...statusHeaders(st) }, { endStream: true });
+    stream.resume();
+  }
+}
+
+/** One unary call's life: answered once (success, failure, deadline), or cancelled by the client. */
+class UnaryCall {
+  finished = false;
+  private readonly ac = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly stream: http2.ServerHttp2Stream,
+    private readonly ctOut: string,
+    private readonly answerError: (st: Status, extra?: OutHeaders) => void,
+  ) {}
+
+  /** The handler's signal: aborted on failure, deadline or client cancel. */
+  get signal(): AbortSignal {
+    return this.ac.signal;
+  }
+
+  deadline(ms: number): void {
+    this.timer = setTimeout(() => this.fail({ code: GrpcCode.DeadlineExceeded, message: 'context deadline exceeded' }), ms);
+  }
+
+  /** The client reset the stream or the connection went away: nothing to answer. */
+  cancel(): void {
+    if (this.finish()) this.ac.abort(statusError(GrpcCode.Canceled, 'context canceled'));
+  }
+
+  fail(st: Status, extra?: OutHeaders): void {
+    if (!this.finish()) return;
+    this.ac.abort(statusError(st.code, st.message));
+    this.answerError(st, extra);
+  }
+
+  /** Headers, the one response message, then trailers `grpc-status: 0`. */
+  succeed(message: Buffer, extra?: OutHeaders): void {
+    if (!this.finish()) return;
+    const s = this.stream;
+    if (s.destroyed || s.closed) return;
+    s.respond({ ':status': 200, 'content-type': this.ctOut, 'grpc-accept-encoding': ACCEPT_ENCODING, ...extra }, { waitForTrailers: true });
+    s.once('wantTrailers', () => s.sendTrailers({ 'grpc-status': '0' }));
+    s.end(message);
+  }
+
+  /** Marks the call answered; false when it already was. */
+  private finish(): boolean {
+    if (this.finished) return false;
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+    return true;
+  }
+}
+
+function heightHeaders(h: bigint | undefined): OutHeaders | undefined {
+  return h === undefined ? undefined : { [BLOCK_HEIGHT_HEADER]: h.toString() };
+}
+
+function statusHeaders(st: Status): OutHeaders {
+  const h: OutHeaders = { 'grpc-status': String(st.code) };
+  if (st.message !== '') h['grpc-message'] = encodeGrpcMessage(st.message);
+  return h;
+}
+
+function header(headers: http2.IncomingHttpHeaders, name: string): string {
+  const v = headers[name];
+  if (v === undefined) return '';
+  return Array.isArray(v) ? v.join(',') : String(v);
+}
+
+/**
+ * grpcutil.ContentSubtype: `application/grpc` alone (''), or followed by `+subtype` or
+ * `;params` (subtype '' for the latter); anything else is not gRPC (null). Case-insensitive.
+ */
+export function contentSubtype(ct: string): string | null {
+  const base = 'application/grpc';
+  const v = ct.toLowerCase();
+  if (!v.startsWith(base)) return null;
+  if (v.length === base.length) return '';
+  const c = v[base.length];
+  if (c === ';') return '';
+  if (c === '+') return v.slice(base.length + 1).split(';', 1)[0]!.trim();
+  return null;
+}
+
+/** Request metadata: every header but pseudo-headers and the transport's own (lower-case keys). */
+function toMetadata(headers: http2.IncomingHttpHeaders): Metadata {
+  const md = new Map<string, string[]>();
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined || k.startsWith(':') || RESERVED.has(k)) continue;
+    md.set(k, Array.isArray(v) ? v : [String(v)]);
+  }
+  return md;
+}

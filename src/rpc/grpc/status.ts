@@ -1,0 +1,130 @@
+/**
+ * gRPC status handling shared by the gRPC server, the REST gateway and abci_query: how a handler's
+ * thrown value becomes a (code, message) status, the `grpc-message` percent-encoding, the
+ * `grpc-timeout` format and the `x-cosmos-block-height` request header.
+ *
+ * Sources: grpc/grpc PROTOCOL-HTTP2.md (Status-Message, Timeout), grpc-go status.FromError
+ * (a non-status error is Unknown with err.Error() as message), cosmossdk.io/errors
+ * wrappedError.GRPCStatus (root-first message of wrapped SDK errors, code Unknown for errors
+ * registered without a gRPC code; ../shared/reference/cosmos.md §2.6) and cosmos-sdk
+ * baseapp/grpcserver.go (the height header; cosmos.md §2.2).
+ */
+import { AbciError, GrpcCode, GrpcStatusError, sdkErrors } from '../../app/errors.js';
+
+export { GrpcCode, GrpcStatusError };
+
+/** A gRPC status: the code and the message (`desc`) without the `rpc error:` frame. */
+export interface Status {
+  code: GrpcCode;
+  message: string;
+}
+
+/** The request/response metadata key for query heights (cosmos-sdk types/grpc GRPCBlockHeightHeader). */
+export const BLOCK_HEIGHT_HEADER = 'x-cosmos-block-height';
+
+/**
+ * The status a thrown value reports, as grpc-go's status.FromError sees it:
+ * - GrpcStatusError (status.Error in a handler): its code and desc;
+ * - AbciError (a registered SDK error): Unknown, with the message root-first — wrappedError.GRPCStatus
+ *   builds `<root description>: <wrap message>`, the reverse of Go's `Error()` (`wrap: root`);
+ * - anything else: Unknown with its message.
+ */
+export function toStatus(err: unknown): Status {
+  if (err instanceof GrpcStatusError) return { code: err.grpcCode, message: err.desc };
+  if (err instanceof AbciError) return { code: GrpcCode.Unknown, message: sdkStatusMessage(err) };
+  if (err instanceof Error) return { code: GrpcCode.Unknown, message: err.message };
+  return { code: GrpcCode.Unknown, message: String(err) };
+}
+
+/**
+ * `<root>: <wraps>` for an AbciError whose message is `<wraps>: <root>`. With several wraps Go
+ * orders them innermost-first; an AbciError keeps only the joined text, so they stay as written.
+ */
+export function sdkStatusMessage(err: AbciError): string {
+  if (err.message === err.description) return err.description;
+  const suffix = `: ${err.description}`;
+  if (!err.message.endsWith(suffix)) return err.message;
+  return `${err.description}: ${err.message.slice(0, -suffix.length)}`;
+}
+
+/** An error the servers raise themselves (transport, routing): a typed status error. */
+export function statusError(code: GrpcCode, message: string): GrpcStatusError {
+  return new GrpcStatusError(code, message);
+}
+
+/**
+ * PROTOCOL-HTTP2.md Status-Message: the UTF-8 bytes of the message, with every byte outside
+ * 0x20–0x7E, and `%` itself, written as `%XX` (upper-case hex).
+ */
+export function encodeGrpcMessage(msg: string): string {
+  let plain = true;
+  for (let i = 0; i < msg.length; i++) {
+    const c = msg.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x25) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return msg;
+  let out = '';
+  for (const b of Buffer.from(msg, 'utf8')) {
+    out += b < 0x20 || b > 0x7e || b === 0x25 ? `%${b.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(b);
+  }
+  return out;
+}
+
+/** The inverse of encodeGrpcMessage; a malformed escape is kept as it is (the protocol says to). */
+export function decodeGrpcMessage(s: string): string {
+  if (!s.includes('%')) return s;
+  const src = Buffer.from(s, 'utf8');
+  const out = Buffer.allocUnsafe(src.length);
+  let n = 0;
+  const hex = (b: number) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
+  for (let i = 0; i < src.length; i++) {
+    const b = src[i]!;
+    if (b === 0x25 && i + 2 < src.length && hex(src[i + 1]!) && hex(src[i + 2]!)) {
+      out[n++] = parseInt(src.toString('latin1', i + 1, i + 3), 16);
+      i += 2;
+    } else out[n++] = b;
+  }
+  return out.toString('utf8', 0, n);
+}
+
+/** PROTOCOL-HTTP2.md Timeout: 1–8 ASCII digits and a unit; milliseconds, or null when malformed. */
+export function parseGrpcTimeout(v: string): number | null {
+  const m = /^(\d{1,8})([HMSmun])$/.exec(v);
+  if (!m) return null;
+  const n = Number(m[1]);
+  switch (m[2]) {
+    case 'H':
+      return n * 3_600_000;
+    case 'M':
+      return n * 60_000;
+    case 'S':
+      return n * 1000;
+    case 'm':
+      return n;
+    case 'u':
+      return n / 1000;
+    default:
+      return n / 1_000_000;
+  }
+}
+
+const INT64_MAX = (1n << 63n) - 1n;
+const INT64_MIN = -(1n << 63n);
+
+/**
+ * The `x-cosmos-block-height` request value (cosmos-sdk baseapp/grpcserver.go): a base-10 int64
+ * (Go strconv.ParseInt(v, 10, 64)), else an `invalid request`; a negative height is refused as
+ * createQueryContext refuses it. 0 means latest, returned as undefined.
+ */
+export function parseHeightHeader(v: string): bigint | undefined {
+  const bad = (why: string) =>
+    sdkErrors.invalidRequest.wrap(`invalid height header ${JSON.stringify(BLOCK_HEIGHT_HEADER)}: parsing ${JSON.stringify(v)}: ${why}`);
+  if (!/^[+-]?\d+$/.test(v)) throw bad('invalid syntax');
+  const h = BigInt(v);
+  if (h > INT64_MAX || h < INT64_MIN) throw bad('value out of range');
+  if (h < 0n) throw sdkErrors.invalidRequest.wrap('cannot query with height < 0; please provide a valid height');
+  return h === 0n ? undefined : h;
+}
