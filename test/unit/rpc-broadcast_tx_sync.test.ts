@@ -1,0 +1,203 @@
+/**
+ * Node RPC `broadcast_tx_sync` (cometbft: rpc/core/mempool.go BroadcastTxSync; mempool/errors.go;
+ * cometbft.md §6): waits for the app's CheckTx; a failing code is returned in the result (not an
+ * error) with `data` as upper-case HEX and the tx hash; the mempool's own refusals (cache, too
+ * large, full) are -32603 with the plain error text. Over URI ("quoted" and 0x forms), JSON-RPC
+ * and websocket (base64); shape checked against the `broadcast_tx_sync` fixture.
+ */
+import { CheckTxType, type ResponseCheckTx } from '../../src/app/abci.js';
+import { devAccounts } from '../../src/keys/devaccounts.js';
+import { Mempool } from '../../src/mempool/mempool.js';
+import type { NodeRpcContext } from '../../src/rpc/node/context.js';
+import { mempoolRoutes } from '../../src/rpc/node/methods/info-mempool.js';
+import { nullLogger } from '../../src/log.js';
+import { SPEC_NAMES } from '../../src/names/index.js';
+import type { RouteContext } from '../../src/rpc/node/routes.js';
+import { EventBus } from '../../src/events/bus.js';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
+import { WsClient } from '../helpers/ws.js';
+
+// ------------------------------------------------------------------------------------------------
+// Shared by the rpc-<method> tests of the node/mempool/ABCI group; each file carries its own copy
+// so that it stands alone.
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** Real CometBFT v0.38 kvstore responses, brand words renamed (../shared/reference/fixtures). */
+const FIXTURES = JSON.parse(
+  fs.readFileSync(path.join(here, '../../../../shared/reference/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
+) as Record<string, any>;
+
+interface Answer {
+  status: number;
+  cache: string | null;
+  body: any;
+}
+/** URI form: GET /<method>?<query> (`query` already in CometBFT's URI argument syntax). */
+async function viaUri(tn: TestNode, method: string, query = ''): Promise<Answer> {
+  const r = await fetch(`${tn.base}/${method}${query ? `?${query}` : ''}`);
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over HTTP POST, id 1. */
+async function viaPost(tn: TestNode, method: string, params: unknown): Promise<Answer> {
+  const r = await fetch(`${tn.base}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over the websocket, id 2. */
+async function viaWs(tn: TestNode, method: string, params: unknown): Promise<any> {
+  const { ws } = await WsClient.connect(tn.rpcPort);
+  if (!ws) throw new Error('websocket not upgraded');
+  try {
+    ws.call({ jsonrpc: '2.0', id: 2, method, params });
+    return await ws.nextJson();
+  } finally {
+    ws.close();
+  }
+}
+/** The three envelopes of a successful call, checked; returns the three results. */
+async function ok3(t: Test, tn: TestNode, method: string, query: string, params: unknown): Promise<{ uri: any; post: any; ws: any; cache: (string | null)[] }> {
+  const [u, p, w] = await Promise.all([viaUri(tn, method, query), viaPost(tn, method, params), viaWs(tn, method, params)]);
+  t.same([u.status, u.body.jsonrpc, u.body.id, u.body.error], [200, '2.0', -1, undefined], `${method}: URI 200, id -1, no error`);
+  t.same([p.status, p.body.jsonrpc, p.body.id, p.body.error], [200, '2.0', 1, undefined], `${method}: JSON-RPC 200, id 1, no error`);
+  t.same([w.jsonrpc, w.id, w.error], ['2.0', 2, undefined], `${method}: websocket id 2, no error`);
+  return { uri: u.body.result, post: p.body.result, ws: w.result, cache: [u.cache, p.cache] };
+}
+/**
+ * A method's error over the three transports (cometbft.md §1.2): -32603 `Internal error` with the
+ * text in `data`, URI HTTP 500, JSON-RPC HTTP 200. With `param` it is a parameter-conversion
+ * error: -32602 `Invalid params` over HTTP (data `error converting http|json params to
+ * arguments: <text>`), -32603 with the json prefix over the websocket.
+ */
+async function err3(t: Test, tn: TestNode, method: string, query: string, params: unknown, data: string | RegExp, param = false): Promise<void> {
+  const [u, p, w] = await Promise.all([viaUri(tn, method, query), viaPost(tn, method, params), viaWs(tn, method, params)]);
+  t.equal(u.status, 500, `${method} ${query}: URI answers 500`);
+  t.equal(p.status, 200, `${method}: JSON-RPC answers 200`);
+  const cases = [
+    ['URI', u.body, -1, param ? -32602 : -32603, param ? 'error converting http params to arguments: ' : ''],
+    ['JSON-RPC', p.body, 1, param ? -32602 : -32603, param ? 'error converting json params to arguments: ' : ''],
+    ['websocket', w, 2, -32603, param ? 'error converting json params to arguments: ' : ''],
+  ] as const;
+  for (const [via, body, id, code, prefix] of cases) {
+    const message = code === -32602 ? 'Invalid params' : 'Internal error';
+    t.same([body.id, body.error?.code, body.error?.message, body.result], [id, code, message, undefined], `${method}: ${via} ${code}`);
+    const text = String(body.error?.data);
+    t.ok(text.startsWith(prefix), `${method}: ${via} error prefix`);
+    if (typeof data === 'string') t.equal(text.slice(prefix.length), data, `${method}: ${via} error text`);
+    else t.match(text.slice(prefix.length), data, `${method}: ${via} error text`);
+  }
+}
+/** The JSON kinds of a value, keys sorted, arrays by their first element (for fixture shapes). */
+function shape(v: unknown): unknown {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return v.length === 0 ? [] : [shape(v[0])];
+  if (typeof v === 'object') return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, shape((v as any)[k])]));
+  return typeof v;
+}
+const sha256Hex = (b: Uint8Array) => createHash('sha256').update(b).digest('hex').toUpperCase();
+const utf8 = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
+// ------------------------------------------------------------------------------------------------
+const [ALICE, BOB] = devAccounts();
+let sent = 0;
+/** A bank transfer the JSON tx decoder accepts; the memo makes each one unique. */
+function transferTx(pad = 0): Uint8Array {
+  sent++;
+  const msg = { '@type': '/chain.bank.v1beta1.MsgSend', from_address: ALICE!.bech32, to_address: BOB!.bech32, amount: [{ denom: 'achain', amount: '1' }] };
+  const memo = `tx ${sent} ${'x'.repeat(pad)}`;
+  return utf8(JSON.stringify({ body: { messages: [msg], memo }, auth_info: { fee: { amount: [], gas_limit: '200000' } } }));
+}
+const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+/** The URI form of a byte argument: 0x-hex. */
+const hexArg = (b: Uint8Array) => `0x${Buffer.from(b).toString('hex')}`;
+/** A node whose first block comes only after 60 s: the mempool keeps what it is given. */
+function idleNode(opts: { json?: boolean; flags?: Record<string, string | number | boolean> } = {}): Promise<TestNode> {
+  return startTestNode({ timeoutCommit: '60s', txDecoder: opts.json ? 'json' : undefined, flags: opts.flags });
+}
+
+t.test('broadcast_tx_sync: a tx the app refuses (default decoder) is a result with its code', async (t) => {
+  const tn = await idleNode();
+  t.teardown(() => tn.close());
+  const tx = utf8('name=satoshi');
+  const r = await ok3(t, tn, 'broadcast_tx_sync', 'tx="name=satoshi"', { tx: b64(tx) });
+  const want = { code: 2, data: '', log: 'no tx decoder configured: tx parse error', codespace: 'sdk', hash: sha256Hex(tx) };
+  t.same(r.uri, want, 'URI ("quoted" raw bytes)');
+  t.same(r.post, want, 'JSON-RPC (base64)');
+  t.same(r.ws, want, 'websocket (base64)');
+  t.same(Object.keys(r.uri), ['code', 'data', 'log', 'codespace', 'hash'], 'ResultBroadcastTx field order');
+  t.same(shape(r.uri), shape(FIXTURES['broadcast_tx_sync'].result), 'fixture shape');
+  t.same(r.cache, [null, null], 'not cacheable');
+  // The 0x form carries the same bytes.
+  const hexForm = await viaUri(tn, 'broadcast_tx_sync', `tx=${hexArg(tx)}`);
+  t.same(hexForm.body.result, want, 'URI 0x-hex form');
+  t.equal(tn.ctx.mempool.size(), 0, 'a failed tx does not enter the mempool');
+});
+
+t.test('broadcast_tx_sync with txs the app accepts', async (t) => {
+  const tn = await idleNode({ json: true });
+  t.teardown(() => tn.close());
+
+  await t.test('code 0, the tx is in the mempool', async (t) => {
+    const txs = [transferTx(), transferTx(), transferTx()];
+    const [u, p, w] = await Promise.all([
+      viaUri(tn, 'broadcast_tx_sync', `tx=${hexArg(txs[0]!)}`),
+      viaPost(tn, 'broadcast_tx_sync', { tx: b64(txs[1]!) }),
+      viaWs(tn, 'broadcast_tx_sync', [b64(txs[2]!)]),
+    ]);
+    t.same(u.body.result, { code: 0, data: '', log: '', codespace: '', hash: sha256Hex(txs[0]!) }, 'URI');
+    t.same(p.body.result, { code: 0, data: '', log: '', codespace: '', hash: sha256Hex(txs[1]!) }, 'JSON-RPC');
+    t.same(w.result, { code: 0, data: '', log: '', codespace: '', hash: sha256Hex(txs[2]!) }, 'websocket, positional params');
+    t.equal(tn.ctx.mempool.size(), 3);
+    for (const tx of txs) t.ok(tn.ctx.mempool.has(createHash('sha256').update(tx).digest()), 'in the mempool');
+  });
+
+  await t.test('a decodable tx the ante chain refuses: its code and log, not added', async (t) => {
+    const bad = utf8(JSON.stringify({ body: { messages: [] }, auth_info: { fee: { amount: [], gas_limit: '1' } } }));
+    const r = await viaPost(tn, 'broadcast_tx_sync', { tx: b64(bad) });
+    t.same(r.body.result, { code: 18, data: '', log: 'must contain at least one message: invalid request', codespace: 'sdk', hash: sha256Hex(bad) });
+    t.notOk(tn.ctx.mempool.has(createHash('sha256').update(bad).digest()));
+  });
+
+  await t.test('a tx already seen: -32603 tx already exists in cache', async (t) => {
+    const tx = transferTx();
+    await viaPost(tn, 'broadcast_tx_sync', { tx: b64(tx) });
+    await err3(t, tn, 'broadcast_tx_sync', `tx=${hexArg(tx)}`, { tx: b64(tx) }, 'tx already exists in cache');
+  });
+
+  await t.test('bad arguments are parameter errors', async (t) => {
+    const r = await viaPost(tn, 'broadcast_tx_sync', { tx: 'not base64!' });
+    t.same(r.body.error, { code: -32602, message: 'Invalid params', data: 'error converting json params to arguments: illegal base64 data at input byte 3' });
+    const u = await viaUri(tn, 'broadcast_tx_sync', 'tx=0xZZ');
+    t.same([u.status, u.body.error?.code, u.body.error?.data], [500, -32602, "error converting http params to arguments: encoding/hex: invalid byte: U+005A 'Z'"]);
+  });
+});
+
+t.test('broadcast_tx_sync: too large and full are -32603 with the mempool error text', async (t) => {
+  const tn = await idleNode({ json: true, flags: { 'mempool.max_tx_bytes': 400, 'mempool.size': 1 } });
+  t.teardown(() => tn.close());
+  const big = transferTx(400);
+  await err3(t, tn, 'broadcast_tx_sync', `tx=${hexArg(big)}`, { tx: b64(big) }, `Tx too large. Max size is 400, but got ${big.length}`);
+  const first = transferTx();
+  const ok = await viaPost(tn, 'broadcast_tx_sync', { tx: b64(first) });
+  t.equal(ok.body.result.code, 0);
+  const next = transferTx();
+  await err3(t, tn, 'broadcast_tx_sync', `tx=${hexArg(next)}`, { tx: b64(next) }, `mempool is full: number of txs 1 (max: 1), total txs bytes ${first.length} (max: 1073741824)`);
+});
+
+t.test('broadcast_tx_sync: the CheckTx data is upper-case HEX (HexBytes), not base64', async (t) => {
+  // A real Mempool and the real routes over an app whose CheckTx returns data and waits a bit.
+  const res = (code: number): ResponseCheckTx => ({ code, data: Uint8Array.from([0xab, 0x01]), log: 'l', info: '', gasWanted: 1n, gasUsed: 0n, events: [], codespace: 'cs' });
+  const app = { checkTx: async (tx: Uint8Array, type: CheckTxType) => (t.equal(type, CheckTxType.New), res(tx[0] === 1 ? 7 : 0)) };
+  const ctx = { mempool: new Mempool({}, { app }), app, bus: new EventBus(), names: SPEC_NAMES, logger: nullLogger, config: { rpc: {} } } as unknown as NodeRpcContext;
+  const handler = mempoolRoutes(ctx).find((r) => r.name === 'broadcast_tx_sync')!.handler;
+  const rc: RouteContext = { transport: 'jsonrpc', id: 1, remoteAddr: '127.0.0.1', ws: undefined, signal: new AbortController().signal };
+  t.same(await handler({ tx: Uint8Array.from([0, 2]) }, rc), { code: 0, data: 'AB01', log: 'l', codespace: 'cs', hash: sha256Hex(Uint8Array.from([0, 2])) });
+  t.same(await handler({ tx: Uint8Array.from([1, 2]) }, rc), { code: 7, data: 'AB01', log: 'l', codespace: 'cs', hash: sha256Hex(Uint8Array.from([1, 2])) });
+});
+

@@ -1,0 +1,198 @@
+/**
+ * Node RPC `dial_peers` (cometbft: rpc/core/net.go UnsafeDialPeers and getIDs; p2p/switch.go
+ * AddPersistentPeers, AddPrivatePeerIDs, AddUnconditionalPeerIDs, DialPeersAsync;
+ * p2p/netaddress.go). Served only with `[rpc] unsafe = true`. The checks run in CometBFT's order:
+ * `no peers provided`; every peer must contain one `@` (`address (X) does not contain ID`);
+ * `persistent` checks the addresses; `private` and `unconditional` check the ids (`wrong ID #i:
+ * …`, where a `tcp://` prefix is part of the id); then the dial's address checks. Success is
+ * `Dialing peers in progress. See /net_info for details`; chaind has no P2P transport, so the
+ * dials fail in the background and are logged, as CometBFT logs failed dials.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
+import { WsClient } from '../helpers/ws.js';
+
+// ------------------------------------------------------------------------------------------------
+// Shared by the rpc-<method> tests of the node/mempool/ABCI group; each file carries its own copy
+// so that it stands alone.
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** Real CometBFT v0.38 kvstore responses, brand words renamed (../shared/reference/fixtures). */
+const FIXTURES = JSON.parse(
+  fs.readFileSync(path.join(here, '../../../../shared/reference/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
+) as Record<string, any>;
+
+interface Answer {
+  status: number;
+  cache: string | null;
+  body: any;
+}
+/** URI form: GET /<method>?<query> (`query` already in CometBFT's URI argument syntax). */
+async function viaUri(tn: TestNode, method: string, query = ''): Promise<Answer> {
+  const r = await fetch(`${tn.base}/${method}${query ? `?${query}` : ''}`);
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over HTTP POST, id 1. */
+async function viaPost(tn: TestNode, method: string, params: unknown): Promise<Answer> {
+  const r = await fetch(`${tn.base}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return { status: r.status, cache: r.headers.get('cache-control'), body: await r.json() };
+}
+/** JSON-RPC over the websocket, id 2. */
+async function viaWs(tn: TestNode, method: string, params: unknown): Promise<any> {
+  const { ws } = await WsClient.connect(tn.rpcPort);
+  if (!ws) throw new Error('websocket not upgraded');
+  try {
+    ws.call({ jsonrpc: '2.0', id: 2, method, params });
+    return await ws.nextJson();
+  } finally {
+    ws.close();
+  }
+}
+/** The three envelopes of a successful call, checked; returns the three results. */
+async function ok3(t: Test, tn: TestNode, method: string, query: string, params: unknown): Promise<{ uri: any; post: any; ws: any; cache: (string | null)[] }> {
+  const [u, p, w] = await Promise.all([viaUri(tn, method, query), viaPost(tn, method, params), viaWs(tn, method, params)]);
+  t.same([u.status, u.body.jsonrpc, u.body.id, u.body.error], [200, '2.0', -1, undefined], `${method}: URI 200, id -1, no error`);
+  t.same([p.status, p.body.jsonrpc, p.body.id, p.body.error], [200, '2.0', 1, undefined], `${method}: JSON-RPC 200, id 1, no error`);
+  t.same([w.jsonrpc, w.id, w.error], ['2.0', 2, undefined], `${method}: websocket id 2, no error`);
+  return { uri: u.body.result, post: p.body.result, ws: w.result, cache: [u.cache, p.cache] };
+}
+/**
+ * A method's error over the three transports (cometbft.md §1.2): -32603 `Internal error` with the
+ * text in `data`, URI HTTP 500, JSON-RPC HTTP 200. With `param` it is a parameter-conversion
+ * error: -32602 `Invalid params` over HTTP (data `error converting http|json params to
+ * arguments: <text>`), -32603 with the json prefix over the websocket.
+ */
+async function err3(t: Test, tn: TestNode, method: string, query: string, params: unknown, data: string | RegExp, param = false): Promise<void> {
+  const [u, p, w] = await Promise.all([viaUri(tn, method, query), viaPost(tn, method, params), viaWs(tn, method, params)]);
+  t.equal(u.status, 500, `${method} ${query}: URI answers 500`);
+  t.equal(p.status, 200, `${method}: JSON-RPC answers 200`);
+  const cases = [
+    ['URI', u.body, -1, param ? -32602 : -32603, param ? 'error converting http params to arguments: ' : ''],
+    ['JSON-RPC', p.body, 1, param ? -32602 : -32603, param ? 'error converting json params to arguments: ' : ''],
+    ['websocket', w, 2, -32603, param ? 'error converting json params to arguments: ' : ''],
+  ] as const;
+  for (const [via, body, id, code, prefix] of cases) {
+    const message = code === -32602 ? 'Invalid params' : 'Internal error';
+    t.same([body.id, body.error?.code, body.error?.message, body.result], [id, code, message, undefined], `${method}: ${via} ${code}`);
+    const text = String(body.error?.data);
+    t.ok(text.startsWith(prefix), `${method}: ${via} error prefix`);
+    if (typeof data === 'string') t.equal(text.slice(prefix.length), data, `${method}: ${via} error text`);
+    else t.match(text.slice(prefix.length), data, `${method}: ${via} error text`);
+  }
+}
+/** The JSON kinds of a value, keys sorted, arrays by their first element (for fixture shapes). */
+function shape(v: unknown): unknown {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return v.length === 0 ? [] : [shape(v[0])];
+  if (typeof v === 'object') return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, shape((v as any)[k])]));
+  return typeof v;
+}
+const sha256Hex = (b: Uint8Array) => createHash('sha256').update(b).digest('hex').toUpperCase();
+const utf8 = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
+// ------------------------------------------------------------------------------------------------
+const ID = '0123456789abcdef0123456789abcdef01234567';
+/** A JSON array of strings as the URI argument (http_uri_handler.go: a JSON array literal). */
+const arrayArg = (name: string, xs: string[]) => `${name}=${encodeURIComponent(JSON.stringify(xs))}`;
+/** A node with the unsafe routes; its dial attempts are logged (at error level) and fail. */
+function unsafeNode(): Promise<TestNode> {
+  return startTestNode({ timeoutCommit: '60s', flags: { 'rpc.unsafe': true } });
+}
+/** Address errors, each CometBFT's text (p2p/netaddress.go NewNetAddressString, net.SplitHostPort, strconv). */
+const BAD_ADDRESSES: [string, string][] = [
+  ['1.2.3.4:26656', 'address (1.2.3.4:26656) does not contain ID'],
+  [`${ID}@a@1.2.3.4:1`, `address (${ID}@a@1.2.3.4:1) does not contain ID`],
+  ['@1.2.3.4:26656', 'invalid address (@1.2.3.4:26656): no ID'],
+  ['zz@1.2.3.4:26656', "invalid address (zz@1.2.3.4:26656): encoding/hex: invalid byte: U+007A 'z'"],
+  ['abc@1.2.3.4:26656', 'invalid address (abc@1.2.3.4:26656): encoding/hex: odd length hex string'],
+  ['abcd@1.2.3.4:26656', 'invalid address (abcd@1.2.3.4:26656): invalid hex length - got 2, expected 20'],
+  [`tcp://zz@1.2.3.4:26656`, "invalid address (zz@1.2.3.4:26656): encoding/hex: invalid byte: U+007A 'z'"],
+  [`${ID}@1.2.3.4`, 'invalid address (1.2.3.4): address 1.2.3.4: missing port in address'],
+  [`${ID}@1:2:3:4`, 'invalid address (1:2:3:4): address 1:2:3:4: too many colons in address'],
+  [`${ID}@[::1`, "invalid address ([::1): address [::1: missing ']' in address"],
+  [`${ID}@:26656`, 'invalid address (:26656): host is empty'],
+  [`${ID}@1.2.3.4:http`, 'invalid address (http): strconv.ParseUint: parsing "http": invalid syntax'],
+  [`${ID}@1.2.3.4:`, 'invalid address (): strconv.ParseUint: parsing "": invalid syntax'],
+  [`${ID}@1.2.3.4:65536`, 'invalid address (65536): strconv.ParseUint: parsing "65536": value out of range'],
+  [`${ID}@[::1]:-1`, 'invalid address (-1): strconv.ParseUint: parsing "-1": invalid syntax'],
+  [`${ID}@localhost:x`, 'invalid address (x): strconv.ParseUint: parsing "x": invalid syntax'],
+];
+const GOOD_ADDRESSES = [`${ID}@127.0.0.1:26656`, `tcp://${ID.toUpperCase()}@[::1]:26656`, `${ID}@localhost:0080`];
+
+const DIALING = { log: 'Dialing peers in progress. See /net_info for details' };
+type Flags = { persistent?: boolean; unconditional?: boolean; private?: boolean };
+const uriArgs = (peers: string[], f: Flags = {}) =>
+  [arrayArg('peers', peers), ...Object.entries(f).map(([k, v]) => `${k}=${v}`)].join('&');
+
+t.test('dial_peers with [rpc] unsafe = true', async (t) => {
+  const tn = await unsafeNode();
+  t.teardown(() => tn.close());
+
+  await t.test('valid peers, with and without the flags', async (t) => {
+    const all: Flags = { persistent: true, unconditional: true, private: true };
+    const r = await ok3(t, tn, 'dial_peers', uriArgs(GOOD_ADDRESSES.slice(0, 1), all), { peers: GOOD_ADDRESSES.slice(0, 1), ...all });
+    t.same([r.uri, r.post, r.ws], [DIALING, DIALING, DIALING]);
+    t.same(r.cache, [null, null], 'not cacheable');
+    const plain = await ok3(t, tn, 'dial_peers', uriArgs(GOOD_ADDRESSES), { peers: GOOD_ADDRESSES });
+    t.same([plain.uri, plain.post, plain.ws], [DIALING, DIALING, DIALING]);
+    const pos = await viaWs(tn, 'dial_peers', [GOOD_ADDRESSES, true, false, false]);
+    t.same(pos.result, DIALING, 'positional params');
+  });
+
+  await t.test('no peers', async (t) => {
+    await err3(t, tn, 'dial_peers', '', {}, 'no peers provided');
+    await err3(t, tn, 'dial_peers', uriArgs([], { persistent: true }), { peers: [], persistent: true }, 'no peers provided');
+  });
+
+  await t.test('getIDs comes first: a peer without exactly one @', async (t) => {
+    const list = [`${ID}@1.2.3.4:x`, 'nohost'];
+    await err3(t, tn, 'dial_peers', uriArgs(list), { peers: list }, 'address (nohost) does not contain ID');
+  });
+
+  await t.test("each bad address gives CometBFT's error (from the dial, or from persistent first)", async (t) => {
+    for (const [addr, text] of BAD_ADDRESSES) {
+      if (addr.split('@').length !== 2) continue; // getIDs' error, covered above
+      await err3(t, tn, 'dial_peers', uriArgs([addr]), { peers: [addr] }, text);
+      const p = await viaPost(tn, 'dial_peers', { peers: [addr], persistent: true });
+      t.equal(p.body.error?.data, text, `persistent ${addr}`);
+    }
+  });
+
+  await t.test('private and unconditional check the ids as getIDs split them', async (t) => {
+    // `tcp://` is stripped for the address but is part of the id getIDs returns.
+    const withProto = [GOOD_ADDRESSES[0]!, `tcp://${ID}@1.2.3.4:26656`];
+    const viaDial = await viaPost(tn, 'dial_peers', { peers: withProto });
+    t.same(viaDial.body.result, DIALING, 'fine for the dial itself');
+    for (const flag of ['private', 'unconditional'] as const) {
+      await err3(t, tn, 'dial_peers', uriArgs(withProto, { [flag]: true }), { peers: withProto, [flag]: true }, "wrong ID #1: encoding/hex: invalid byte: U+0074 't'");
+      const short = ['abcd@1.2.3.4:1'];
+      await err3(t, tn, 'dial_peers', uriArgs(short, { [flag]: true }), { peers: short, [flag]: true }, 'wrong ID #0: invalid hex length - got 2, expected 20');
+    }
+    // persistent is checked before private: its address error comes first.
+    const both = [`zz@1.2.3.4:1`];
+    await err3(t, tn, 'dial_peers', uriArgs(both, { persistent: true, private: true }), { peers: both, persistent: true, private: true }, "invalid address (zz@1.2.3.4:1): encoding/hex: invalid byte: U+007A 'z'");
+  });
+
+  await t.test('flag arguments must be booleans', async (t) => {
+    const p = await viaPost(tn, 'dial_peers', { peers: GOOD_ADDRESSES, persistent: 'yes' });
+    t.same(p.body.error, { code: -32602, message: 'Invalid params', data: 'error converting json params to arguments: json: cannot unmarshal string into Go value of type bool' });
+  });
+});
+
+t.test('dial_peers is not served by default', async (t) => {
+  const tn = await startTestNode({ timeoutCommit: '60s' });
+  t.teardown(() => tn.close());
+  const u = await fetch(`${tn.base}/dial_peers?${uriArgs(GOOD_ADDRESSES)}`);
+  t.same([u.status, await u.text()], [404, '404 page not found\n'], 'URI: plain 404');
+  const p = await viaPost(tn, 'dial_peers', { peers: GOOD_ADDRESSES });
+  t.same(p.body.error, { code: -32601, message: 'Method not found' }, 'JSON-RPC: -32601');
+  const w = await viaWs(tn, 'dial_peers', { peers: GOOD_ADDRESSES });
+  t.same(w.error, { code: -32601, message: 'Method not found' }, 'websocket: -32601');
+});
