@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * The `chaind` command (package.json `bin`): init, start, auth token, version.
+ * The `chaind` command (package.json `bin`): init, start, auth token, version, and the client
+ * commands keys, tx and query (alias q).
  *
  * Exit codes: 0 success; 1 failure (invalid config or genesis, refused overwrite, node error),
  * with the error's message alone on stderr; 2 bad usage.
@@ -10,6 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { runAuth } from './auth.js';
 import { type CliIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, processIo, UsageError } from './common.js';
 import { runInit } from './init.js';
+import { runKeys } from './keys.js';
+import { runQuery } from './query.js';
+import { runTx } from './tx.js';
 import { runStart, type StartDeps } from './start.js';
 import { runVersion } from './version.js';
 
@@ -20,6 +24,9 @@ Commands:
   start [--<section>.<key> VALUE ...]                  run the node
   auth token [--ttl 1h]                                print a JWT for the authenticated RPC
   version [--long]                                     print the version
+  keys add|list|show|delete|export|import|import-hex   manage account keys (chaind keys --help)
+  tx bank send | tx authz grant|exec|revoke            sign and broadcast a tx (chaind tx --help)
+  query auth|bank|authz <query>  (alias q)             query the chain modules (chaind query --help)
 
 Common options:
   --home DIR    node home (default $CHAIND_HOME or ~/.chaind)
@@ -44,6 +51,13 @@ export async function main(argv: string[], io: CliIo = processIo(), deps: StartD
         return runAuth(rest, io);
       case 'version':
         return await runVersion(rest, io);
+      case 'keys':
+        return await runKeys(rest, io);
+      case 'tx':
+        return await runTx(rest, io);
+      case 'query':
+      case 'q':
+        return await runQuery(rest, io);
       case 'help':
       case '--help':
       case '-h':
