@@ -80,10 +80,12 @@ export const HTTP_STATUS = {
 } as const;
 
 function idJson(id: JsonRpcId | null): string {
-  return id === null ? '' : `"id":${marshalJson(id)},`;
+  if (id === null) return '';
+  // Integer ids (every URI request's -1) need no escaping.
+  if (typeof id === 'number' && Number.isSafeInteger(id)) return `"id":${id},`;
+  return `"id":${marshalJson(id)},`;
 }
 
-/** `{"jsonrpc":"2.0","id":…,"result":…}`; a result that cannot be encoded becomes Go's -32603. */
 /**
  * A result a handler has already serialised (with marshalJson's rules). Hot, rarely changing
  * results (status at a height, a block by height) cache their JSON and skip serialisation.
@@ -92,6 +94,7 @@ export class RawJson {
   constructor(readonly json: string) {}
 }
 
+/** `{"jsonrpc":"2.0","id":…,"result":…}`; a result that cannot be encoded becomes Go's -32603. */
 export function successEnvelope(id: JsonRpcId | null, result: unknown): string {
   let body: string;
   if (result instanceof RawJson) return `{"jsonrpc":"2.0",${idJson(id)}"result":${result.json}}`;

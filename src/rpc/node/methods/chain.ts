@@ -19,6 +19,7 @@ import type { ConsensusParams } from '../../../types/params.js';
 import { ValidatorSet } from '../../../types/validator_set.js';
 import { marshalJson } from '../../server/gojson.js';
 import type { NodeRpcContext } from '../context.js';
+import { RawJson } from '../errors.js';
 import { route, type Route } from '../routes.js';
 import {
   filterMinMax,
@@ -48,6 +49,9 @@ const bytesEqual = (a: Uint8Array, b: Uint8Array) =>
 
 const HEIGHT = [{ name: 'height', type: 'int64', optional: true }] as const;
 
+/** Serialised `block` results kept per node (~2–20 KiB each for small blocks). */
+const BLOCK_CACHE_SIZE = 256;
+
 export function chainRoutes(ctx: NodeRpcContext): Route[] {
   const blocks = ctx.storage.blocks;
   const stateStore = ctx.storage.state;
@@ -61,6 +65,24 @@ export function chainRoutes(ctx: NodeRpcContext): Route[] {
     block_id: blockIdJSON(meta ? meta.blockId : zeroBlockId()),
     block: renderBlock(block),
   });
+  /**
+   * `block` results by height, serialised once: a committed block never changes, and decoding
+   * plus JSON is ~85% of a /block request's cost. LRU of BLOCK_CACHE_SIZE heights (recent blocks
+   * are the hot ones: explorers and indexers follow the tip).
+   */
+  const blockCache = new Map<bigint, RawJson>();
+  const cachedBlock = (h: bigint): RawJson => {
+    let raw = blockCache.get(h);
+    if (raw) {
+      blockCache.delete(h);
+      blockCache.set(h, raw);
+      return raw;
+    }
+    raw = new RawJson(marshalJson(resultBlock(blocks.loadBlockMeta(h), blocks.loadBlock(h))));
+    blockCache.set(h, raw);
+    if (blockCache.size > BLOCK_CACHE_SIZE) blockCache.delete(blockCache.keys().next().value!);
+    return raw;
+  };
 
   // ------------------------------------------------------------------------------------------
   // Validator sets and params by height, with what the store does not (yet) keep.
@@ -211,10 +233,7 @@ export function chainRoutes(ctx: NodeRpcContext): Route[] {
       name: 'block',
       params: HEIGHT,
       cacheable: { unlessDefault: ['height'] },
-      handler: ({ height }) => {
-        const h = resolveHeight(blocks, blocks.height(), height);
-        return resultBlock(blocks.loadBlockMeta(h), blocks.loadBlock(h));
-      },
+      handler: ({ height }) => cachedBlock(resolveHeight(blocks, blocks.height(), height)),
     }),
 
     // blocks.go BlockByHash: an unknown hash is not an error: zero BlockID and `block: null`.
@@ -226,7 +245,7 @@ export function chainRoutes(ctx: NodeRpcContext): Route[] {
         const h = hash.length > 0 ? blocks.heightByHash(hash) : null;
         const block = h === null ? null : blocks.loadBlock(h);
         if (!block) return resultBlock(null, null);
-        return resultBlock(blocks.loadBlockMeta(block.header.height), block);
+        return cachedBlock(block.header.height);
       },
     }),
 
