@@ -8,8 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { BankModule } from './app/modules/bank/index.js';
-import { BaseApp } from './app/baseapp.js';
+import { createChainApp } from './app/chain.js';
 import type { TxDecoder } from './app/tx.js';
 import { appStateBytes, type GenesisDoc } from './config/genesis.js';
 import type { RunningNode, StartNodeOptions } from './config/index.js';
@@ -25,7 +24,7 @@ import type { Logger } from './log.js';
 import { Mempool, postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
-import { createNames } from './names/index.js';
+import { BECH32_PREFIX, createNames } from './names/index.js';
 import { createCryptoPool } from './pool/index.js';
 import type { NodeRpcContext } from './rpc/node/context.js';
 import { subscriptionsFor } from './rpc/node/methods/events.js';
@@ -44,6 +43,15 @@ import { txHash } from './types/hashing.js';
 import { formatTime } from './types/json.js';
 import { ValidatorSet } from './types/validator_set.js';
 import { VERSION } from './version.js';
+import { Query as AuthQuery } from './gen/chain/auth/v1beta1/query_pb.js';
+import { Query as AuthzQuery } from './gen/chain/authz/v1beta1/query_pb.js';
+import { Query as BankQuery } from './gen/chain/bank/v1beta1/query_pb.js';
+import { Service as TxService } from './gen/chain/tx/v1beta1/service_pb.js';
+import { protoRegistry } from './proto/registry.js';
+import { GrpcServer, grpcServerOptions, latestOnlyHeights, QueryRouter } from './rpc/grpc/index.js';
+import { protoQueryService } from './rpc/grpc/app-bridge.js';
+import { RestGateway, restGatewayOptions } from './rpc/rest/index.js';
+import { TX_SERVICE_REGISTER_OPTIONS, txServiceImpl } from './rpc/txservice/index.js';
 
 /** The LMDB environment's file inside <home>/data. */
 export const DB_FILE_NAME = 'chaind.mdb';
@@ -52,6 +60,9 @@ export const DB_FILE_NAME = 'chaind.mdb';
 export interface ChaindNode extends RunningNode {
   context: NodeRpcContext;
   rpcPort: number;
+  /** null when the server is disabled in app.toml. */
+  grpcPort: number | null;
+  restPort: number | null;
   metricsPort: number | null;
 }
 
@@ -141,11 +152,19 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     parts.push({ name: 'worker pool', close: () => pool.close() });
     log.info('worker pool started', { kind: pool.kind });
 
-    const bank = new BankModule({ moduleAccountPermissions: { fee_collector: [], mint: ['minter'] } });
-    const app = new BaseApp(
-      { name: 'chaind', version: VERSION, appVersion: genesis.consensusParams.version.app, bech32Prefix: 'chain' },
-      { db: storage.dbs.app, modules: [bank], txDecoder: opts.testing?.txDecoder },
-    );
+    // auth, bank, authz; protobuf txs; signatures through the worker pool (src/app/chain.ts).
+    const app = createChainApp({
+      db: storage.dbs.app,
+      names,
+      pool,
+      minGasPrices: appConfig.minimumGasPrices,
+      bech32Prefix: BECH32_PREFIX,
+      name: 'chaind',
+      version: VERSION,
+      appVersion: genesis.consensusParams.version.app,
+      txDecoder: opts.testing?.txDecoder,
+      onPoolError: (err) => log.warn('signature pool unavailable, verifying inline', { err: (err as Error).message }),
+    });
 
     // The chain state: stored, or made from genesis. Genesis state reaches disk with block 1's
     // transaction, so until then every start redoes InitChain from the same genesis file.
@@ -267,6 +286,14 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     bridgeConsensusEvents(consensus, bus);
     if (metrics) wireMetrics(metrics, consensus, mempool, state);
 
+    // Chain module queries and the tx service: one router for gRPC, REST and abci_query.
+    const queryRouter = new QueryRouter({
+      names,
+      registry: protoRegistry,
+      resolveHeight: latestOnlyHeights(() => storage.blocks.height(), 'chaind'),
+    });
+    for (const svc of [AuthQuery, BankQuery, AuthzQuery]) queryRouter.registerService(svc, protoQueryService(app, svc));
+
     const context: NodeRpcContext = {
       config,
       appConfig,
@@ -281,6 +308,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       txIndexer,
       blockIndexer,
       pool,
+      queryRouter,
       nodeId,
       validator: { address: privval.key.address, pubKey: { type: 'ed25519', bytes: privval.key.pubKey } },
       logger: logger.child({ module: 'rpc' }),
@@ -321,6 +349,24 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     // Closed before the RPC server (parts close in reverse): subscribers get a -32000 cancel.
     parts.push({ name: 'subscriptions', close: () => subscriptionsFor(context).close() });
 
+    queryRouter.registerService(TxService, txServiceImpl(context), TX_SERVICE_REGISTER_OPTIONS);
+    let grpcPort: number | null = null;
+    let restPort: number | null = null;
+    if (appConfig.grpc.enable) {
+      const grpcServer = new GrpcServer(grpcServerOptions(appConfig.grpc, queryRouter, logger.child({ module: 'grpc' })));
+      await grpcServer.start();
+      parts.push({ name: 'gRPC', close: () => grpcServer.close() });
+      log.info('gRPC listening', { addr: `${grpcServer.host}:${grpcServer.port}` });
+      grpcPort = grpcServer.port;
+    }
+    if (appConfig.api.enable) {
+      const restGateway = new RestGateway(restGatewayOptions(appConfig.api, queryRouter, logger.child({ module: 'api' })));
+      await restGateway.start();
+      parts.push({ name: 'REST gateway', close: () => restGateway.close() });
+      log.info('REST listening', { addr: `${restGateway.host}:${restGateway.port}` });
+      restPort = restGateway.port;
+    }
+
     let metricsServer: Listening | null = null;
     if (metrics) {
       metricsServer = await startMetricsServer(config.instrumentation.prometheusListenAddr, metrics.registry);
@@ -336,6 +382,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     return {
       context,
       rpcPort: rpc.port,
+      grpcPort,
+      restPort,
       metricsPort: metricsServer?.port ?? null,
       close() {
         closing ??= (async () => {

@@ -9,9 +9,10 @@
  * chain is metered. State written by the chain is kept even when the messages fail, as the SDK
  * keeps the ante branch (fees paid, sequences incremented).
  *
- * The decorators here are the ones that need no auth state. The auth module adds DeductFee,
- * SetPubKey, ValidateSigCount, SigGasConsume, SigVerification and IncrementSequence later,
- * reading its params from state.
+ * The decorators here are the ones that need no auth state; `defaultAnteChain` is the chain of
+ * unsigned test txs (jsonTxDecoder). The chain of signed txs, with DeductFee, SetPubKey,
+ * ValidateSigCount, SigGasConsume, SigVerification and IncrementSequence reading auth params from
+ * state, is src/app/modules/auth/ante.ts `authAnteChain` (what src/app/chain.ts installs).
  */
 import { utf8 } from './bytes.js';
 import type { Context } from './context.js';

@@ -83,6 +83,22 @@ export interface BaseAppModules {
   /** The ante chain after the built-in gas meter set-up; default `defaultAnteChain()`. */
   anteDecorators?: AnteDecorator[];
   names?: TypeUrlNames;
+  /**
+   * The asynchronous stage before the synchronous ante chain: CheckTx hands it the one tx,
+   * FinalizeBlock every decodable tx of the block, so that their signatures go to the worker pool
+   * in one call (src/app/modules/auth/sigverify.ts). Its results are hints the ante chain looks up.
+   */
+  preVerifier?: TxPreVerifier;
+}
+
+/**
+ * Work done before the ante chain, outside it, and asynchronously (signature verification in the
+ * worker pool). `ctx` reads the state the txs will run against (read-only, unmetered). It must not
+ * decide a tx's outcome in FinalizeBlock: the ante chain does. A throw in CheckTx refuses the tx
+ * with that error; in FinalizeBlock it is ignored.
+ */
+export interface TxPreVerifier {
+  preVerify(ctx: Context, txs: readonly Tx[]): Promise<void>;
 }
 
 interface ModuleEntry {
@@ -95,6 +111,8 @@ interface ModuleEntry {
 interface Pending {
   state: CacheKVStore;
   height: bigint;
+  /** Block time, ns. */
+  time: bigint;
   appHash: Bytes;
   /** LtHashes of the modules whose state changed. */
   changed: Map<string, LtHash>;
@@ -186,12 +204,18 @@ export class BaseApp implements Application, ServiceRegistrar {
   private readonly txDecoder: TxDecoder;
   private readonly ante: AnteDecorator[];
   private readonly names: TypeUrlNames;
+  private readonly preVerifier: TxPreVerifier | undefined;
   private readonly kvGas: KVGasConfig;
   private readonly minRetainBlocks: bigint;
   private readonly minGasPrices: { denom: string; amount: string }[];
 
   // Committed state, mirrored from LMDB.
   private lastHeight = 0n;
+  /**
+   * Time of the last committed block, for CheckTx's context (the SDK resets checkState to the
+   * committed header in Commit). Kept in memory only: 0 after a restart until the next commit.
+   */
+  private lastBlockTime = 0n;
   private lastAppHash: Bytes = EMPTY_BYTES;
   private chainId = '';
   private moduleHashes = new Map<string, LtHash>();
@@ -218,6 +242,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     this.txDecoder = deps.txDecoder ?? rejectingTxDecoder;
     this.ante = deps.anteDecorators ?? defaultAnteChain();
     this.names = deps.names ?? SPEC_NAMES;
+    this.preVerifier = deps.preVerifier;
     for (const m of deps.modules) this.addModule(m);
     this.reload();
   }
@@ -255,6 +280,14 @@ export class BaseApp implements Application, ServiceRegistrar {
     return this.msgRoutes.has(this.names.parseTypeUrl(typeUrl));
   }
 
+  /**
+   * The route of a message type URL in either spelling (baseapp.MessageRouter HandlerByTypeURL):
+   * authz's MsgExec runs inner messages through it.
+   */
+  msgRoute(typeUrl: string): MsgRoute<unknown> | undefined {
+    return this.msgRoutes.get(this.names.parseTypeUrl(typeUrl));
+  }
+
   // --- committed state ----------------------------------------------------------------------
 
   /**
@@ -279,6 +312,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     this.pendingChainId = undefined;
     this.genesis = null;
     this.pending = null;
+    this.lastBlockTime = 0n;
     this.checkState = new CacheKVStore(this.committedStore);
   }
 
@@ -390,15 +424,33 @@ export class BaseApp implements Application, ServiceRegistrar {
     return { validators, appHash };
   }
 
-  async checkTx(tx: Bytes, type: CheckTxType): Promise<ResponseCheckTx> {
+  async checkTx(txBytes: Bytes, type: CheckTxType): Promise<ResponseCheckTx> {
     const mode = type === CheckTxType.Recheck ? ExecMode.ReCheck : ExecMode.Check;
-    const hdr = { height: this.lastHeight + 1n, time: 0n };
-    return this.runTx(mode, tx, this.checkState, hdr);
+    const hdr = { height: this.lastHeight + 1n, time: this.lastBlockTime };
+    const prepared = this.decodeAndPrepare(txBytes);
+    if (!prepared.ok) return failResult(prepared.error, 0n, 0n, []);
+    // Recheck does not verify signatures (SigVerificationDecorator), so it needs no pre-stage.
+    if (this.preVerifier !== undefined && mode === ExecMode.Check) {
+      try {
+        await this.preVerifier.preVerify(this.readContext(mode, this.checkState, hdr, txBytes), [prepared.tx]);
+      } catch (e) {
+        return failResult(e, prepared.tx.gas, 0n, []);
+      }
+    }
+    // The check state is read after the await: a commit may have replaced it meanwhile.
+    return this.runTx(mode, prepared.tx, this.checkState, hdr);
   }
 
   /** Runs a tx against a branch of the check state with an infinite meter and discards it. */
-  async simulate(tx: Bytes): Promise<ExecTxResult> {
-    return this.runTx(ExecMode.Simulate, tx, this.checkState.branch(), { height: this.lastHeight + 1n, time: 0n });
+  async simulate(txBytes: Bytes): Promise<ExecTxResult> {
+    const prepared = this.decodeAndPrepare(txBytes);
+    if (!prepared.ok) return failResult(prepared.error, 0n, 0n, []);
+    return this.runTx(ExecMode.Simulate, prepared.tx, this.checkState.branch(), { height: this.lastHeight + 1n, time: this.lastBlockTime });
+  }
+
+  /** A read-only, unmetered context over `base` for the pre-verification stage. */
+  private readContext(mode: ExecMode, base: KVStore, hdr: BlockHeader, txBytes?: Bytes): Context {
+    return this.makeContext(mode, new ReadOnlyStore(base), hdr, new InfiniteGasMeter(), txBytes, false);
   }
 
   async prepareProposal(req: RequestPrepareProposal): Promise<Bytes[]> {
@@ -465,7 +517,21 @@ export class BaseApp implements Application, ServiceRegistrar {
       for (const ev of ctx.events.events()) events.push(withAttribute(ev, 'mode', 'BeginBlock'));
     }
 
-    const txResults = req.txs.map((tx) => this.runTx(ExecMode.Finalize, tx, state, hdr));
+    // Decode every tx first so that the pre-verification stage sees the whole block at once
+    // (one pool call for all its signatures); its results are only hints, so a failure there
+    // changes nothing but speed.
+    const prepared = req.txs.map((tx) => this.decodeAndPrepare(tx));
+    if (this.preVerifier !== undefined) {
+      const txs = prepared.flatMap((p) => (p.ok ? [p.tx] : []));
+      if (txs.length > 0) {
+        try {
+          await this.preVerifier.preVerify(this.readContext(ExecMode.Finalize, state, hdr), txs);
+        } catch {
+          // Verified in the ante chain instead.
+        }
+      }
+    }
+    const txResults = prepared.map((p) => (p.ok ? this.runTx(ExecMode.Finalize, p.tx, state, hdr) : failResult(p.error, 0n, 0n, [])));
 
     const validatorUpdates: ValidatorUpdate[] = [];
     for (const e of this.modules) {
@@ -477,7 +543,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     }
 
     const { appHash, changed, roots } = this.computeAppHash(state);
-    this.pending = { state, height: req.height, appHash, changed, roots };
+    this.pending = { state, height: req.height, time: req.time, appHash, changed, roots };
     return { events, txResults, validatorUpdates, appHash };
   }
 
@@ -504,6 +570,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     }
 
     this.lastHeight = p.height;
+    this.lastBlockTime = p.time;
     this.lastAppHash = p.appHash;
     for (const [sk, lt] of p.changed) this.moduleHashes.set(sk, lt);
     this.moduleRoots = p.roots;
@@ -550,6 +617,11 @@ export class BaseApp implements Application, ServiceRegistrar {
    * The plain-object form of a query for the REST and gRPC servers: the handler's response, or a
    * thrown GrpcStatusError/AbciError for them to map to a status.
    */
+  /** Whether a query route answers this gRPC path (either type-URL spelling). */
+  hasQueryRoute(path: string): boolean {
+    return this.queryRoutes.has(this.names.parseTypeUrl(path));
+  }
+
   queryObject<R = unknown>(path: string, request: unknown, height = 0n): { height: bigint; response: R } {
     const route = this.queryRoutes.get(this.names.parseTypeUrl(path));
     if (route === undefined) throw sdkErrors.unknownRequest.wrap('unknown query path');
@@ -605,17 +677,21 @@ export class BaseApp implements Application, ServiceRegistrar {
     return { ...decoded, msgs, msgSigners, signers, bytes };
   }
 
+  /** Decoding and message routing (runTx's first step); a failure is the tx's result. */
+  private decodeAndPrepare(txBytes: Bytes): { ok: true; tx: Tx } | { ok: false; error: unknown } {
+    try {
+      return { ok: true, tx: this.prepareTx(this.txDecoder.decode(txBytes), txBytes) };
+    } catch (e) {
+      return { ok: false, error: e };
+    }
+  }
+
   /**
-   * runTx (baseapp/baseapp.go): decode, ante chain in its own branch (kept when it passes),
+   * runTx (baseapp/baseapp.go) after decoding: ante chain in its own branch (kept when it passes),
    * messages in a second branch (kept only when all pass). In CheckTx the messages do not run.
    */
-  private runTx(mode: ExecMode, txBytes: Bytes, base: CacheKVStore, hdr: BlockHeader): ExecTxResult {
-    let tx: Tx;
-    try {
-      tx = this.prepareTx(this.txDecoder.decode(txBytes), txBytes);
-    } catch (e) {
-      return failResult(e, 0n, 0n, []);
-    }
+  private runTx(mode: ExecMode, tx: Tx, base: CacheKVStore, hdr: BlockHeader): ExecTxResult {
+    const txBytes = tx.bytes;
     const simulate = mode === ExecMode.Simulate;
     // SetUpContext (x/auth/ante/setup.go): the tx's gas limit, infinite when simulating.
     const meter: GasMeter = simulate ? new InfiniteGasMeter() : new BasicGasMeter(tx.gas);

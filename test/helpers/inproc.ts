@@ -21,6 +21,8 @@ export interface TestNode {
   rpcPort: number;
   /** http://127.0.0.1:<rpcPort> */
   base: string;
+  grpcPort: number | null;
+  restPort: number | null;
   close(): Promise<void>;
 }
 
@@ -40,6 +42,8 @@ export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNod
   initHome({ home, moniker: 'inproc', chainId: 'inproc-1', dev: true, overwrite: false });
   const flags: Record<string, FlagValue> = {
     'rpc.laddr': 'tcp://127.0.0.1:0',
+    'grpc.address': '127.0.0.1:0',
+    'api.address': 'tcp://127.0.0.1:0',
     'p2p.laddr': 'tcp://127.0.0.1:0',
     'instrumentation.prometheus': false,
     'consensus.timeout_commit': opts.timeoutCommit ?? '100ms',
@@ -64,6 +68,8 @@ export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNod
     home,
     rpcPort: node.rpcPort,
     base: `http://127.0.0.1:${node.rpcPort}`,
+    grpcPort: node.grpcPort,
+    restPort: node.restPort,
     async close() {
       if (closed) return;
       closed = true;

@@ -57,3 +57,24 @@ export function latestOnlyHeights(latest: () => bigint, appName = 'chaind'): (re
     return h;
   };
 }
+
+/** What the proto bridge needs of the base app (BaseApp satisfies it). */
+export interface ProtoQueryApp extends JsonQueryApp {
+  hasQueryRoute(path: string): boolean;
+}
+
+/**
+ * A ServiceImpl over the app's protobuf-coded query routes (src/app/proto-route.ts): the request
+ * message goes to the route as is and its response message comes back, so Any and Timestamp
+ * fields survive. Only methods the app has a route for are served; the rest answer Unimplemented.
+ */
+export function protoQueryService(app: ProtoQueryApp, service: DescService): ServiceImpl {
+  const impl: Record<string, UnaryHandler> = {};
+  for (const m of service.methods) {
+    if (m.methodKind !== 'unary') continue;
+    const path = `/${service.typeName}/${m.name}`;
+    if (!app.hasQueryRoute(path)) continue;
+    impl[m.name] = (req, ctx) => app.queryObject(path, req, ctx.height ?? 0n).response as never;
+  }
+  return impl;
+}

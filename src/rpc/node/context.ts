@@ -16,6 +16,7 @@ import type { CryptoPool } from '../../pool/types.js';
 import type { Storage } from '../../store/storage.js';
 import type { BlockIndexer, TxIndexer } from '../../store/indexer.js';
 import type { PubKey } from '../../types/validator.js';
+import type { QueryRouter } from '../grpc/router.js';
 
 export interface NodeRpcContext {
   config: NodeConfig;
@@ -33,6 +34,11 @@ export interface NodeRpcContext {
   txIndexer: TxIndexer | null;
   blockIndexer: BlockIndexer | null;
   pool: CryptoPool;
+  /**
+   * The chain's gRPC services (module queries, the tx service) by gRPC path: abci_query answers
+   * those paths through it, as the gRPC server and REST gateway do. Absent in bare test setups.
+   */
+  queryRouter?: QueryRouter;
   nodeId: string;
   validator: { address: Uint8Array; pubKey: PubKey };
   logger: Logger;

@@ -3,7 +3,9 @@
  * proto/cosmos/bank/v1beta1/{bank,tx,genesis}.proto; ../shared/reference/cosmos.md §1.5). JSON
  * forms use the proto field names, as the SDK's genesis and REST JSON do.
  */
+import { fromBinary } from '@bufbuild/protobuf';
 import { coinsFromJson, type Coin } from '../../coins.js';
+import { MsgSendSchema } from '../../../gen/chain/bank/v1beta1/tx_pb.js';
 import { registerError } from '../../errors.js';
 
 /** x/bank/types/errors.go, codespace `bank`. */
@@ -95,8 +97,12 @@ function arr(v: unknown, what: string): unknown[] {
   return v;
 }
 
-/** MsgSend from JSON (`from_address`/`fromAddress`, amounts as strings) or an already-decoded object. */
+/**
+ * MsgSend from the protobuf tx decoder's `chain.bank.v1beta1.MsgSend` message (lowerCamel fields,
+ * amounts as strings), its protobuf bytes, or JSON (`from_address`/`fromAddress`).
+ */
 export function parseMsgSend(v: unknown): MsgSend {
+  if (v instanceof Uint8Array) v = fromBinary(MsgSendSchema, v);
   if (!isObject(v)) throw new Error('MsgSend must be an object');
   return {
     fromAddress: str(field(v, 'from_address', 'fromAddress'), 'from_address'),

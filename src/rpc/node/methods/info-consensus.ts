@@ -70,8 +70,15 @@ export function consensusRoutes(ctx: NodeRpcContext): Route[] {
         { name: 'height', type: 'int64' },
         { name: 'prove', type: 'bool' },
       ],
-      // Passed to the app as given (height 0 = latest); the app answers errors in `code`/`log`.
-      handler: async ({ path, data, height, prove }) => ({ response: responseQueryJSON(await ctx.app.query({ path, data, height, prove })) }),
+      // Passed on as given (height 0 = latest); errors come back in `code`/`log`. gRPC service paths
+      // (module queries, the tx service) go through the same router as the gRPC server and REST
+      // gateway (cosmos-sdk baseapp: abci Query dispatches gRPC paths to the GRPCQueryRouter).
+      handler: async ({ path, data, height, prove }) => {
+        const req = { path, data, height, prove };
+        const router = ctx.queryRouter;
+        const res = router && router.has(path) ? await router.abciQuery(req) : await ctx.app.query(req);
+        return { response: responseQueryJSON(res) };
+      },
     }),
   ];
 }
