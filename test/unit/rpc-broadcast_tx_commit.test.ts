@@ -131,7 +131,7 @@ t.test('broadcast_tx_commit: a failing CheckTx is a result with height 0', async
   const tx = utf8('name=satoshi');
   const r = await ok3(t, tn, 'broadcast_tx_commit', 'tx="name=satoshi"', { tx: b64(tx) });
   const want = {
-    check_tx: { code: 2, data: null, log: 'no tx decoder configured: tx parse error', info: '', gas_wanted: '0', gas_used: '0', events: [], codespace: 'sdk' },
+    check_tx: { code: 2, data: null, log: 'expected 2 wire type, got 6: tx parse error', info: '', gas_wanted: '0', gas_used: '0', events: [], codespace: 'sdk' },
     tx_result: DEFAULT_TX_RESULT,
     hash: sha256Hex(tx),
     height: '0',

@@ -121,12 +121,12 @@ function idleNode(opts: { json?: boolean; flags?: Record<string, string | number
   return startTestNode({ timeoutCommit: '60s', txDecoder: opts.json ? 'json' : undefined, flags: opts.flags });
 }
 
-t.test('broadcast_tx_sync: a tx the app refuses (default decoder) is a result with its code', async (t) => {
+t.test('broadcast_tx_sync: a tx the protobuf decoder refuses is a result with its code', async (t) => {
   const tn = await idleNode();
   t.teardown(() => tn.close());
   const tx = utf8('name=satoshi');
   const r = await ok3(t, tn, 'broadcast_tx_sync', 'tx="name=satoshi"', { tx: b64(tx) });
-  const want = { code: 2, data: '', log: 'no tx decoder configured: tx parse error', codespace: 'sdk', hash: sha256Hex(tx) };
+  const want = { code: 2, data: '', log: 'expected 2 wire type, got 6: tx parse error', codespace: 'sdk', hash: sha256Hex(tx) };
   t.same(r.uri, want, 'URI ("quoted" raw bytes)');
   t.same(r.post, want, 'JSON-RPC (base64)');
   t.same(r.ws, want, 'websocket (base64)');
