@@ -8,8 +8,8 @@
  * check, the missing pool: `failed to add evidence: can't add evidence to pending list: chaind has
  * no evidence pool yet`.
  *
- * INTERIM: the route table has no parameter type for a JSON object yet, so `evidence` is sent as
- * a string holding the type-wrapped JSON (see `evidenceArgs`); the checks do not depend on it.
+ * `evidence` goes as CometBFT takes it: the type-wrapped JSON object over JSON-RPC and websocket,
+ * its JSON text over URI (see `evidenceArgs`).
  */
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { SignedMsgType, type BlockID, type Vote } from '../../src/types/block.js';
@@ -108,9 +108,9 @@ const utf8 = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
 // ------------------------------------------------------------------------------------------------
 
 /** The argument over URI (a JSON-quoted string) and JSON-RPC (a string), for `err3`. */
-function evidenceArgs(ev: unknown): [string, { evidence: string }] {
-  const text = JSON.stringify(ev);
-  return [`evidence=${encodeURIComponent(JSON.stringify(text))}`, { evidence: text }];
+/** CometBFT's forms: the JSON object over JSON-RPC, its JSON text over URI (jsonStringToArg). */
+function evidenceArgs(ev: unknown): [string, { evidence: unknown }] {
+  return [`evidence=${encodeURIComponent(JSON.stringify(ev))}`, { evidence: ev }];
 }
 const rnd = (n: number) => new Uint8Array(createHash('sha256').update(String(Math.random())).digest()).subarray(0, n);
 const blockId = (): BlockID => ({ hash: rnd(32), partSetHeader: { total: 1, hash: rnd(32) } });

@@ -24,9 +24,13 @@ import type { JsonRpcId } from './errors.js';
  * - `hexbytes` (`HexBytes`: hex without 0x in JSON-RPC; 0x-hex or "raw" over URI) → Uint8Array;
  * - `array` (`[]string`, e.g. dial_peers' peers) → string[].
  */
-export type ParamType = 'int64' | 'int' | 'uint' | 'bool' | 'string' | 'bytes' | 'hexbytes' | 'array' | 'query';
+/**
+ * `json`: a Go struct parameter (broadcast_evidence's `types.Evidence`): any JSON value, handed to
+ * the handler as its JSON text for the method to decode.
+ */
+export type ParamType = 'int64' | 'int' | 'uint' | 'bool' | 'string' | 'bytes' | 'hexbytes' | 'array' | 'query' | 'json';
 
-export const PARAM_TYPES: readonly ParamType[] = ['int64', 'int', 'uint', 'bool', 'string', 'bytes', 'hexbytes', 'array', 'query'];
+export const PARAM_TYPES: readonly ParamType[] = ['int64', 'int', 'uint', 'bool', 'string', 'bytes', 'hexbytes', 'array', 'query', 'json'];
 
 /** The handler-side value of each parameter type. */
 export interface ParamValueMap {
@@ -39,6 +43,7 @@ export interface ParamValueMap {
   bytes: Uint8Array;
   hexbytes: Uint8Array;
   array: string[];
+  json: string;
 }
 
 export type ArgValue = ParamValueMap[ParamType];
@@ -95,6 +100,7 @@ const GO_TYPE: Record<ParamType, string> = {
   bytes: '[]uint8',
   hexbytes: 'bytes.HexBytes',
   array: '[]string',
+  json: 'struct',
 };
 
 /** reflect.Kind names used in `got a hex string arg, but expected '<kind>'`. */
@@ -108,6 +114,7 @@ const GO_KIND: Record<ParamType, string> = {
   bytes: 'slice',
   hexbytes: 'slice',
   array: 'slice',
+  json: 'struct',
 };
 
 const isIntType = (t: ParamType) => t === 'int64' || t === 'int' || t === 'uint';
@@ -128,6 +135,8 @@ export function zeroValue(t: ParamType): ArgValue {
       return new Uint8Array(0);
     case 'array':
       return [];
+    case 'json':
+      return '';
   }
 }
 
@@ -294,6 +303,9 @@ export function decodeJsonValue(spec: ParamSpec, v: unknown): ArgValue | undefin
       // libs/bytes HexBytes.UnmarshalJSON.
       if (typeof v !== 'string') throw new ParamError(`invalid hex string: ${rawJson(v)}`);
       return goHexDecode(rawStringBody(v));
+    case 'json':
+      // The value as JSON text; the method decodes it into its own type.
+      return JSON.stringify(v);
     case 'array': {
       if (!Array.isArray(v)) throw typeError(goJsonKind(v), '[]json.RawMessage');
       const out: string[] = [];
@@ -394,6 +406,8 @@ const RE_INT = /^-?[0-9]+$/;
 /** One URI argument (http_uri_handler.go nonJSONStringToArg, then jsonStringToArg). */
 export function decodeUriArg(spec: ParamSpec, arg: string): ArgValue | undefined {
   const t = spec.type;
+  // A struct over URI is its JSON text (jsonStringToArg unmarshals it).
+  if (t === 'json') return arg;
   const expectingString = t === 'string' || t === 'query';
   const expectingBytes = t === 'bytes' || t === 'hexbytes';
   if (isIntType(t) && RE_INT.test(arg)) return goParseInt(arg, t);

@@ -392,10 +392,8 @@ export function evidenceRoutes(ctx: NodeRpcContext): Route[] {
   return [
     route({
       name: 'broadcast_evidence',
-      // INTERIM: the route table has no parameter type for a type-wrapped JSON object yet (it is
-      // `types.Evidence` in CometBFT), so the argument is taken as a string holding that JSON.
-      // Once params.ts offers a raw-JSON type, declare it here and pass the value through as is.
-      params: [{ name: 'evidence', type: 'string' }],
+      // `types.Evidence` in CometBFT: a type-wrapped JSON object, handed over as its JSON text.
+      params: [{ name: 'evidence', type: 'json' }],
       handler: ({ evidence }, rc) => {
         let arg: unknown;
         if (evidence !== '') {
