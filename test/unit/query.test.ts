@@ -97,7 +97,7 @@ t.test('tm.event is node.event', async (t) => {
 
 t.test('malformed queries: CometBFT errors', async (t) => {
   const fixtures = JSON.parse(
-    fs.readFileSync(path.join(here, '../../../../shared/reference/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
+    fs.readFileSync(path.join(here, '../../../test/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
   ) as Record<string, { error: { data: string } }>;
   const want = fixtures['subscribe_malformed']!.error.data;
   t.equal('failed to parse query: ' + parseError('tm.event  NewBlock'), want, 'subscribe_malformed fixture');

@@ -16,7 +16,7 @@ import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
 import { EventClient, sleep, type RpcMessage } from '../helpers/subscriber.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const fixtures = JSON.parse(fs.readFileSync(path.join(here, '../../../../shared/reference/fixtures/cometbft-v038-kvstore.json'), 'utf8')) as Record<string, any>;
+const fixtures = JSON.parse(fs.readFileSync(path.join(here, '../../../test/fixtures/cometbft-v038-kvstore.json'), 'utf8')) as Record<string, any>;
 
 /** The key structure of a JSON value: objects keep their (sorted) keys, arrays their first item. */
 function shape(v: unknown): unknown {

@@ -19,7 +19,7 @@ import { WsClient } from '../helpers/ws.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** Real CometBFT v0.38 kvstore responses, brand words renamed (../shared/reference/fixtures). */
 const FIXTURES = JSON.parse(
-  fs.readFileSync(path.join(here, '../../../../shared/reference/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
+  fs.readFileSync(path.join(here, '../../../test/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
 ) as Record<string, any>;
 const CACHED = 'public, max-age=86400';
 const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();

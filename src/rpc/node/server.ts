@@ -228,13 +228,15 @@ export class NodeRpcServer {
 
   private onHttp(res: HttpResponse, req: HttpRequest): void {
     const ex: Exchange = { aborted: false, done: false, counted: false, ac: null };
-    // Attached first: uWS terminates the process if a handler returns without answering or
-    // attaching an abort handler, and an abort may come while the body is read.
-    res.onAborted(() => {
-      ex.aborted = true;
-      ex.ac?.abort();
-      this.release(ex);
-    });
+    // uWS terminates the process if a handler returns without answering or attaching an abort
+    // handler. Every path below either answers before returning or calls attachAbort() first; a
+    // request answered synchronously (a cached /status) skips the registration altogether.
+    const attachAbort = () =>
+      res.onAborted(() => {
+        ex.aborted = true;
+        ex.ac?.abort();
+        this.release(ex);
+      });
     try {
       // Everything is read from `req` now: it is invalid once this callback returns.
       const method = req.getCaseSensitiveMethod();
@@ -292,9 +294,13 @@ export class NodeRpcServer {
       // A GET or HEAD without a body is served now, inside uWS's corked handler: waiting for
       // uWS's empty last onData chunk costs a loop turn, which halved /status throughput.
       if ((method === 'GET' || method === 'HEAD') && cl === undefined && req.getHeader('transfer-encoding') === '') {
+        // uWS 20.30 does not count endWithoutBody (HEAD) as an answer: HEAD always attaches.
+        if (method === 'HEAD') attachAbort();
         void this.serveHttp(res, ex, info, EMPTY_BODY);
+        if (!ex.done && method !== 'HEAD') attachAbort();
         return;
       }
+      attachAbort();
       readBody(res, ex, this.cfg.maxBodyBytes, cl, (body) => {
         if (body === null) this.bodyTooLarge(res, ex);
         else void this.serveHttp(res, ex, info, body);
