@@ -33,7 +33,8 @@
  * check sits in QueryTxsByEvents and surfaces as Internal).
  *
  * Deliberate differences, each small:
- * - TxEncodeAmino / TxDecodeAmino answer Unimplemented after their argument checks (amino.ts).
+ * - TxEncodeAmino / TxDecodeAmino (amino.ts): malformed amino JSON or binary is InvalidArgument
+ *   (upstream surfaces the codec error as Unknown); StakeAuthorization and multisig keys are refused.
  * - Txs read back from blocks fall back to the proto3 JSON form when they are not a TxRaw, for
  *   nodes running the test-only JSON tx decoder (decode.ts); a protobuf node never meets one.
  * - GetTxsEvent: a query that does not parse (or is over 512 bytes, or has a bad `tx.hash`) is
@@ -84,7 +85,7 @@ import { eventsToProto, txResponseFromBroadcast, txResponseFromIndexed, txRespon
 
 export { decodeProtoTx, decodeStoredTx, type StoredTxDecoder } from './decode.js';
 export { formatRfc3339, parseAbciLogs, txResponseFromBroadcast, txResponseFromIndexed, txResponseFromMempoolError, upperHex } from './txresponse.js';
-export { AMINO_UNIMPLEMENTED, txDecodeAmino, txEncodeAmino } from './amino.js';
+export { txDecodeAmino, txEncodeAmino } from './amino.js';
 
 /** The registration options the tx service needs on a QueryRouter. */
 export const TX_SERVICE_REGISTER_OPTIONS = {
