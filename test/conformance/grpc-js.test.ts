@@ -327,7 +327,6 @@ t.test('grpc-js against the node gRPC server', async (t) => {
       junk.err?.details,
       'invalid request: Baseapp.RegisterGRPCServer: invalid height header "x-cosmos-block-height": strconv.ParseInt: parsing "abc": invalid syntax',
       "upstream's text (baseapp/grpcserver.go wraps strconv's error)",
-      { todo: 'chaind src/rpc/grpc/status.ts parseHeightHeader drops "Baseapp.RegisterGRPCServer: " and "strconv.ParseInt: "' },
     );
     // chaind serves only its latest state: an older height is refused as an upstream node with
     // pruning = "everything" refuses it (baseapp CreateQueryContext's text).
@@ -382,14 +381,10 @@ t.test('grpc-js against the node gRPC server', async (t) => {
     const wrongSeq = buildTx({ chainId: sd.chainId, msgs: [msgSend(S2.bech32, FRESH.bech32, [{ denom: DENOM, amount: 7 }])], signers: [{ key: S2, accountNumber: 12n, sequence: 5n }], fee: FEE }).bytes;
     const bad = await call(txs, TxService.method.simulate, { txBytes: wrongSeq });
     t.equal(bad.err?.code, grpc.status.UNKNOWN);
-    t.match(bad.err?.details ?? '', /account sequence mismatch, expected 0, got 5: incorrect account sequence With gas wanted: '200000' and gas used: '\d+' $/, 'the failure reaches the client', {
-      todo: 'chaind bug: src/rpc/grpc/status.ts encodeGrpcMessage leaves the trailing space, node:http2 drops the grpc-message header',
-    });
+    t.match(bad.err?.details ?? '', /account sequence mismatch, expected 0, got 5: incorrect account sequence With gas wanted: '200000' and gas used: '\d+' $/, 'the failure reaches the client');
     const garbage = await call(txs, TxService.method.simulate, { txBytes: Uint8Array.of(1, 2, 3) });
     t.equal(garbage.err?.code, grpc.status.UNKNOWN);
-    t.match(garbage.err?.details ?? '', /tx parse error With gas wanted: '0' and gas used: '0' $/, 'the decode failure reaches the client', {
-      todo: 'same grpc-message trailing-space bug',
-    });
+    t.match(garbage.err?.details ?? '', /tx parse error With gas wanted: '0' and gas used: '0' $/, 'the decode failure reaches the client');
   });
 
   // Close the clients before the node's teardown stops the server.

@@ -270,7 +270,7 @@ t.test('x-cosmos-block-height request metadata', async (t) => {
 
   const bad = await echo(client, 'h', { 'x-cosmos-block-height': 'abc' });
   t.equal(bad.err?.code, grpc.status.UNKNOWN);
-  t.equal(bad.err?.details, 'invalid request: invalid height header "x-cosmos-block-height": parsing "abc": invalid syntax');
+  t.equal(bad.err?.details, 'invalid request: Baseapp.RegisterGRPCServer: invalid height header "x-cosmos-block-height": strconv.ParseInt: parsing "abc": invalid syntax');
 
   const neg = await echo(client, 'h', { 'x-cosmos-block-height': '-1' });
   t.equal(neg.err?.code, grpc.status.UNKNOWN);

@@ -432,7 +432,7 @@ t.test('heights and metadata', async (t) => {
 
   const bad = await get('/chain/fixture/v1/echo/h', { headers: { 'x-cosmos-block-height': 'abc' } });
   t.equal(bad.status, 500, 'an SDK invalid-request error is Unknown upstream');
-  t.same(bad.json, { code: 2, message: 'invalid request: invalid height header "x-cosmos-block-height": parsing "abc": invalid syntax', details: [] });
+  t.same(bad.json, { code: 2, message: 'invalid request: Baseapp.RegisterGRPCServer: invalid height header "x-cosmos-block-height": strconv.ParseInt: parsing "abc": invalid syntax', details: [] });
   const future = await get('/chain/fixture/v1/echo/h', { headers: { 'x-cosmos-block-height': '43' } });
   t.equal(future.status, 500);
   t.equal(future.json?.['message'], 'invalid height: cannot query with height in the future; please provide a valid height');

@@ -54,22 +54,27 @@ export function statusError(code: GrpcCode, message: string): GrpcStatusError {
 
 /**
  * PROTOCOL-HTTP2.md Status-Message: the UTF-8 bytes of the message, with every byte outside
- * 0x20–0x7E, and `%` itself, written as `%XX` (upper-case hex).
+ * 0x20–0x7E, and `%` itself, written as `%XX` (upper-case hex). A leading or trailing space is
+ * escaped too: HTTP/2 (RFC 9113 §8.2.1) forbids header values that begin or end with whitespace,
+ * and nghttp2 drops them, so the SDK's Simulate error (which ends in a space) would reach clients
+ * empty. Every decoder turns `%20` back into a space.
  */
 export function encodeGrpcMessage(msg: string): string {
+  const escape = (b: number, i: number, last: number) =>
+    b < 0x20 || b > 0x7e || b === 0x25 || (b === 0x20 && (i === 0 || i === last));
   let plain = true;
   for (let i = 0; i < msg.length; i++) {
-    const c = msg.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x25) {
+    if (escape(msg.charCodeAt(i), i, msg.length - 1)) {
       plain = false;
       break;
     }
   }
   if (plain) return msg;
+  const bytes = Buffer.from(msg, 'utf8');
   let out = '';
-  for (const b of Buffer.from(msg, 'utf8')) {
-    out += b < 0x20 || b > 0x7e || b === 0x25 ? `%${b.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(b);
-  }
+  bytes.forEach((b, i) => {
+    out += escape(b, i, bytes.length - 1) ? `%${b.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCharCode(b);
+  });
   return out;
 }
 
@@ -121,7 +126,8 @@ const INT64_MIN = -(1n << 63n);
  */
 export function parseHeightHeader(v: string): bigint | undefined {
   const bad = (why: string) =>
-    sdkErrors.invalidRequest.wrap(`invalid height header ${JSON.stringify(BLOCK_HEIGHT_HEADER)}: parsing ${JSON.stringify(v)}: ${why}`);
+    // baseapp/grpcserver.go's text, Go's strconv error included.
+    sdkErrors.invalidRequest.wrap(`Baseapp.RegisterGRPCServer: invalid height header ${JSON.stringify(BLOCK_HEIGHT_HEADER)}: strconv.ParseInt: parsing ${JSON.stringify(v)}: ${why}`);
   if (!/^[+-]?\d+$/.test(v)) throw bad('invalid syntax');
   const h = BigInt(v);
   if (h > INT64_MAX || h < INT64_MIN) throw bad('value out of range');
