@@ -91,7 +91,17 @@ function idJson(id: JsonRpcId | null): string {
  * results (status at a height, a block by height) cache their JSON and skip serialisation.
  */
 export class RawJson {
+  private uri: Buffer | null = null;
   constructor(readonly json: string) {}
+
+  /**
+   * The whole URI response (`id` is always -1 there) as bytes, built once: the envelope's string
+   * concatenation and UTF-8 encoding of a 1–2 KiB result otherwise cost more per request than the
+   * rest of the transport.
+   */
+  uriEnvelope(): Buffer {
+    return (this.uri ??= Buffer.from(`{"jsonrpc":"2.0","id":-1,"result":${this.json}}`));
+  }
 }
 
 /** `{"jsonrpc":"2.0","id":…,"result":…}`; a result that cannot be encoded becomes Go's -32603. */

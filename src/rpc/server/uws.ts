@@ -100,17 +100,21 @@ export function send(
   headers: Headers,
   body: string | Uint8Array,
   opts: SendOptions = {},
+  corked = false,
 ): void {
   if (state.aborted || state.done) return;
   state.done = true;
-  res.cork(() => {
+  const write = () => {
     res.writeStatus(status);
     if (Array.isArray(headers)) for (const [k, v] of headers as ReadonlyArray<readonly [string, string]>) res.writeHeader(k, v);
     else for (const k in headers) res.writeHeader(k, (headers as Record<string, string>)[k]!);
     if (opts.noBody) res.endWithoutBody(undefined, opts.close);
     else if (opts.head) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, opts.close);
     else res.end(body, opts.close);
-  });
+  };
+  // Inside uWS's own handler the socket is already corked; another cork is a wasted native call.
+  if (corked) write();
+  else res.cork(write);
 }
 
 /** The client's IP address as text (uWS gives no port). */
