@@ -5,7 +5,7 @@
  * ../shared/reference/anchors.md B4), the server pinned to core 0 and wrk to core 1 when taskset
  * exists. Reported as ratios; absolute numbers depend on the machine.
  *
- * Usage: node dist/bench/rpc.bench.js [seconds per run, default 5]
+ * Usage: node dist/bench/rpc.bench.js [seconds per run, default 3] [pairs per path, default 7]
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = path.join(ROOT, 'dist/src/cli/main.js');
-const SECONDS = Number(process.argv[2] ?? 5);
+const SECONDS = Number(process.argv[2] ?? 3);
+const PAIRS = Number(process.argv[3] ?? 7);
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
 if (!has('wrk')) {
@@ -44,12 +45,37 @@ function startProc(argv: string[], readyRe: RegExp): Promise<ChildProcess> {
   });
 }
 
-function wrk(url: string): number {
-  const [cmd, ...args] = pin(1, ['wrk', '-t1', '-c64', `-d${SECONDS}s`, url]) as [string, ...string[]];
+interface Run {
+  /** Requests per second, as wrk reports them. */
+  rps: number;
+  /** CPU time the server process (all its threads) spent per request, in microseconds. */
+  cpuUsPerReq: number;
+}
+
+/**
+ * One wrk run against `url`, served by process `pid`. Besides throughput, the server's CPU time
+ * per request (utime + stime from /proc/<pid>/stat, all threads): time stolen by other tenants of
+ * the VM lowers throughput but is not charged to the process, so this figure is much steadier.
+ */
+function wrk(url: string, pid: number, seconds = SECONDS): Run {
+  const [cmd, ...args] = pin(1, ['wrk', '-t1', '-c64', `-d${seconds}s`, url]) as [string, ...string[]];
+  const cpu0 = cpuTicks(pid);
   const out = execFileSync(cmd, args, { encoding: 'utf8' });
+  const cpu1 = cpuTicks(pid);
   const m = /Requests\/sec:\s+([\d.]+)/.exec(out);
-  if (!m) throw new Error(`cannot read wrk output:\n${out}`);
-  return Number(m[1]);
+  const n = /(\d+) requests in/.exec(out);
+  if (!m || !n) throw new Error(`cannot read wrk output:\n${out}`);
+  return { rps: Number(m[1]), cpuUsPerReq: ((cpu1 - cpu0) * (1e6 / CLOCK_TICKS)) / Number(n[1]) };
+}
+
+/** USER_HZ: the unit of /proc/<pid>/stat times (100 on Linux, whatever the kernel's HZ). */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+function cpuTicks(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces), from field 3 on: utime is 14, stime 15.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
 }
 
 async function main() {
@@ -80,26 +106,56 @@ async function main() {
     pin(0, [process.execPath, path.join(ROOT, 'dist/bench/bare-uws.js'), String(barePort), `/status=${path.join(home, 'status.json')}`, `/block=${path.join(home, 'block.json')}`]),
     /ready/,
   );
-  const results: Record<string, { chaind: number; bare: number }> = {};
+  const results: Record<string, { chaind: number[]; bare: number[]; ratios: number[]; cpuRatios: number[] }> = {};
   for (const [name, p] of [
     ['status', '/status'],
     ['block', '/block?height=2'],
   ] as const) {
-    // Alternate the two servers so drift (thermal, other load) hits both alike.
-    const c1 = wrk(`http://127.0.0.1:${rpcPort}${p}`);
-    const b1 = wrk(`http://127.0.0.1:${barePort}${p}`);
-    const c2 = wrk(`http://127.0.0.1:${rpcPort}${p}`);
-    const b2 = wrk(`http://127.0.0.1:${barePort}${p}`);
-    results[name] = { chaind: (c1 + c2) / 2, bare: (b1 + b2) / 2 };
+    const chaindUrl = `http://127.0.0.1:${rpcPort}${p}`;
+    const bareUrl = `http://127.0.0.1:${barePort}${p}`;
+    // Warm both up (JIT, connection pools) before anything is measured.
+    wrk(chaindUrl, node.pid!, 1);
+    wrk(bareUrl, bare.pid!, 1);
+    // Pairs of adjacent runs, their order alternating, so that drift (other tenants of the VM,
+    // thermal) hits both servers of a pair alike; the ratio is taken per pair, and the median
+    // of the pairs is reported.
+    const r = { chaind: [] as number[], bare: [] as number[], ratios: [] as number[], cpuRatios: [] as number[] };
+    results[name] = r;
+    for (let i = 0; i < PAIRS; i++) {
+      let c: Run;
+      let b: Run;
+      if (i % 2 === 0) {
+        c = wrk(chaindUrl, node.pid!);
+        b = wrk(bareUrl, bare.pid!);
+      } else {
+        b = wrk(bareUrl, bare.pid!);
+        c = wrk(chaindUrl, node.pid!);
+      }
+      r.chaind.push(c.rps);
+      r.bare.push(b.rps);
+      r.ratios.push(c.rps / b.rps);
+      r.cpuRatios.push(b.cpuUsPerReq / c.cpuUsPerReq);
+    }
   }
   bare.kill();
   node.kill('SIGTERM');
   await new Promise((r) => setTimeout(r, 500));
   fs.rmSync(home, { recursive: true, force: true });
-  console.log(`node RPC throughput, wrk -t1 -c64 ${SECONDS}s x2 per server (req/s)`);
+  console.log(`node RPC throughput, wrk -t1 -c64, ${PAIRS} pairs of ${SECONDS}s runs per path (req/s, medians)`);
+  const range = (xs: number[]) => `${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)}`;
   for (const [name, r] of Object.entries(results)) {
-    console.log(`${name.padEnd(8)} chaind ${r.chaind.toFixed(0).padStart(8)}  bare uWS ${r.bare.toFixed(0).padStart(8)}  ratio ${(r.chaind / r.bare).toFixed(3)}`);
+    console.log(
+      `${name.padEnd(8)} chaind ${median(r.chaind).toFixed(0).padStart(8)}  bare uWS ${median(r.bare).toFixed(0).padStart(8)}  ` +
+        `ratio ${median(r.ratios).toFixed(3)} (pairs ${range(r.ratios)})  ` +
+        `per CPU-second ratio ${median(r.cpuRatios).toFixed(3)} (pairs ${range(r.cpuRatios)})`,
+    );
   }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 main().catch((e) => {

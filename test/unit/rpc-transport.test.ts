@@ -189,8 +189,22 @@ function serverTimeOk(t: Test, v: string | null, label = 'X-Server-Time'): void 
 
 const MAIN = rpcConfig({ maxBodyBytes: 4096, maxRequestBatchSize: 3, maxHeaderBytes: 2048 });
 
-t.test('URI transport', async (t) => {
-  const { base, server } = await startServer(t, MAIN);
+/**
+ * With the default max_header_bytes and no CORS, a plain `GET /<method>` is matched by uWS's own
+ * router (server.ts onRouteGet); MAIN's small max_header_bytes sends every request through the
+ * general handler. The URI transport must behave the same on both.
+ */
+const STATIC_ROUTES = rpcConfig({ maxBodyBytes: 4096, maxRequestBatchSize: 3 });
+
+for (const [label, config] of [
+  ['general path', MAIN],
+  ['static routes', STATIC_ROUTES],
+] as const) {
+  t.test(`URI transport (${label})`, (t) => uriTransport(t, config));
+}
+
+async function uriTransport(t: Test, config: RpcConfig): Promise<void> {
+  const { base, server } = await startServer(t, config);
 
   let r = await http(base, '/health');
   t.equal(r.status, 200);
@@ -298,7 +312,7 @@ t.test('URI transport', async (t) => {
   t.equal(r.status, 400, 'GET /websocket without upgrade');
   t.equal(r.text, 'Bad Request\n');
   t.equal(r.headers.get('sec-websocket-version'), '13');
-});
+}
 
 t.test('JSON-RPC over HTTP', async (t) => {
   const { base } = await startServer(t, MAIN);
@@ -483,6 +497,32 @@ t.test('body, header and connection limits; bad input keeps the server up', asyn
   await ws!.closed;
   await sleep(20);
   t.equal(server.openConnections, 0, 'all released');
+});
+
+t.test('static routes: max_open_connections and aborted requests', async (t) => {
+  const { base, server, st } = await startServer(t, { ...STATIC_ROUTES, maxOpenConnections: 2 });
+  const held = [http(base, '/hold'), http(base, '/hold')];
+  while (st.holds.length < 2) await sleep(5);
+  t.equal(server.openConnections, 2, 'requests answered later are counted');
+  let r = await http(base, '/health');
+  t.equal(r.status, 503, 'over max_open_connections: refused');
+  t.equal(r.text, 'too many open connections\n');
+  st.release();
+  for (const h of await Promise.all(held)) t.equal(JSON.parse(h.text).result.held, true);
+  t.equal(server.openConnections, 0, 'released when answered');
+
+  // A client that goes away before the answer: released at once, the late answer is dropped.
+  const x = raw(server.port, 'GET /hold HTTP/1.1\r\nHost: a\r\n\r\n', 100);
+  while (st.holds.length < 1) await sleep(5);
+  t.equal(server.openConnections, 1);
+  await x;
+  await sleep(20);
+  t.equal(server.openConnections, 0, 'released on abort');
+  st.release();
+  r = await http(base, '/status');
+  t.equal(r.status, 200, 'still serving');
+  serverTimeOk(t, r.headers.get('x-server-time'));
+  t.equal(r.headers.get('content-type'), 'application/json');
 });
 
 t.test('JSON-RPC over websocket', async (t) => {

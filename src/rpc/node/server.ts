@@ -101,6 +101,19 @@ const CACHE_CONTROL: readonly [string, string] = ['Cache-Control', 'public, max-
  */
 const WS_IDLE_TIMEOUT_S = 32;
 const URI_ID: JsonRpcId = -1;
+const HEAD_OPTIONS: SendOptions = Object.freeze({ head: true });
+
+let serverTimeSecond = -1;
+let serverTime: readonly [string, string] = ['X-Server-Time', ''];
+/** RecoverAndLogHandler's `X-Server-Time: <unix seconds>`, one header pair per second. */
+function serverTimeHeader(): readonly [string, string] {
+  const sec = Math.floor(Date.now() / 1000);
+  if (sec !== serverTimeSecond) {
+    serverTimeSecond = sec;
+    serverTime = ['X-Server-Time', String(sec)];
+  }
+  return serverTime;
+}
 
 /** State of one HTTP request, shared with its abort handler. */
 interface Exchange extends ResponseState {
@@ -121,25 +134,46 @@ interface RequestInfo {
   contentType: string;
   connection: string;
   upgrade: string;
-  /** Read lazily: a native call plus a string copy per request (14% of /status CPU when eager). */
-  remoteAddr: () => string;
+  /** For the remote address, read lazily: a native call plus a string copy per request (14% of /status CPU when eager). */
+  res: HttpResponse;
+  remote?: string;
 }
 
 type Outcome = { ok: true; result: unknown } | { ok: false; error: RpcErrorObject };
 
-class CallContext implements RouteContext {
+/** The context of a call over HTTP (URI or JSON-RPC); built per request, so without closures. */
+class HttpCallContext implements RouteContext {
+  readonly ws = undefined;
   constructor(
     readonly transport: Transport,
     readonly id: JsonRpcId,
-    private readonly remoteAddrOf: () => string,
-    readonly ws: WsConnection | undefined,
-    private readonly signalOf: () => AbortSignal,
+    private readonly info: RequestInfo,
+    private readonly ex: Exchange,
   ) {}
   get remoteAddr(): string {
-    return this.remoteAddrOf();
+    const info = this.info;
+    return (info.remote ??= this.ex.aborted ? '' : remoteAddress(info.res));
+  }
+  /** Aborted when the client goes away before the answer. */
+  get signal(): AbortSignal {
+    const ex = this.ex;
+    ex.ac ??= new AbortController();
+    if (ex.aborted) ex.ac.abort();
+    return ex.ac.signal;
+  }
+}
+
+class WsCallContext implements RouteContext {
+  readonly transport = 'websocket';
+  constructor(
+    readonly id: JsonRpcId,
+    readonly ws: UwsConnection,
+  ) {}
+  get remoteAddr(): string {
+    return this.ws.remoteAddr;
   }
   get signal(): AbortSignal {
-    return this.signalOf();
+    return this.ws.signal;
   }
 }
 
@@ -202,6 +236,16 @@ export class NodeRpcServer {
         conn.handleClosed();
       },
     });
+    // Static routes: a plain `GET /<method>` is matched by uWS's router itself, so its handler
+    // reads neither the method nor the URL (native calls and string copies per request). Only
+    // when nothing else of the request is needed: with CORS or a max_header_bytes below uWS's own
+    // limit, every request takes the general path.
+    if (this.cors === null && !this.checksHeaderBytes()) {
+      for (const route of this.table.list()) {
+        const path = `/${route.name}`;
+        if (!route.wsOnly) app.get(path, (res, req) => this.onRouteGet(res, req, route, path));
+      }
+    }
     app.any('/*', (res, req) => this.onHttp(res, req));
     const addrs = this.opts.laddr
       .split(',')
@@ -237,17 +281,68 @@ export class NodeRpcServer {
     }
   }
 
+  /**
+   * uWS's header limit makes the per-header walk useless when max_header_bytes is at least that
+   * (the 1 MiB default): the check could never fire.
+   */
+  private checksHeaderBytes(): boolean {
+    return this.cfg.maxHeaderBytes + GO_HEADER_SLACK_BYTES < UWS_MAX_HEADER_BYTES;
+  }
+
+  /**
+   * uWS terminates the process if a handler returns without answering or attaching an abort
+   * handler. Every path either answers before returning or attaches one; a request answered
+   * synchronously (a cached /status) skips the registration altogether.
+   */
+  private attachAbort(res: HttpResponse, ex: Exchange): void {
+    res.onAborted(() => {
+      ex.aborted = true;
+      ex.ac?.abort();
+      this.release(ex);
+    });
+  }
+
+  /** `GET /<route.name>` through uWS's static route (see start()): the URI transport only. */
+  private onRouteGet(res: HttpResponse, req: HttpRequest, route: Route, path: string): void {
+    if (this.cfg.maxOpenConnections > 0 && this.openConnections >= this.cfg.maxOpenConnections) {
+      this.onHttp(res, req);
+      return;
+    }
+    const ex: Exchange = { aborted: false, done: false, counted: true, ac: null };
+    this.inflight++;
+    this.inUwsHandler = true;
+    try {
+      // A route without parameters ignores the query, as CometBFT's handler does.
+      const query = route.params.length === 0 ? '' : (req.getQuery() ?? '');
+      const info: RequestInfo = {
+        method: 'GET',
+        path,
+        query,
+        host: '',
+        origin: '',
+        acrm: '',
+        acrh: '',
+        contentType: '',
+        connection: '',
+        upgrade: '',
+        res,
+      };
+      const headers: Array<readonly [string, string]> = [serverTimeHeader()];
+      try {
+        const pending = this.serveUri(res, ex, info, headers, EMPTY_BODY, route);
+        if (pending) void pending.catch((e: unknown) => this.internalError(res, ex, headers, e));
+      } catch (e) {
+        this.internalError(res, ex, headers, e);
+      }
+      if (!ex.done) this.attachAbort(res, ex);
+    } finally {
+      this.inUwsHandler = false;
+    }
+  }
+
   private handleHttp(res: HttpResponse, req: HttpRequest): void {
     const ex: Exchange = { aborted: false, done: false, counted: false, ac: null };
-    // uWS terminates the process if a handler returns without answering or attaching an abort
-    // handler. Every path below either answers before returning or calls attachAbort() first; a
-    // request answered synchronously (a cached /status) skips the registration altogether.
-    const attachAbort = () =>
-      res.onAborted(() => {
-        ex.aborted = true;
-        ex.ac?.abort();
-        this.release(ex);
-      });
+    const attachAbort = () => this.attachAbort(res, ex);
     try {
       // Everything is read from `req` now: it is invalid once this callback returns.
       const method = req.getCaseSensitiveMethod();
@@ -257,7 +352,7 @@ export class NodeRpcServer {
       // least that (the 1 MiB default), the check below cannot fire and the per-header walk (one
       // native callback per header) is skipped.
       let headerBytes = 0;
-      if (this.cfg.maxHeaderBytes + GO_HEADER_SLACK_BYTES < UWS_MAX_HEADER_BYTES) req.forEach((k, v) => (headerBytes += k.length + v.length + 4));
+      if (this.checksHeaderBytes()) req.forEach((k, v) => (headerBytes += k.length + v.length + 4));
       let remote: string | undefined;
       // Each getHeader is a native call: read only what this request can use.
       const cors = this.cors !== null;
@@ -274,7 +369,7 @@ export class NodeRpcServer {
         contentType: bodyless ? '' : req.getHeader('content-type'),
         connection: wsPath ? req.getHeader('connection') : '',
         upgrade: wsPath ? req.getHeader('upgrade') : '',
-        remoteAddr: () => (remote ??= ex.aborted ? '' : remoteAddress(res)),
+        res,
       };
       // A GET or HEAD is answered without its body (Go's handlers read form values from POST bodies
       // only), so its body headers are never read: two native calls saved per request.
@@ -309,8 +404,9 @@ export class NodeRpcServer {
       if (bodyless) {
         // uWS 20.30 does not count endWithoutBody (HEAD) as an answer: HEAD always attaches.
         if (method === 'HEAD') attachAbort();
-        void this.serveHttp(res, ex, info, EMPTY_BODY);
+        const pending = this.serveHttp(res, ex, info, EMPTY_BODY);
         if (!ex.done && method !== 'HEAD') attachAbort();
+        void pending;
         return;
       }
       attachAbort();
@@ -329,8 +425,10 @@ export class NodeRpcServer {
     this.respond(res, ex, HTTP_STATUS.BAD_REQUEST, [JSON_CONTENT_TYPE], body, { close: true });
   }
 
-  private async serveHttp(res: HttpResponse, ex: Exchange, info: RequestInfo, body: Buffer): Promise<void> {
+  /** Synchronous when the answer is (a cached result): then it is written inside uWS's handler. */
+  private serveHttp(res: HttpResponse, ex: Exchange, info: RequestInfo, body: Buffer): Promise<void> | undefined {
     const headers: Array<readonly [string, string]> = [];
+    const failed = (e: unknown) => this.internalError(res, ex, headers, e);
     try {
       // PreChecksHandler: a batch over max_request_batch_size. Only a JSON array can be one, so
       // other bodies skip the parse here (it is done once, below, when needed).
@@ -345,7 +443,7 @@ export class NodeRpcServer {
         }
       }
       // RecoverAndLogHandler.
-      headers.push(['X-Server-Time', String(Math.floor(Date.now() / 1000))]);
+      headers.push(serverTimeHeader());
       // rs/cors.
       if (this.cors) {
         const cr: CorsRequest = { method: info.method, origin: info.origin, requestMethod: info.acrm, requestHeaders: info.acrh };
@@ -356,16 +454,19 @@ export class NodeRpcServer {
         headers.push(...this.cors.actual(cr));
       }
       // The mux.
-      if (info.path === '/') return await this.serveJsonRpc(res, ex, info, headers, body, decoded);
-      if (info.path === '/websocket') return this.notWebsocket(res, ex, info, headers);
+      if (info.path === '/') return this.serveJsonRpc(res, ex, info, headers, body, decoded).catch(failed);
+      if (info.path === '/websocket') {
+        this.notWebsocket(res, ex, info, headers);
+        return;
+      }
       const route = this.table.get(info.path.slice(1));
       if (!route) {
         this.respond(res, ex, HTTP_STATUS.NOT_FOUND, [...headers, ...Object.entries(GO_ERROR_HEADERS)], GO_NOT_FOUND_BODY, { head: info.method === 'HEAD' });
         return;
       }
-      await this.serveUri(res, ex, info, headers, body, route);
+      return this.serveUri(res, ex, info, headers, body, route)?.catch(failed);
     } catch (e) {
-      this.internalError(res, ex, headers, e);
+      failed(e);
     }
   }
 
@@ -431,10 +532,14 @@ export class NodeRpcServer {
     this.respond(res, ex, HTTP_STATUS.OK, h, text, { head });
   }
 
-  /** http_uri_handler.go makeHTTPHandler. */
-  private async serveUri(res: HttpResponse, ex: Exchange, info: RequestInfo, headers: Array<readonly [string, string]>, body: Buffer, route: Route): Promise<void> {
+  /**
+   * http_uri_handler.go makeHTTPHandler. Returns a promise only when the method answers later;
+   * `headers` gains the Content-Type.
+   */
+  private serveUri(res: HttpResponse, ex: Exchange, info: RequestInfo, headers: Array<readonly [string, string]>, body: Buffer, route: Route): Promise<void> | undefined {
     const head = info.method === 'HEAD';
-    const json = [...headers, JSON_CONTENT_TYPE];
+    const json = headers;
+    json.push(JSON_CONTENT_TYPE);
     if (route.wsOnly) {
       this.respond(res, ex, HTTP_STATUS.NOT_FOUND, json, errorEnvelope(URI_ID, rpcErrorObject('METHOD_NOT_FOUND')), { head });
       return;
@@ -463,13 +568,19 @@ export class NodeRpcServer {
     }
     const cacheable = isCacheable(route, args, true);
     const pending = this.call(route, withDefaults(route.params, args), this.httpContext('uri', URI_ID, info, ex));
-    const o = pending instanceof Promise ? await pending : pending;
+    if (pending instanceof Promise) return pending.then((o) => this.answerUri(res, ex, json, o, cacheable, head));
+    this.answerUri(res, ex, json, pending, cacheable, head);
+    return undefined;
+  }
+
+  private answerUri(res: HttpResponse, ex: Exchange, json: Array<readonly [string, string]>, o: Outcome, cacheable: boolean, head: boolean): void {
     if (!o.ok) {
-      this.respond(res, ex, HTTP_STATUS.INTERNAL, json, errorEnvelope(URI_ID, o.error), { head });
+      this.respond(res, ex, HTTP_STATUS.INTERNAL, json, errorEnvelope(URI_ID, o.error), head ? HEAD_OPTIONS : undefined);
       return;
     }
     const out = o.result instanceof RawJson ? o.result.uriEnvelope() : successEnvelope(URI_ID, o.result);
-    this.respond(res, ex, HTTP_STATUS.OK, cacheable ? [...json, CACHE_CONTROL] : json, out, { head });
+    if (cacheable) json.push(CACHE_CONTROL);
+    this.respond(res, ex, HTTP_STATUS.OK, json, out, head ? HEAD_OPTIONS : undefined);
   }
 
   /** A request to /websocket that uWS did not upgrade: gorilla's Upgrader.returnError. */
@@ -485,7 +596,9 @@ export class NodeRpcServer {
   private internalError(res: HttpResponse, ex: Exchange, headers: Array<readonly [string, string]>, e: unknown): void {
     if (!(e instanceof GoPanicError)) this.log?.error('node RPC: request failed', { err: e as Error });
     const err = rpcErrorObject('INTERNAL_ERROR', e instanceof Error ? e.message : String(e));
-    const h = headers.some(([k]) => k === 'X-Server-Time') ? headers : [['X-Server-Time', String(Math.floor(Date.now() / 1000))] as const, ...headers];
+    // The failure may come after serveUri added its Content-Type (and before any Cache-Control).
+    const given = headers.filter(([k]) => k !== 'Content-Type' && k !== 'Cache-Control');
+    const h = given.some(([k]) => k === 'X-Server-Time') ? given : [serverTimeHeader(), ...given];
     try {
       this.respond(res, ex, HTTP_STATUS.INTERNAL, [...h, JSON_CONTENT_TYPE], errorEnvelope(URI_ID, err));
     } catch (e2) {
@@ -505,11 +618,7 @@ export class NodeRpcServer {
   }
 
   private httpContext(transport: Transport, id: JsonRpcId, info: RequestInfo, ex: Exchange): RouteContext {
-    return new CallContext(transport, id, info.remoteAddr, undefined, () => {
-      ex.ac ??= new AbortController();
-      if (ex.aborted) ex.ac.abort();
-      return ex.ac.signal;
-    });
+    return new HttpCallContext(transport, id, info, ex);
   }
 
   /**
@@ -563,7 +672,7 @@ export class NodeRpcServer {
         this.respond(res, ex, HTTP_STATUS.UNAVAILABLE, GO_TEXT_HEADERS, 'too many open connections\n', { close: true });
         return;
       }
-      const headers: Array<readonly [string, string]> = [['X-Server-Time', String(Math.floor(Date.now() / 1000))]];
+      const headers: Array<readonly [string, string]> = [serverTimeHeader()];
       if (this.cors) headers.push(...this.cors.actual({ method, origin, requestMethod: '', requestHeaders: '' }));
       // gorilla/websocket Upgrader.Upgrade checks (the token checks passed, or uWS would not be here).
       if (!hasToken(version, '13') || !validChallengeKey(key)) {
@@ -613,7 +722,7 @@ export class NodeRpcServer {
       conn.reply(errorEnvelope(-1, rpcErrorObject('INTERNAL_ERROR', `WSJSONRPC: ${TOO_FEW_ARGS_PANIC}`)));
       return;
     }
-    const ctx = new CallContext('websocket', req.id, () => conn.remoteAddr, conn, () => conn.signal);
+    const ctx = new WsCallContext(req.id, conn);
     const o = await this.call(route, withDefaults(route.params, args), ctx);
     conn.reply(o.ok ? successEnvelope(req.id, o.result) : errorEnvelope(req.id, o.error));
   }

@@ -99,22 +99,28 @@ export function send(
   status: string,
   headers: Headers,
   body: string | Uint8Array,
-  opts: SendOptions = {},
+  opts: SendOptions = NO_OPTIONS,
   corked = false,
 ): void {
   if (state.aborted || state.done) return;
   state.done = true;
-  const write = () => {
-    res.writeStatus(status);
-    if (Array.isArray(headers)) for (const [k, v] of headers as ReadonlyArray<readonly [string, string]>) res.writeHeader(k, v);
-    else for (const k in headers) res.writeHeader(k, (headers as Record<string, string>)[k]!);
-    if (opts.noBody) res.endWithoutBody(undefined, opts.close);
-    else if (opts.head) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, opts.close);
-    else res.end(body, opts.close);
-  };
-  // Inside uWS's own handler the socket is already corked; another cork is a wasted native call.
-  if (corked) write();
-  else res.cork(write);
+  // Inside uWS's own handler the socket is already corked; another cork is a wasted native call
+  // (and the closure it needs a wasted allocation).
+  if (corked) writeResponse(res, status, headers, body, opts);
+  else res.cork(() => writeResponse(res, status, headers, body, opts));
+}
+
+const NO_OPTIONS: SendOptions = Object.freeze({});
+
+function writeResponse(res: HttpResponse, status: string, headers: Headers, body: string | Uint8Array, opts: SendOptions): void {
+  res.writeStatus(status);
+  if (Array.isArray(headers)) {
+    const list = headers as ReadonlyArray<readonly [string, string]>;
+    for (let i = 0; i < list.length; i++) res.writeHeader(list[i]![0], list[i]![1]);
+  } else for (const k in headers) res.writeHeader(k, (headers as Record<string, string>)[k]!);
+  if (opts.noBody) res.endWithoutBody(undefined, opts.close);
+  else if (opts.head) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, opts.close);
+  else res.end(body, opts.close);
 }
 
 /** The client's IP address as text (uWS gives no port). */

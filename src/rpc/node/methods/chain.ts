@@ -67,20 +67,33 @@ export function chainRoutes(ctx: NodeRpcContext): Route[] {
   });
   /**
    * `block` results by height, serialised once: a committed block never changes, and decoding
-   * plus JSON is ~85% of a /block request's cost. LRU of BLOCK_CACHE_SIZE heights (recent blocks
-   * are the hot ones: explorers and indexers follow the tip).
+   * plus JSON is ~85% of a /block request's cost. BLOCK_CACHE_SIZE heights, evicted by second
+   * chance (CLOCK): a hit only marks its entry, where moving it to the back of the Map (true LRU)
+   * cost more than the rest of the lookup; recent blocks, the hot ones for explorers and
+   * indexers following the tip, stay. Keyed by the height as a number (exact below 2^53): a
+   * BigInt key hashes slowly.
    */
-  const blockCache = new Map<bigint, RawJson>();
+  const blockCache = new Map<number, { raw: RawJson; used: boolean }>();
   const cachedBlock = (h: bigint): RawJson => {
-    let raw = blockCache.get(h);
-    if (raw) {
-      blockCache.delete(h);
-      blockCache.set(h, raw);
-      return raw;
+    const key = Number(h);
+    const hit = blockCache.get(key);
+    if (hit) {
+      hit.used = true;
+      return hit.raw;
     }
-    raw = new RawJson(marshalJson(resultBlock(blocks.loadBlockMeta(h), blocks.loadBlock(h))));
-    blockCache.set(h, raw);
-    if (blockCache.size > BLOCK_CACHE_SIZE) blockCache.delete(blockCache.keys().next().value!);
+    const raw = new RawJson(marshalJson(resultBlock(blocks.loadBlockMeta(h), blocks.loadBlock(h))));
+    // Oldest first: a marked entry is unmarked and moved to the back, the first unmarked goes
+    // (if all were marked, the oldest, now unmarked, comes round again). Before the insert, so
+    // that the new entry is never the one evicted.
+    if (blockCache.size >= BLOCK_CACHE_SIZE) {
+      for (const [k, e] of blockCache) {
+        blockCache.delete(k);
+        if (!e.used) break;
+        e.used = false;
+        blockCache.set(k, e);
+      }
+    }
+    blockCache.set(key, { raw, used: false });
     return raw;
   };
 
