@@ -544,22 +544,9 @@ export class NodeRpcServer {
       this.respond(res, ex, HTTP_STATUS.NOT_FOUND, json, errorEnvelope(URI_ID, rpcErrorObject('METHOD_NOT_FOUND')), { head });
       return;
     }
-    // getParam: URL query first, then a form-encoded body (Request.FormValue).
-    let query: Map<string, string[]> | undefined;
-    let form: Map<string, string[]> | null | undefined;
-    const get = (name: string): string => {
-      query ??= parseGoQuery(info.query);
-      const v = queryGet(query, name);
-      if (v !== '') return v;
-      if (form === undefined) {
-        const m = info.method;
-        form = (m === 'POST' || m === 'PUT' || m === 'PATCH') && isFormContentType(info.contentType) ? parseGoQuery(body.toString('utf8')) : null;
-      }
-      return form ? queryGet(form, name) : '';
-    };
     let args: Args;
     try {
-      args = decodeUriParams(route.params, get);
+      args = route.params.length === 0 ? {} : decodeUriParams(route.params, uriParamGetter(info, body));
     } catch (e) {
       if (!(e instanceof ParamError)) throw e;
       const err = rpcErrorObject('INVALID_PARAMS', `error converting http params to arguments: ${e.message}`);
@@ -737,6 +724,22 @@ function legacyConfig(opts: NodeRpcServerOptions, log: Logger | undefined): RpcC
   log?.warn('node RPC: no [rpc] config given; using defaults');
   const rpc = defaultNodeConfig().rpc;
   return legacy.maxBodyBytes ? { ...rpc, maxBodyBytes: legacy.maxBodyBytes } : rpc;
+}
+
+/** http_uri_handler.go getParam: the URL query first, then a form-encoded body (Request.FormValue). */
+function uriParamGetter(info: RequestInfo, body: Buffer): (name: string) => string {
+  let query: Map<string, string[]> | undefined;
+  let form: Map<string, string[]> | null | undefined;
+  return (name) => {
+    query ??= parseGoQuery(info.query);
+    const v = queryGet(query, name);
+    if (v !== '') return v;
+    if (form === undefined) {
+      const m = info.method;
+      form = (m === 'POST' || m === 'PUT' || m === 'PATCH') && isFormContentType(info.contentType) ? parseGoQuery(body.toString('utf8')) : null;
+    }
+    return form ? queryGet(form, name) : '';
+  };
 }
 
 function firstNonSpace(b: Buffer): number {
