@@ -9,7 +9,10 @@
  *
  * Limits, checked in rpc/core/events.go's order:
  * 1. subscribed clients ≥ `max_subscription_clients` → `max_subscription_clients %d reached`
- *    (like CometBFT, this refuses a new query of an already subscribed client too);
+ *    (like CometBFT, this refuses a new query of an already subscribed client too). The event bus's
+ *    other subscribers count too, as on CometBFT's one bus (`hold()`): the indexer service (one
+ *    client with two subscriptions while tx indexing is on, state/txindex/indexer_service.go) and
+ *    each broadcast_tx_commit waiting for its tx (rpc/core/mempool.go);
  * 2. the client's subscriptions ≥ `max_subscriptions_per_client` → `max_subscriptions_per_client %d reached`;
  * 3. the query is longer than 512 bytes → `maximum query length exceeded`;
  * 4. the query does not parse → `failed to parse query: <parser error>`;
@@ -253,6 +256,8 @@ export class Subscriptions {
   private readonly clients = new Map<string, Client>();
   /** Clients with at least one subscription. */
   private subscribedClients = 0;
+  /** Subscribers that are not websocket clients (see hold()): id → subscriptions held. */
+  private readonly held = new Map<string, number>();
   private numSubs = 0;
   private numBuffered = 0;
   private delivered = 0;
@@ -273,14 +278,9 @@ export class Subscriptions {
   /** Subscribes `sink` to `query`; throws SubscriptionError with CometBFT's message. */
   subscribe(sink: SubscriberSink, query: string, requestId: string | number): Subscription {
     if (this.closedReason !== null) throw new SubscriptionError('CLOSED', `subscription server stopped (${this.closedReason})`);
-    const { maxClients, maxSubscriptionsPerClient } = this.opts;
     let client = this.clients.get(sink.id);
-    if (this.subscribedClients >= maxClients) {
-      throw new SubscriptionError('MAX_CLIENTS', `max_subscription_clients ${maxClients} reached`);
-    }
-    if ((client?.subs.size ?? 0) >= maxSubscriptionsPerClient) {
-      throw new SubscriptionError('MAX_SUBSCRIPTIONS_PER_CLIENT', `max_subscriptions_per_client ${maxSubscriptionsPerClient} reached`);
-    }
+    const limit = this.limitError(sink.id);
+    if (limit) throw limit;
     // Go's len() counts bytes.
     if (Buffer.byteLength(query, 'utf8') > MAX_QUERY_LENGTH) throw new SubscriptionError('QUERY_TOO_LONG', 'maximum query length exceeded');
     const compiled = compileQuery(query);
@@ -321,12 +321,45 @@ export class Subscriptions {
     this.forgetIfIdle(client);
   }
 
+  /**
+   * The limit one more subscription of `clientId` would pass, as CometBFT checks it before
+   * subscribing (EventBus NumClients and NumClientSubscriptions), or null when there is room.
+   */
+  limitError(clientId: string): SubscriptionError | null {
+    const { maxClients, maxSubscriptionsPerClient } = this.opts;
+    if (this.numClients() >= maxClients) return new SubscriptionError('MAX_CLIENTS', `max_subscription_clients ${maxClients} reached`);
+    if (this.numClientSubscriptions(clientId) >= maxSubscriptionsPerClient) {
+      return new SubscriptionError('MAX_SUBSCRIPTIONS_PER_CLIENT', `max_subscriptions_per_client ${maxSubscriptionsPerClient} reached`);
+    }
+    return null;
+  }
+
+  /**
+   * Counts `n` subscriptions of a subscriber that is not a websocket client (the indexer service,
+   * a waiting broadcast_tx_commit) against the limits until the returned function is called. No
+   * limit is checked here: callers check limitError() first, as CometBFT's do.
+   */
+  hold(clientId: string, n = 1): () => void {
+    this.held.set(clientId, (this.held.get(clientId) ?? 0) + n);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.held.get(clientId) ?? 0) - n;
+      if (left > 0) this.held.set(clientId, left);
+      else this.held.delete(clientId);
+    };
+  }
+
+  /** Subscribers with at least one subscription: websocket clients and holders. */
   numClients(): number {
-    return this.subscribedClients;
+    let n = this.subscribedClients;
+    for (const id of this.held.keys()) if ((this.clients.get(id)?.subs.size ?? 0) === 0) n++;
+    return n;
   }
 
   numClientSubscriptions(clientId: string): number {
-    return this.clients.get(clientId)?.subs.size ?? 0;
+    return (this.clients.get(clientId)?.subs.size ?? 0) + (this.held.get(clientId) ?? 0);
   }
 
   stats(): SubscriptionStats {

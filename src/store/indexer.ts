@@ -10,7 +10,8 @@
  * Searching keeps CometBFT's results but not its plan. CometBFT scans every condition's rows and
  * intersects the hit sets; here one condition drives and the rest are checked against the
  * position row, which carries the tx's indexed attributes:
- *   - `tx.hash = X`            one record lookup
+ *   - `tx.hash …`              one record lookup; a condition on tx.hash with any operator makes
+ *                               the query that lookup alone (kv.go lookForHash)
  *   - `tx.height` / `block.height` bounds   a seek over the position rows; the count comes from
  *                               per-height cumulative counters, so a range of any width costs two seeks
  *   - `tag = 'v'`              a seek over the (tag, v) rows, already in (height, index) order
@@ -34,8 +35,9 @@
  * Deliberate differences (CometBFT behaviour there is accidental): several conditions on
  * `tx.height`/`block.height` intersect (CometBFT keeps the first equality, or drops equalities when a
  * range exists); several ranges on one tag intersect (CometBFT: the last bound of each side wins);
- * `tx.hash = X` with other conditions also checks them (CometBFT ignores them); `tx.height = 1.5`
- * matches nothing (CometBFT truncates to 1); numbers compare exactly rather than at 125 bits.
+ * `tx.height = 1.5` matches nothing (CometBFT truncates to 1); numbers compare exactly rather than
+ * at 125 bits; `=` is an exact match (CometBFT's is a prefix scan up to the next `/`, so
+ * `k = 'a'` also finds the value `a/1`).
  */
 import type { AbciEvent, ExecTxResult } from '../app/abci.js';
 import { parseQuery, Query, type Condition } from '../events/query.js';
@@ -279,11 +281,10 @@ interface Plan {
   /** Inclusive height bounds. */
   lo: bigint;
   hi: bigint;
-  /** tx.hash = … */
+  /** A `tx.hash` condition: that one record, every other condition ignored. */
   hash?: Buffer;
-  /** Conditions checked per candidate on the decimal height or the hex hash. */
+  /** Conditions checked per candidate on the decimal height. */
   heightChecks: ((height: string) => boolean)[];
-  hashChecks: ((hexUpper: string) => boolean)[];
   /** Attribute conditions (ranges merged per tag). */
   events: EvalCond[];
   /** events grouped for the same-event rule: each group must hold within one event. */
@@ -312,7 +313,22 @@ function argNumber(c: Condition): NumVal | undefined {
 }
 
 function buildPlan(conds: readonly Condition[], kind: Kind, eventMatch: EventMatch): Plan {
-  const plan: Plan = { empty: false, lo: 0n, hi: MAX_U64, heightChecks: [], hashChecks: [], events: [], groups: [] };
+  const plan: Plan = { empty: false, lo: 0n, hi: MAX_U64, heightChecks: [], events: [], groups: [] };
+  // kv.go Search → lookForHash: the first condition on `tx.hash`, whatever its operator, is a
+  // lookup of its hex-decoded argument and every other condition is ignored, so the common
+  // `tm.event = 'Tx' AND tx.hash = 'X'` (nothing indexes tm.event) finds the tx.
+  const byHash = kind.hashTag === undefined ? undefined : conds.find((c) => c.tag === kind.hashTag);
+  if (byHash) {
+    try {
+      // syntax.Arg.Value(): the argument's text, '' for EXISTS.
+      plan.hash = goHexDecode(byHash.arg?.text ?? '');
+    } catch (e) {
+      throw new IndexerError(`error during searching for a hash in the query: ${(e as Error).message}`, 'HASH');
+    }
+    // TxIndex.Get: txindex.ErrorEmptyHash.
+    if (plan.hash.length === 0) throw new IndexerError('error while retrieving the result: transaction hash cannot be empty', 'HASH');
+    return plan;
+  }
   const ranges = new Map<string, EvalCond>();
   for (const c of conds) {
     const tag = c.tag;
@@ -356,32 +372,6 @@ function buildPlan(conds: readonly Condition[], kind: Kind, eventMatch: EventMat
           const v = numFloor(n);
           if (v < plan.hi) plan.hi = v;
         }
-      }
-      continue;
-    }
-    if (kind.hashTag !== undefined && tag === kind.hashTag) {
-      if (c.op === '=') {
-        let h: Buffer;
-        try {
-          h = goHexDecode(c.arg!.text);
-        } catch (e) {
-          throw new IndexerError(`error during searching for a hash in the query: ${(e as Error).message}`, 'HASH');
-        }
-        if (h.length === 0) throw new IndexerError('error while retrieving the result: transaction hash cannot be empty', 'HASH');
-        if (plan.hash && !plan.hash.equals(h)) plan.empty = true;
-        plan.hash = h;
-      } else if (c.op === 'CONTAINS') {
-        const text = c.arg!.text;
-        plan.hashChecks.push((x) => x.includes(text));
-      } else if (c.op !== 'EXISTS') {
-        const bound = c.arg!.kind === 'number' ? argNumber(c) : undefined;
-        const op = c.op;
-        plan.hashChecks.push((x) => {
-          const v = parseIndexNumber(x);
-          if (!v || !bound) return false;
-          const r = compareNum(v, bound);
-          return op === '<' ? r < 0 : op === '<=' ? r <= 0 : op === '>' ? r > 0 : r >= 0;
-        });
       }
       continue;
     }
@@ -637,7 +627,7 @@ class Engine {
 
   /** Whether candidates of driver d need their position row checked. */
   private residual(plan: Plan, d: Driver): boolean {
-    return plan.heightChecks.length + plan.hashChecks.length > 0 || plan.events.length > (d.type === 'height' ? 0 : 1);
+    return plan.heightChecks.length > 0 || plan.events.length > (d.type === 'height' ? 0 : 1);
   }
 
   /**
@@ -681,10 +671,6 @@ class Engine {
 
   /** Every candidate's check beyond what its driver guarantees. */
   private check(plan: Plan, tail: Buffer, value: Buffer): boolean {
-    if (plan.hashChecks.length > 0) {
-      const hex = value.toString('hex', 0, 32).toUpperCase();
-      for (const f of plan.hashChecks) if (!f(hex)) return false;
-    }
     if (plan.heightChecks.length > 0) {
       const h = tail.readBigUInt64BE(0).toString();
       for (const f of plan.heightChecks) if (!f(h)) return false;
@@ -712,7 +698,7 @@ class Engine {
     }
     const d = this.choose(plan);
     if (d.estimate === 0) return listHits([]);
-    const extra = plan.heightChecks.length + plan.hashChecks.length;
+    const extra = plan.heightChecks.length;
     const db = this.db;
     // One condition, read straight off its rows; its estimate is then the exact count.
     if (!this.residual(plan, d) && (d.type === 'height' || d.type === 'eq')) {

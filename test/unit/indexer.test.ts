@@ -144,14 +144,15 @@ function eventsHold(conds: Condition[], events: AbciEvent[], trim: boolean, same
 
 function oracleTxs(q: string, sameType = false): string[] {
   const conds = parseQuery(q);
+  // kv.go lookForHash: a tx.hash condition is a lookup and the only condition that counts.
+  const byHash = conds.find((c) => c.tag === 'tx.hash');
+  if (byHash) return txs.filter((tx) => byHash.arg!.text.toUpperCase() === hex(tx.hash)).map((tx) => `${tx.height}/${tx.index}`);
   return txs
     .filter((tx) => {
       const other: Condition[] = [];
       for (const c of conds) {
         if (c.tag === 'tx.height') {
           if (!heightHolds(c, tx.height)) return false;
-        } else if (c.tag === 'tx.hash') {
-          if (c.arg!.text.toUpperCase() !== hex(tx.hash)) return false;
         } else other.push(c);
       }
       return eventsHold(other, tx.result.events, true, sameType);
@@ -316,16 +317,26 @@ t.test('tx.hash lookups', async (t) => {
     t.equal(r.txs[0]!.height, tx.height);
     t.equal(r.txs[0]!.index, tx.index);
   }
-  t.equal(txi.searchTxs(`tx.hash = '${h}' AND tx.height = ${tx.height}`).totalCount, 1);
-  t.equal(txi.searchTxs(`tx.hash = '${h}' AND tx.height = ${tx.height + 1n}`).totalCount, 0, 'other conditions still apply');
+  // kv.go lookForHash: the first tx.hash condition, whatever its operator, is a lookup of its
+  // argument; every other condition is ignored (nothing indexes tm.event, so the usual
+  // `tm.event = 'Tx' AND tx.hash = …` would otherwise find nothing).
+  t.equal(txi.searchTxs(`tm.event = 'Tx' AND tx.hash = '${h}'`).totalCount, 1, 'tm.event with tx.hash');
+  t.equal(txi.searchTxs(`node.event = 'Tx' AND tx.hash = '${h}'`).totalCount, 1, 'node.event with tx.hash');
+  t.equal(txi.searchTxs(`tx.hash = '${h}' AND tx.height = ${tx.height + 1n}`).totalCount, 1, 'other conditions are ignored');
+  t.equal(txi.searchTxs(`tx.height < 0 AND tx.hash = '${h}'`).totalCount, 1, 'also when they come first');
   t.equal(txi.searchTxs(`tx.hash = '${'00'.repeat(32)}'`).totalCount, 0, 'unknown hash');
-  t.equal(txi.searchTxs(`tx.hash CONTAINS '${h.slice(10, 30)}'`).totalCount, 1, 'CONTAINS on the hex hash');
+  t.equal(txi.searchTxs(`tx.hash CONTAINS '${h}'`).totalCount, 1, 'CONTAINS is a lookup too');
+  t.equal(txi.searchTxs(`tx.hash CONTAINS '${h.slice(10, 30)}'`).totalCount, 0, 'so a part of the hash finds nothing');
+  t.equal(txi.searchTxs('tx.hash > 12').totalCount, 0, 'a range: a lookup of the one-byte hash 12');
   const cases: [string, string][] = [
     ["tx.hash = 'XYZ'", "error during searching for a hash in the query: encoding/hex: invalid byte: U+0058 'X'"],
     ["tx.hash = 'ABC'", 'error during searching for a hash in the query: encoding/hex: odd length hex string'],
     ["tx.hash = 'ABZ'", "error during searching for a hash in the query: encoding/hex: invalid byte: U+005A 'Z'"],
     ["tx.hash = '0xAB'", "error during searching for a hash in the query: encoding/hex: invalid byte: U+0078 'x'"],
     ["tx.hash = ''", 'error while retrieving the result: transaction hash cannot be empty'],
+    ['tx.hash EXISTS', 'error while retrieving the result: transaction hash cannot be empty'],
+    ["tx.hash CONTAINS 'abc'", 'error during searching for a hash in the query: encoding/hex: odd length hex string'],
+    ['tx.hash = 5', 'error during searching for a hash in the query: encoding/hex: odd length hex string'],
   ];
   for (const [q, want] of cases) {
     const e = errorOf(() => txi.searchTxs(q));

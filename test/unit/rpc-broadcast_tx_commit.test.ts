@@ -151,13 +151,14 @@ t.test('broadcast_tx_commit: max_subscriptions_per_client 0 refuses every call',
 });
 
 t.test('broadcast_tx_commit: max_subscription_clients counts every client', async (t) => {
-  const tn = await idleNode({ json: true, flags: { 'rpc.timeout_broadcast_tx_commit': '300ms', 'rpc.max_subscription_clients': 1 } });
+  // Two clients: the indexer service takes one, as on CometBFT's bus.
+  const tn = await idleNode({ json: true, flags: { 'rpc.timeout_broadcast_tx_commit': '300ms', 'rpc.max_subscription_clients': 2 } });
   t.teardown(() => tn.close());
   // A waiting broadcast_tx_commit is a client.
   const first = viaPost(tn, 'broadcast_tx_commit', { tx: b64(transferTx()) });
   await new Promise((r) => setTimeout(r, 50));
   const second = await viaUri(tn, 'broadcast_tx_commit', `tx=${hexArg(transferTx())}`);
-  t.same([second.status, second.body.error], [500, { code: -32603, message: 'Internal error', data: 'max_subscription_clients 1 reached' }]);
+  t.same([second.status, second.body.error], [500, { code: -32603, message: 'Internal error', data: 'max_subscription_clients 2 reached' }]);
   await first;
   const again = await viaPost(tn, 'broadcast_tx_commit', { tx: b64(transferTx()) });
   t.equal(again.body.error.data, 'timed out waiting for tx to be included in a block', 'released when the call ended');
@@ -167,7 +168,15 @@ t.test('broadcast_tx_commit: max_subscription_clients counts every client', asyn
   ws!.call({ jsonrpc: '2.0', id: 'sub', method: 'subscribe', params: { query: "node.event='NewBlock'" } });
   t.same((await ws!.nextJson()).result, {});
   const third = await viaPost(tn, 'broadcast_tx_commit', { tx: b64(transferTx()) });
-  t.equal(third.body.error.data, 'max_subscription_clients 1 reached');
+  t.equal(third.body.error.data, 'max_subscription_clients 2 reached');
+  // And a waiting broadcast_tx_commit keeps a websocket from subscribing (the check works both ways).
+  ws!.call({ jsonrpc: '2.0', id: 'unsub', method: 'unsubscribe_all', params: {} });
+  t.same((await ws!.nextJson()).result, {});
+  const waiting = viaPost(tn, 'broadcast_tx_commit', { tx: b64(transferTx()) });
+  await new Promise((r) => setTimeout(r, 50));
+  ws!.call({ jsonrpc: '2.0', id: 'sub2', method: 'subscribe', params: { query: "node.event='NewBlock'" } });
+  t.same((await ws!.nextJson()).error, { code: -32603, message: 'Internal error', data: 'max_subscription_clients 2 reached' }, 'websocket refused');
+  await waiting;
 });
 
 t.test('broadcast_tx_commit: the Tx event of its hash ends the wait; a client gone away ends it too', async (t) => {
@@ -176,7 +185,7 @@ t.test('broadcast_tx_commit: the Tx event of its hash ends the wait; a client go
   const app = { checkTx: async () => ok };
   const bus = new EventBus();
   const rpc = { timeoutBroadcastTxCommit: 10_000, maxSubscriptionClients: 100, maxSubscriptionsPerClient: 5 };
-  const ctx = { mempool: new Mempool({}, { app }), app, bus, names: SPEC_NAMES, logger: nullLogger, config: { rpc } } as unknown as NodeRpcContext;
+  const ctx = { mempool: new Mempool({}, { app }), app, bus, names: SPEC_NAMES, logger: nullLogger, config: { rpc, txIndex: { indexer: 'kv' } } } as unknown as NodeRpcContext;
   const commit = mempoolRoutes(ctx).find((r) => r.name === 'broadcast_tx_commit')!.handler;
   const rc = (signal: AbortSignal): RouteContext => ({ transport: 'websocket', id: 1, remoteAddr: '127.0.0.1', ws: undefined, signal });
 

@@ -129,7 +129,9 @@ t.test('tm.event spelling, already subscribed, Tx events as subscribe_txs_0', as
 });
 
 t.test('limits and errors', async (t) => {
-  const tn = await startTestNode({ flags: { 'rpc.max_subscription_clients': 2, 'rpc.max_subscriptions_per_client': 2 } });
+  // Three clients, one of them the indexer service, as on CometBFT's bus
+  // (state/txindex/indexer_service.go subscribes whenever an indexer is on).
+  const tn = await startTestNode({ flags: { 'rpc.max_subscription_clients': 3, 'rpc.max_subscriptions_per_client': 2 } });
   t.teardown(() => tn.close());
   const a = await open(tn, t);
   const b = await open(tn, t);
@@ -146,18 +148,27 @@ t.test('limits and errors', async (t) => {
   t.same((await a.call(2, 'subscribe', { query: "node.event='Vote'" })).result, {});
   t.same((await a.call(3, 'subscribe', { query: "node.event='Tx'" })).error, err('max_subscriptions_per_client 2 reached'));
   t.same((await b.call(1, 'subscribe', { query: "node.event='NewBlock'" })).result, {}, 'a second client');
-  t.same((await c.call(1, 'subscribe', { query: "node.event='NewBlock'" })).error, err('max_subscription_clients 2 reached'), 'a third client');
-  t.same(subscriptionsFor(tn.ctx).stats().clients, 2);
+  t.same((await c.call(1, 'subscribe', { query: "node.event='NewBlock'" })).error, err('max_subscription_clients 3 reached'), 'a third client');
+  t.same(subscriptionsFor(tn.ctx).stats().clients, 2, 'websocket clients');
+  t.same(subscriptionsFor(tn.ctx).numClients(), 3, 'and the indexer service');
   t.same(subscriptionsFor(tn.ctx).stats().subscriptions, 3);
 
   // rpc/core/events.go checks NumClients first, for every caller: with the clients limit reached
   // even a subscribed client gets that error, before its own limit and before the query is parsed.
-  t.same((await a.call(4, 'subscribe', { query: 'malformed query' })).error, err('max_subscription_clients 2 reached'), 'clients limit first');
+  t.same((await a.call(4, 'subscribe', { query: 'malformed query' })).error, err('max_subscription_clients 3 reached'), 'clients limit first');
 
   t.same((await b.call(2, 'unsubscribe_all', {})).result, {});
   t.same((await c.call(2, 'subscribe', { query: "node.event='NewBlock'" })).result, {}, 'a freed client slot is reusable');
   const ev = await c.event(2, 10_000);
   t.equal(ev.result.data.type, 'consensus/event/NewBlock');
+});
+
+t.test('without an indexer, every client slot is free', async (t) => {
+  const tn = await startTestNode({ flags: { 'rpc.max_subscription_clients': 1, 'tx_index.indexer': 'null' } });
+  t.teardown(() => tn.close());
+  const a = await open(tn, t);
+  t.same((await a.call(1, 'subscribe', { query: "node.event='NewBlock'" })).result, {}, 'the one slot');
+  t.equal(subscriptionsFor(tn.ctx).numClients(), 1);
 });
 
 t.test('over HTTP subscribe is refused as CometBFT does', async (t) => {

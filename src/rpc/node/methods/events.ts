@@ -24,6 +24,8 @@ import { wsLimitsFromConfig, type WsConnection } from '../ws.js';
 import { eventDataJSON } from './events-json.js';
 
 const registries = new WeakMap<EventBus, Subscriptions>();
+/** The subscriber name of CometBFT's indexer service. */
+const INDEXER_SUBSCRIBER = 'IndexerService';
 
 /**
  * The node's subscription registry (one per event bus), made on first use from `[rpc]`: for
@@ -46,6 +48,9 @@ export function subscriptionsFor(ctx: NodeRpcContext, opts: { metrics?: Subscrip
       metrics: opts.metrics,
     });
     registries.set(ctx.bus, subs);
+    // CometBFT's IndexerService subscribes to the bus (NewBlockEvents and Tx) whenever an indexer
+    // is on, so it takes one of max_subscription_clients (state/txindex/indexer_service.go).
+    if (ctx.config.txIndex.indexer !== 'null') subs.hold(INDEXER_SUBSCRIBER, 2);
   }
   return subs;
 }

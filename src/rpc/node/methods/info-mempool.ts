@@ -9,7 +9,6 @@
  */
 import { CheckTxType, type AbciEvent, type ExecTxResult, type ResponseCheckTx } from '../../../app/abci.js';
 import type { BusMessage } from '../../../events/bus.js';
-import type { Subscriptions } from '../../../events/subscriptions.js';
 import { txHash } from '../../../types/hashing.js';
 import { base64, base64OrNull, hexUpper } from '../../../types/json.js';
 import type { NodeRpcContext } from '../context.js';
@@ -67,7 +66,7 @@ const EMPTY_EXEC_TX_RESULT: ExecTxResult = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Limits: unconfirmed_txs, and the subscriptions broadcast_tx_commit holds
+// Limits: unconfirmed_txs
 
 /**
  * validatePerPage (rpc/core/env.go), which unconfirmed_txs reuses for `limit`: absent or < 1 is
@@ -79,48 +78,6 @@ export function validatePerPage(v: bigint | undefined): number {
   if (v === undefined || v < 1n) return DEFAULT_PER_PAGE;
   if (v > BigInt(MAX_PER_PAGE)) return MAX_PER_PAGE;
   return Number(v);
-}
-
-/**
- * The event-bus subscriptions broadcast_tx_commit holds while it waits, per subscriber, counted
- * with the websocket subscriptions of src/events/subscriptions.ts against `[rpc]
- * max_subscription_clients` and `max_subscriptions_per_client`, as CometBFT's one event bus counts
- * both (rpc/core/mempool.go: NumClients, NumClientSubscriptions).
- *
- * CometBFT's subscriber is the request's remote `ip:port`, i.e. its connection. Here it is the
- * websocket connection's id, or for HTTP a fresh id per request: an HTTP/1.1 connection serves
- * one request at a time, so concurrent HTTP requests always come over different connections.
- */
-export class TxCommitSubscriptions {
-  private readonly byClient = new Map<string, number>();
-
-  constructor(private readonly shared: () => Pick<Subscriptions, 'numClients' | 'numClientSubscriptions'>) {}
-
-  /** BroadcastTxCommit's limit check: the error text, or null when there is room. */
-  limitError(subscriber: string, maxClients: number, maxPerClient: number): string | null {
-    const subs = this.shared();
-    let clients = subs.numClients();
-    for (const id of this.byClient.keys()) if (subs.numClientSubscriptions(id) === 0) clients++;
-    if (clients >= maxClients) return `max_subscription_clients ${maxClients} reached`;
-    const own = subs.numClientSubscriptions(subscriber) + (this.byClient.get(subscriber) ?? 0);
-    if (own >= maxPerClient) return `max_subscriptions_per_client ${maxPerClient} reached`;
-    return null;
-  }
-
-  add(subscriber: string): void {
-    this.byClient.set(subscriber, (this.byClient.get(subscriber) ?? 0) + 1);
-  }
-
-  remove(subscriber: string): void {
-    const n = (this.byClient.get(subscriber) ?? 0) - 1;
-    if (n > 0) this.byClient.set(subscriber, n);
-    else this.byClient.delete(subscriber);
-  }
-
-  /** Subscribers with a broadcast_tx_commit in flight. */
-  get clients(): number {
-    return this.byClient.size;
-  }
 }
 
 /** Resolves on the next turn of the event loop (after every pending microtask). */
@@ -165,7 +122,6 @@ export function mempoolRoutes(ctx: NodeRpcContext): Route[] {
   const log = ctx.logger;
   // Looked up at call time: the composition root may create the registry (with its metrics) after
   // the routes are built.
-  const commitSubs = new TxCommitSubscriptions(() => subscriptionsFor(ctx));
   let httpCalls = 0;
 
   /**
@@ -204,14 +160,18 @@ export function mempoolRoutes(ctx: NodeRpcContext): Route[] {
    */
   const broadcastTxCommit = async (tx: Uint8Array, rc: RouteContext) => {
     const rpcCfg = ctx.config.rpc;
+    // CometBFT's subscriber is the request's remote `ip:port`, i.e. its connection: here the
+    // websocket connection's id, or for HTTP a fresh id per request (an HTTP/1.1 connection serves
+    // one request at a time). Its subscription counts against the limits while it waits.
     const subscriber = rc.ws?.id ?? `${rc.remoteAddr}#http-${++httpCalls}`;
-    const limit = commitSubs.limitError(subscriber, rpcCfg.maxSubscriptionClients, rpcCfg.maxSubscriptionsPerClient);
-    if (limit !== null) throw new Error(limit);
+    const subs = subscriptionsFor(ctx);
+    const limit = subs.limitError(subscriber);
+    if (limit !== null) throw new Error(limit.message);
     const hash = hexUpper(txHash(tx));
     // types.EventQueryTxFor (tm.event='Tx' AND tx.hash='<HASH>'): the Tx message of this hash.
     // Not reproduced: pubsub's `failed to subscribe to tx: already subscribed` when the same
     // websocket already `subscribe`d to exactly that query (the registry does not expose it).
-    commitSubs.add(subscriber);
+    const release = subs.hold(subscriber);
     let included: BusMessage | null = null;
     let onIncluded: (() => void) | null = null;
     let timer: NodeJS.Timeout | undefined;
@@ -251,7 +211,7 @@ export function mempoolRoutes(ctx: NodeRpcContext): Route[] {
     } finally {
       clearTimeout(timer);
       unsubscribe();
-      commitSubs.remove(subscriber);
+      release();
     }
   };
 
