@@ -315,13 +315,19 @@ async function uriTransport(t: Test, config: RpcConfig): Promise<void> {
 }
 
 t.test('JSON-RPC over HTTP', async (t) => {
-  const { base } = await startServer(t, MAIN);
+  const { base, server } = await startServer(t, MAIN);
   const req = (method: string, params?: unknown, id: unknown = 1) => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
 
   let r = await post(base, req('health', {}));
   t.equal(r.status, 200);
   t.equal(r.text, '{"jsonrpc":"2.0","id":1,"result":{}}');
   serverTimeOk(t, r.headers.get('x-server-time'));
+
+  // The JSON-RPC handler reads the body whatever the method: a GET with one is a call.
+  const getBody = JSON.stringify(req('health', {}, 9));
+  const x = await raw(server.port, `GET / HTTP/1.1\r\nHost: a\r\nContent-Length: ${getBody.length}\r\n\r\n${getBody}`, 300);
+  t.match(x.text, /^HTTP\/1\.1 200 OK\r\n/);
+  t.ok(x.text.endsWith('{"jsonrpc":"2.0","id":9,"result":{}}'), 'GET / with a body: a JSON-RPC call');
   for (const [id, echoed] of [
     ['abc', 'abc'],
     [7, 7],
@@ -650,6 +656,11 @@ t.test('CORS', async (t) => {
   t.equal(r.headers.get('access-control-allow-headers'), 'content-type');
   t.equal(r.headers.get('vary'), 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
   serverTimeOk(t, r.headers.get('x-server-time'));
+  // rs/cors writes a bare 204: no Content-Length, and the connection serves the next request.
+  const twice = 'OPTIONS / HTTP/1.1\r\nHost: a\r\nOrigin: http://good.org\r\nAccess-Control-Request-Method: POST\r\nContent-Length: 0\r\n\r\n';
+  const x = await raw(server.port, twice + 'GET /health HTTP/1.1\r\nHost: a\r\n\r\n', 400);
+  t.notMatch(x.text.slice(0, x.text.indexOf('\r\n\r\n')), /content-length/i, 'no Content-Length on the 204');
+  t.match(x.text, /^HTTP\/1\.1 204 No Content\r\n[^]*\r\n\r\nHTTP\/1\.1 200 OK\r\n[^]*\{"jsonrpc":"2\.0","id":-1,"result":\{\}\}$/, 'preflight then a request on one connection');
 
   r = await preflight('http://evil.org', 'POST');
   t.equal(r.status, 204, 'disallowed origin: still 204');

@@ -356,7 +356,10 @@ export class NodeRpcServer {
       let remote: string | undefined;
       // Each getHeader is a native call: read only what this request can use.
       const cors = this.cors !== null;
-      const bodyless = method === 'GET' || method === 'HEAD';
+      // A GET or HEAD to a method's path is answered without its body (the URI handler reads form
+      // values from POST bodies only): its body headers are never read, two native calls saved per
+      // request. Only `/` reads a GET's body, as the JSON-RPC handler does for any method.
+      const bodyless = (method === 'GET' || method === 'HEAD') && (url !== '/' || !announcesBody(req));
       const wsPath = url === '/websocket';
       const info: RequestInfo = {
         method,
@@ -371,8 +374,6 @@ export class NodeRpcServer {
         upgrade: wsPath ? req.getHeader('upgrade') : '',
         res,
       };
-      // A GET or HEAD is answered without its body (Go's handlers read form values from POST bodies
-      // only), so its body headers are never read: two native calls saved per request.
       const contentLength = bodyless ? '' : req.getHeader('content-length');
 
       if (requestHeaderBytes(method, url, query, headerBytes) > this.cfg.maxHeaderBytes + GO_HEADER_SLACK_BYTES) {
@@ -628,7 +629,9 @@ export class NodeRpcServer {
     }
   }
 
+  /** A method's error becomes its outcome; a Go panic (GoPanicError) goes on to the recover layer. */
   private failed(route: Route, e: unknown): Outcome {
+    if (e instanceof GoPanicError) throw e;
     if (this.log?.enabled('debug')) this.log.debug('node RPC: method failed', { method: route.name, err: e as Error });
     return { ok: false, error: toRpcErrorObject(e) };
   }
@@ -710,7 +713,15 @@ export class NodeRpcServer {
       return;
     }
     const ctx = new WsCallContext(req.id, conn);
-    const o = await this.call(route, withDefaults(route.params, args), ctx);
+    let o: Outcome;
+    try {
+      o = await this.call(route, withDefaults(route.params, args), ctx);
+    } catch (e) {
+      if (!(e instanceof GoPanicError)) throw e;
+      // readRoutine's recover: a runtime error is written as it is, with id -1.
+      conn.reply(errorEnvelope(-1, rpcErrorObject('INTERNAL_ERROR', e.message)));
+      return;
+    }
     conn.reply(o.ok ? successEnvelope(req.id, o.result) : errorEnvelope(req.id, o.error));
   }
 }
@@ -740,6 +751,12 @@ function uriParamGetter(info: RequestInfo, body: Buffer): (name: string) => stri
     }
     return form ? queryGet(form, name) : '';
   };
+}
+
+/** Whether a request's headers announce a body (a non-zero Content-Length, or chunks). */
+function announcesBody(req: HttpRequest): boolean {
+  const cl = req.getHeader('content-length');
+  return (cl !== '' && cl !== '0') || req.getHeader('transfer-encoding') !== '';
 }
 
 function firstNonSpace(b: Buffer): number {

@@ -83,7 +83,7 @@ export interface SendOptions {
   close?: boolean;
   /** A HEAD request: headers and Content-Length only (uWS would otherwise send the body). */
   head?: boolean;
-  /** No body and no Content-Length (e.g. 204). */
+  /** No body and no Content-Length (e.g. 204); the connection stays open (`close` is ignored). */
   noBody?: boolean;
 }
 
@@ -118,7 +118,9 @@ function writeResponse(res: HttpResponse, status: string, headers: Headers, body
     const list = headers as ReadonlyArray<readonly [string, string]>;
     for (let i = 0; i < list.length; i++) res.writeHeader(list[i]![0], list[i]![1]);
   } else for (const k in headers) res.writeHeader(k, (headers as Record<string, string>)[k]!);
-  if (opts.noBody) res.endWithoutBody(undefined, opts.close);
+  // No argument at all: uWS 20.30 reads an explicit `undefined` length as 2^63 and writes that
+  // as Content-Length, which breaks the connection for the next request (a 204 carries none).
+  if (opts.noBody) res.endWithoutBody();
   else if (opts.head) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, opts.close);
   else res.end(body, opts.close);
 }

@@ -20,6 +20,7 @@ import { ValidatorSet } from '../../../types/validator_set.js';
 import { marshalJson } from '../../server/gojson.js';
 import type { NodeRpcContext } from '../context.js';
 import { RawJson } from '../errors.js';
+import { GoPanicError } from '../params.js';
 import { route, type Route } from '../routes.js';
 import {
   filterMinMax,
@@ -234,9 +235,11 @@ export function chainRoutes(ctx: NodeRpcContext): Route[] {
       handler: ({ chunk }) => {
         const { chunks } = genesisDoc();
         if (chunks.length === 0) throw new Error('service configuration error, there are no chunks');
-        // Go converts the uint to int: values from 2^63 wrap negative (and then index-panic there).
+        // Go converts the uint to int: values from 2^63 wrap negative, pass the bounds check and
+        // panic on the slice index (recovered as HTTP 500, id -1).
         const id = BigInt.asIntN(64, chunk);
-        if (id > BigInt(chunks.length - 1) || id < 0n) throw new Error(`there are ${chunks.length - 1} chunks, ${id} is invalid`);
+        if (id > BigInt(chunks.length - 1)) throw new Error(`there are ${chunks.length - 1} chunks, ${id} is invalid`);
+        if (id < 0n) throw new GoPanicError(`runtime error: index out of range [${id}]`);
         return { chunk: id.toString(), total: String(chunks.length), data: chunks[Number(id)]! };
       },
     }),
