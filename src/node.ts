@@ -3,8 +3,8 @@
  * closes them in reverse (STYLE.md item 1). Nothing else in chaind constructs long-lived parts.
  *
  * Start-up order: crypto backend → storage → worker pool → application → chain state (genesis or
- * stored) → handshake checks → mempool → executor → private validator → WAL → consensus →
- * RPC and metrics servers → consensus start.
+ * stored) → handshake checks → mempool → evidence pool → executor → private validator → WAL →
+ * consensus → RPC and metrics servers → consensus start.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,8 +18,10 @@ import { ConsensusState } from './consensus/state.js';
 import { poolVoteVerifier } from './consensus/verifier.js';
 import { WAL } from './consensus/wal.js';
 import { getCryptoBackend } from './crypto/backend.js';
+import { merkleRoot } from './crypto/merkle.js';
 import { EventBus } from './events/bus.js';
 import { bridgeConsensusEvents } from './events/consensus-events.js';
+import { EvidencePool } from './evidence/pool.js';
 import type { Logger } from './log.js';
 import { Mempool, postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
@@ -184,8 +186,11 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         const vals = new ValidatorSet(res.validators.map((u) => ({ address: new Uint8Array(0), pubKey: u.pubKey, votingPower: u.power, proposerPriority: 0n })));
         state = { ...state, validators: vals, nextValidators: vals.copyIncrementProposerPriority(1) };
       }
-      if (res.consensusParams) state = { ...state, consensusParams: res.consensusParams };
-      state = { ...state, appHash: res.appHash };
+      if (res.consensusParams) state = { ...state, consensusParams: res.consensusParams, appVersion: res.consensusParams.version.app };
+      // consensus/replay.go: an empty app hash keeps the genesis one; LastResultsHash becomes the
+      // RFC 6962 empty hash (sha256 of nothing), so block 1's header carries E3B0C442….
+      if (res.appHash.length > 0) state = { ...state, appHash: res.appHash };
+      state = { ...state, lastResultsHash: merkleRoot([]) };
       if (state.validators.isEmpty()) throw new NodeStartError(`${paths.genesis}: validators: the genesis has no validators and the app returned none`);
       log.info('initialized chain from genesis', { chain_id: state.chainId, app_hash: hex(state.appHash) });
     } else {
@@ -223,6 +228,17 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       },
     );
 
+    // Lives in the storage's LMDB environment; nothing to close of its own.
+    const evidencePool = new EvidencePool({
+      db: storage.dbs.evidence,
+      chain: {
+        loadBlockMeta: (h) => storage.blocks.loadBlockMeta(h),
+        loadValidators: (h) => storage.state.loadValidators(h),
+      },
+      state,
+      logger: logger.child({ module: 'evidence' }),
+    });
+
     const bus = new EventBus();
     const txIndexer = config.txIndex.indexer === 'kv' ? new TxIndexer(storage) : null;
     const blockIndexer = config.txIndex.indexer === 'kv' ? new BlockIndexer(storage) : null;
@@ -230,6 +246,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     let lastBlockTime: bigint | null = null;
     const executor = new Executor({
       storage,
+      evidence: evidencePool,
       indexer: txIndexer && blockIndexer ? {
         indexBlock(block, _blockId, resp) {
           const h = block.header.height;
@@ -278,6 +295,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       blockStore: storage.blocks,
       logger: logger.child({ module: 'consensus' }),
       pubKeyTypeName: names.pubKeyType('ed25519'),
+      // ReportConflictingVotes: the pool forms the evidence when the height commits.
+      onEvidence: (ev) => evidencePool.reportConflictingVotes(ev.voteA, ev.voteB),
       onFatal: (err) => {
         log.error('consensus halted', { err: err.message });
       },
@@ -305,6 +324,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       mempool,
       app,
       bus,
+      evidencePool,
       txIndexer,
       blockIndexer,
       pool,

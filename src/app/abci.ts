@@ -79,6 +79,25 @@ export interface CommitInfo {
   votes: { validator: { address: Bytes; power: bigint }; signedLastBlock: boolean }[];
 }
 
+/** abci.MisbehaviorType. */
+export enum MisbehaviorType {
+  Unknown = 0,
+  DuplicateVote = 1,
+  LightClientAttack = 2,
+}
+
+/**
+ * abci.Misbehavior: committed evidence as the application sees it (types/evidence.go ABCI()).
+ * chaind has no slashing module; the chain app ignores it.
+ */
+export interface Misbehavior {
+  type: MisbehaviorType;
+  validator: { address: Bytes; power: bigint };
+  height: bigint;
+  time: bigint;
+  totalVotingPower: bigint;
+}
+
 export interface RequestPrepareProposal {
   maxTxBytes: bigint;
   txs: Bytes[];
@@ -87,6 +106,8 @@ export interface RequestPrepareProposal {
   time: bigint;
   nextValidatorsHash: Bytes;
   proposerAddress: Bytes;
+  /** The block's evidence (absent: none). */
+  misbehavior?: Misbehavior[];
 }
 
 export interface RequestProcessProposal {
@@ -97,6 +118,8 @@ export interface RequestProcessProposal {
   time: bigint;
   nextValidatorsHash: Bytes;
   proposerAddress: Bytes;
+  /** The block's evidence (absent: none). */
+  misbehavior?: Misbehavior[];
 }
 
 export interface RequestFinalizeBlock {
@@ -107,6 +130,8 @@ export interface RequestFinalizeBlock {
   time: bigint;
   nextValidatorsHash: Bytes;
   proposerAddress: Bytes;
+  /** The block's evidence (absent: none). */
+  misbehavior?: Misbehavior[];
 }
 
 export interface ResponseFinalizeBlock {

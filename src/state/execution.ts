@@ -5,9 +5,15 @@
  * applyBlock runs FinalizeBlock, then stores the block, its seen commit, the new state, the
  * FinalizeBlock response and the application's writes in ONE LMDB write transaction, so a crash
  * leaves either the height before or the height after, never a mix. CometBFT needs a handshake
- * replay for the window between SaveBlock and Commit; chaind has no such window.
+ * replay for the window between SaveBlock and Commit; chaind has no such window. The evidence
+ * pool's update (committed evidence, expiry) is part of that same transaction.
+ *
+ * Evidence (state/execution.go, state/validation.go, evidence/pool.go): a proposal carries the
+ * pool's pending evidence up to evidence.max_bytes and its txs get what is left; a received block's
+ * evidence must decode, pass ValidateBasic, fit evidence.max_bytes and pass the pool's
+ * CheckEvidence; the committed block's evidence reaches the app as FinalizeBlock misbehavior.
  */
-import type { Application, CommitInfo, ResponseCheckTx, ResponseFinalizeBlock } from '../app/abci.js';
+import type { Application, CommitInfo, Misbehavior, ResponseCheckTx, ResponseFinalizeBlock } from '../app/abci.js';
 import { ed25519Verify } from '../crypto/ed25519.js';
 import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../log.js';
@@ -31,6 +37,13 @@ import {
   lastResultsHash,
   txHash,
 } from '../types/hashing.js';
+import {
+  decodeEvidenceItem,
+  duplicateVoteMisbehavior,
+  duplicateVoteValidateBasic,
+  evidenceListByteSize,
+  type CheckedDuplicateVoteEvidence,
+} from '../types/evidence.js';
 import { blockIdOf } from '../types/partset.js';
 import { voteSignBytes } from '../types/signbytes.js';
 import type { ValidatorSet } from '../types/validator_set.js';
@@ -67,8 +80,20 @@ export interface BlockIndexHook {
   indexBlock(block: Block, blockId: BlockID, resp: ResponseFinalizeBlock): void;
 }
 
+/** What the executor needs of the evidence pool (src/evidence/pool.ts EvidencePool fits). */
+export interface ExecutorEvidencePool {
+  /** Pending evidence for a proposal within maxBytes, and its EvidenceList byte size. */
+  pendingEvidence(maxBytes: bigint): { evidence: Bytes[]; size: bigint };
+  /** CheckEvidence: throws when a block's (decoded, ValidateBasic'ed) evidence is not acceptable. */
+  checkEvidence(state: State, evidence: readonly Bytes[]): void;
+  /** Runs inside the block's write transaction; returns the step to run after it committed. */
+  update(state: State, committed: readonly Bytes[]): () => void;
+}
+
 export interface ExecutorDeps {
   storage: Storage;
+  /** Absent: proposals carry no evidence and blocks with evidence are refused. */
+  evidence?: ExecutorEvidencePool;
   indexer?: BlockIndexHook;
   app: ExecutorApp;
   mempool: ExecutorMempool;
@@ -123,6 +148,16 @@ export function medianTime(commit: Commit, validators: ValidatorSet): bigint {
     median -= w.weight;
   }
   return ZERO_TIME;
+}
+
+/** EvidenceList.ToABCI over a block's (validated) evidence items. */
+function misbehaviorOf(items: readonly Bytes[]): Misbehavior[] {
+  const out: Misbehavior[] = [];
+  for (const item of items) {
+    const ev = decodeEvidenceItem(item);
+    if (ev.kind === 'DuplicateVoteEvidence') out.push(duplicateVoteMisbehavior(ev as CheckedDuplicateVoteEvidence));
+  }
+  return out;
 }
 
 export function emptyCommit(): Commit {
@@ -223,13 +258,15 @@ export class Executor implements BlockExecutor {
   async createProposalBlock(state: State, lastCommit: Commit, proposerAddress: Uint8Array, _time: bigint): Promise<Block> {
     const height = this.nextHeight(state);
     const params = state.consensusParams;
-    const maxData = maxDataBytes(params.block.maxBytes, 0n, state.validators.size);
+    const { evidence, size: evidenceSize } = this.deps.evidence?.pendingEvidence(params.evidence.maxBytes) ?? { evidence: [], size: 0n };
+    const maxData = maxDataBytes(params.block.maxBytes, evidenceSize, state.validators.size);
     const reaped = this.deps.mempool.reapMaxBytesMaxGas(maxData, params.block.maxGas);
     const time = this.blockTime(state, lastCommit);
     const txs = await this.deps.app.prepareProposal({
       maxTxBytes: maxData,
       txs: reaped,
       localLastCommit: this.commitInfo(state, lastCommit),
+      misbehavior: misbehaviorOf(evidence),
       height,
       time,
       nextValidatorsHash: state.nextValidators.hash(),
@@ -248,10 +285,10 @@ export class Executor implements BlockExecutor {
       consensusHash: consensusParamsHash(params),
       appHash: state.appHash,
       lastResultsHash: state.lastResultsHash,
-      evidenceHash: evidenceHash([]),
+      evidenceHash: evidenceHash(evidence),
       proposerAddress,
     };
-    return { header, data: { txs }, evidence: [], lastCommit };
+    return { header, data: { txs }, evidence, lastCommit };
   }
 
   validateBlock(state: State, block: Block): void {
@@ -271,6 +308,17 @@ export class Executor implements BlockExecutor {
     want(bytesEqual(h.validatorsHash, state.validators.hash()), 'wrong Block.Header.ValidatorsHash');
     want(bytesEqual(h.nextValidatorsHash, state.nextValidators.hash()), 'wrong Block.Header.NextValidatorsHash');
     want(bytesEqual(h.dataHash, dataHash(block.data.txs)), 'wrong Header.DataHash');
+    // Block.ValidateBasic: every evidence item decodes and passes its own ValidateBasic.
+    block.evidence.forEach((item, i) => {
+      let reason: string | null;
+      try {
+        const ev = decodeEvidenceItem(item);
+        reason = ev.kind === 'DuplicateVoteEvidence' ? duplicateVoteValidateBasic(ev) : null;
+      } catch (e) {
+        reason = (e as Error).message;
+      }
+      if (reason !== null) throw new Error(`invalid evidence (#${i}): ${reason}`);
+    });
     want(bytesEqual(h.evidenceHash, evidenceHash(block.evidence)), 'wrong Header.EvidenceHash');
     want(bytesEqual(h.lastCommitHash, commitHash(block.lastCommit)), 'wrong Header.LastCommitHash');
     want(state.validators.getByAddress(h.proposerAddress) !== null, `block.Header.ProposerAddress ${hex(h.proposerAddress)} is not a validator`);
@@ -282,12 +330,21 @@ export class Executor implements BlockExecutor {
       want(h.time > state.lastBlockTime, 'block time is not greater than last block time');
       want(h.time === medianTime(block.lastCommit, state.lastValidators), 'invalid block time');
     }
+    const maxEvidence = state.consensusParams.evidence.maxBytes;
+    const evidenceBytes = evidenceListByteSize(block.evidence);
+    want(evidenceBytes <= maxEvidence, `Too much evidence: Max ${maxEvidence}, got ${evidenceBytes}`);
+    // BlockExecutor.ValidateBlock: then the pool's CheckEvidence.
+    if (block.evidence.length > 0) {
+      if (this.deps.evidence === undefined) throw new Error('block has evidence but this node has no evidence pool to check it');
+      this.deps.evidence.checkEvidence(state, block.evidence);
+    }
   }
 
   async processProposal(state: State, block: Block): Promise<boolean> {
     return this.deps.app.processProposal({
       txs: block.data.txs,
       proposedLastCommit: this.commitInfo(state, block.lastCommit),
+      misbehavior: misbehaviorOf(block.evidence),
       hash: blockIdOf(block).blockId.hash,
       height: block.header.height,
       time: block.header.time,
@@ -302,6 +359,7 @@ export class Executor implements BlockExecutor {
     const resp: ResponseFinalizeBlock = await app.finalizeBlock({
       txs: block.data.txs,
       decidedLastCommit: this.commitInfo(state, block.lastCommit),
+      misbehavior: misbehaviorOf(block.evidence),
       hash: blockId.hash,
       height,
       time: block.header.time,
@@ -316,15 +374,19 @@ export class Executor implements BlockExecutor {
 
     await mempool.lock();
     try {
+      let evidenceCommitted: (() => void) | undefined;
       try {
         storage.transactionSync(() => {
           storage.blocks.saveBlock(block, blockId, blockBytes, seenCommit);
           if (height === state.initialHeight) storage.state.saveInitialHeight(state);
           storage.state.saveFinalizeBlockResponse(height, resp);
           storage.state.save(newState);
+          // evpool.Update: the block's evidence is committed, expired evidence pruned.
+          evidenceCommitted = this.deps.evidence?.update(newState, block.evidence);
           this.deps.indexer?.indexBlock(block, blockId, resp);
           app.commit();
         });
+        evidenceCommitted?.();
       } catch (e) {
         // Nothing was written; bring the app's memory back to what is on disk.
         app.reload?.();
@@ -399,6 +461,9 @@ export class Executor implements BlockExecutor {
       // PublishEventNewBlockEvents adds block.height.
       attributes: flatten(resp.events, { 'block.height': [height] }),
     });
+    for (const evidence of block.evidence) {
+      bus.publish({ type: 'NewEvidence', data: { height: block.header.height, evidence }, attributes: {} });
+    }
     block.data.txs.forEach((tx, index) => {
       const result = resp.txResults[index]!;
       const hash = hex(txHash(tx));

@@ -31,6 +31,7 @@ export const DB_NAMES = [
   'block_index', // event index for block_search
   'app', // application state (module stores)
   'meta', // store metadata (base, height, version)
+  'evidence', // evidence pool: 00|height|hash -> committed height, 01|height|hash -> pending proto Evidence
 ] as const;
 export type DbName = (typeof DB_NAMES)[number];
 

@@ -31,6 +31,9 @@ t.test('block', async (t) => {
     t.same(r.block.data, { txs: [] });
     t.same(r.block.evidence, { evidence: [] });
     t.equal(r.block.header.chain_id, 'inproc-1');
+    // consensus/replay.go sets LastResultsHash to the RFC 6962 empty hash after InitChain.
+    t.equal(r.block.header.last_results_hash, FIXTURES['block_at_height_1'].result.block.header.last_results_hash, 'last_results_hash: the empty hash');
+    t.equal(r.block.header.last_results_hash, 'E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855');
   });
 
   await t.test('a block with txs', async (t) => {

@@ -1,12 +1,13 @@
 /**
  * Node RPC `broadcast_evidence` (cometbft: rpc/core/evidence.go; types/evidence.go ValidateBasic;
  * types/vote.go ValidateBasic; evidence/pool.go AddEvidence; evidence/verify.go;
- * libs/json decoding of the type-wrapped argument). Duplicate-vote evidence signed with the
- * node's own validator key is checked step by step: `no evidence was provided`; decoding errors
- * as parameter errors; `evidence.ValidateBasic failed: …`; `failed to add evidence: Invalid
- * evidence: <reason>. Evidence: DuplicateVoteEvidence{…}`; and, for evidence that passes every
- * check, the missing pool: `failed to add evidence: can't add evidence to pending list: chaind has
- * no evidence pool yet`.
+ * state/execution.go; libs/json decoding of the type-wrapped argument). Duplicate-vote evidence
+ * signed with the node's own validator key is checked step by step: `no evidence was provided`;
+ * decoding errors as parameter errors; `evidence.ValidateBasic failed: …`; `failed to add
+ * evidence: Invalid evidence: <reason>. Evidence: DuplicateVoteEvidence{…}`. Evidence that passes
+ * goes end to end: ResultBroadcastEvidence `{hash}` (base64, Go's []byte), the evidence pool, a
+ * later committed block (`block` renders it as CometBFT's JSON, the header's evidence_hash covers
+ * it, `block_results` still answers), and no second inclusion when it is broadcast again.
  *
  * `evidence` goes as CometBFT takes it: the type-wrapped JSON object over JSON-RPC and websocket,
  * its JSON text over URI (see `evidenceArgs`).
@@ -14,6 +15,8 @@
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { SignedMsgType, type BlockID, type Vote } from '../../src/types/block.js';
 import { formatTime, voteJSON, voteString } from '../../src/types/json.js';
+import { encodeDuplicateVoteEvidence } from '../../src/types/evidence.js';
+import { evidenceHash, evidenceItemHash } from '../../src/types/hashing.js';
 import { voteSignBytes } from '../../src/types/signbytes.js';
 import { blockIdKeyBytes, compareBytesLex } from '../../src/consensus/util.js';
 import { createHash } from 'node:crypto';
@@ -21,7 +24,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { startTestNode, waitHeight } from '../helpers/inproc.js';
-import { viaPost, nodeErr3 as err3 } from '../helpers/rpc3.js';
+import { b64, hexOf, nodeOk3 as ok3, viaPost, nodeErr3 as err3 } from '../helpers/rpc3.js';
 
 /** The argument over URI (a JSON-quoted string) and JSON-RPC (a string), for `err3`. */
 /** CometBFT's forms: the JSON object over JSON-RPC, its JSON text over URI (jsonStringToArg). */
@@ -32,7 +35,6 @@ const rnd = (n: number) => new Uint8Array(createHash('sha256').update(String(Mat
 const blockId = (): BlockID => ({ hash: rnd(32), partSetHeader: { total: 1, hash: rnd(32) } });
 /** Go's time.Time.String() of a UTC time. */
 const goTime = (ns: bigint) => formatTime(ns).replace('T', ' ').replace(/Z$/, ' +0000 UTC');
-const NO_POOL = "failed to add evidence: can't add evidence to pending list: chaind has no evidence pool yet";
 
 t.test('broadcast_evidence', async (t) => {
   // Blocks keep coming; the evidence is about height 2, which no longer changes.
@@ -70,13 +72,86 @@ t.test('broadcast_evidence', async (t) => {
   const evString = (a: Vote, b: Vote) => `DuplicateVoteEvidence{VoteA: ${voteString(a)}, VoteB: ${voteString(b)}}`;
   const invalid = (reason: string, a: Vote, b: Vote) => `failed to add evidence: Invalid evidence: ${reason}. Evidence: ${evString(a, b)}`;
 
-  await t.test('valid evidence passes every check and meets the missing pool', async (t) => {
+  await t.test('valid evidence: hash, pending, committed in a later block, never twice', async (t) => {
     const [a, b] = ordered(vote(), vote());
+    const encoded = encodeDuplicateVoteEvidence({ voteA: a, voteB: b, totalVotingPower: 10n, validatorPower: 10n, timestamp: blockTime });
+    const want = { hash: b64(evidenceItemHash(encoded)) };
+    const from = tn.ctx.storage.blocks.height();
+    // The executor publishes NewEvidence (one per item) with NewBlock (state/execution.go fireEvents).
+    const published: { type: string; data: any }[] = [];
+    const unsubscribe = tn.ctx.bus.subscribe((m) => {
+      if (m.type === 'NewBlockEvents' || m.type === 'NewEvidence') published.push(m);
+    });
+    t.teardown(unsubscribe);
+    // What FinalizeBlock hands the application (the app itself ignores misbehavior).
+    const app = tn.ctx.app;
+    const finalize = app.finalizeBlock.bind(app);
+    const misbehavior: { height: bigint; list: unknown }[] = [];
+    app.finalizeBlock = (req) => {
+      if (req.misbehavior && req.misbehavior.length > 0) misbehavior.push({ height: req.height, list: req.misbehavior });
+      return finalize(req);
+    };
+    t.teardown(() => {
+      app.finalizeBlock = finalize;
+    });
     const [q, p] = evidenceArgs(evidence(a, b));
-    await err3(t, tn, 'broadcast_evidence', q, p, NO_POOL);
-    // Upstream type names are accepted as well.
+    const first = await ok3(t, tn, 'broadcast_evidence', q, p);
+    t.same([first.uri, first.post, first.ws], [want, want, want], 'ResultBroadcastEvidence: Evidence.Hash() in base64, on every transport');
+    // Upstream type names are accepted as well; evidence already pending is answered the same.
     const up = await viaPost(tn, 'broadcast_evidence', evidenceArgs(evidence(a, b, {}, 'tendermint/DuplicateVoteEvidence'))[1]);
-    t.equal(up.body.error.data, NO_POOL);
+    t.same(up.body.result, want);
+
+    // The proposer takes it into the next block.
+    const deadline = Date.now() + 20_000;
+    let height = from + 1n;
+    let found: any = null;
+    while (found === null && Date.now() < deadline) {
+      await waitHeight(tn, height);
+      const r = await viaPost(tn, 'block', { height: String(height) });
+      if (r.body.result.block.evidence.evidence.length > 0) found = r.body.result;
+      else height++;
+    }
+    t.ok(found, `a block after ${from} carries the evidence`);
+    if (!found) return;
+    t.same(
+      found.block.evidence.evidence,
+      [
+        {
+          type: 'consensus/DuplicateVoteEvidence',
+          value: { vote_a: voteJSON(a), vote_b: voteJSON(b), TotalVotingPower: '10', ValidatorPower: '10', Timestamp: formatTime(blockTime) },
+        },
+      ],
+      'rendered as CometBFT renders DuplicateVoteEvidence',
+    );
+    t.same(
+      misbehavior,
+      [{ height, list: [{ type: 1, validator: { address: key.address, power: 10n }, height: H, time: blockTime, totalVotingPower: 10n }] }],
+      'FinalizeBlock misbehavior: DUPLICATE_VOTE, validator {address, power}, height, time, total_voting_power',
+    );
+    const at = published.findIndex((m) => m.type === 'NewEvidence');
+    t.ok(at > 0 && published[at - 1]!.type === 'NewBlockEvents', 'NewEvidence follows NewBlockEvents');
+    t.same([published[at]?.data.height, hexOf(published[at]?.data.evidence ?? new Uint8Array(0))], [height, hexOf(encoded)], 'NewEvidence carries the height and the item');
+    t.equal(found.block.header.evidence_hash, hexOf(evidenceHash([encoded])), 'the header evidence_hash covers it');
+    t.same(tn.ctx.storage.blocks.loadBlock(height)!.evidence.map(hexOf), [hexOf(encoded)], 'stored as the proto Evidence item');
+    const results = await viaPost(tn, 'block_results', { height: String(height) });
+    t.equal(results.body.result?.height, String(height), 'block_results still answer for that height');
+    t.equal(tn.ctx.evidencePool.size(), 0, 'nothing left pending');
+    t.ok(tn.ctx.evidencePool.isCommitted(encoded), 'remembered as committed');
+
+    // Broadcast again after commit: CometBFT's AddEvidence ignores committed evidence without an
+    // error (a peer that is behind may send it), so the answer is the hash again...
+    const again = await viaPost(tn, 'broadcast_evidence', p);
+    t.same([again.body.error, again.body.result], [undefined, want], 'committed evidence: no error, same hash');
+    t.equal(tn.ctx.evidencePool.size(), 0, '...and it is not pending again');
+    // ...and blocks keep coming, without it.
+    await waitHeight(tn, height + 3n);
+    for (let h = height + 1n; h <= height + 3n; h++) {
+      t.same(tn.ctx.storage.blocks.loadBlock(h)!.evidence, [], `block ${h} has no evidence`);
+    }
+    // A block carrying it again would be invalid (CometBFT's CheckEvidence text).
+    t.throws(() => tn.ctx.evidencePool.checkEvidence(tn.ctx.evidencePool.state, [encoded]), {
+      message: `Invalid evidence: evidence was already committed. Evidence: ${evString(a, b)}`,
+    });
   });
 
   await t.test('no evidence', async (t) => {

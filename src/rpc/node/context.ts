@@ -9,6 +9,7 @@ import type { GenesisDoc } from '../../config/genesis.js';
 import type { NodeConfig } from '../../config/node-config.js';
 import type { ConsensusState } from '../../consensus/state.js';
 import type { EventBus } from '../../events/bus.js';
+import type { EvidencePool } from '../../evidence/pool.js';
 import type { Logger } from '../../log.js';
 import type { Mempool } from '../../mempool/mempool.js';
 import type { Names } from '../../names/index.js';
@@ -30,6 +31,8 @@ export interface NodeRpcContext {
   mempool: Mempool;
   app: BaseApp;
   bus: EventBus;
+  /** Pending and committed evidence (broadcast_evidence adds to it). */
+  evidencePool: EvidencePool;
   /** Absent when `[tx_index] indexer = "null"`. */
   txIndexer: TxIndexer | null;
   blockIndexer: BlockIndexer | null;

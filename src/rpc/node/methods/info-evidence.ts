@@ -6,33 +6,29 @@
  * 1. no argument (or `null`): `no evidence was provided`;
  * 2. the cmtjson decoding of `{"type":"consensus/DuplicateVoteEvidence","value":{…}}` (either the
  *    spec or the upstream type name): a failure is a parameter error, as in CometBFT;
- * 3. `evidence.ValidateBasic failed: …` (DuplicateVoteEvidence and Vote ValidateBasic);
- * 4. AddEvidence → verify against the node's state: `failed to add evidence: Invalid evidence:
- *    <reason>. Evidence: <ev>` (header present, same time as the block, not expired, validator in
- *    the set at that height, same H/R/S and address, different BlockIDs, powers, signatures).
- *
- * chaind has no evidence pool yet (nothing would propose the evidence in a block), so evidence
- * that passes every check is answered with the pool's own failure text: `failed to add evidence:
- * can't add evidence to pending list: chaind has no evidence pool yet`. Light-client-attack
- * evidence is decoded and its basic fields checked; its light-client verification is not done.
+ * 3. `evidence.ValidateBasic failed: …` (DuplicateVoteEvidence and Vote ValidateBasic,
+ *    src/types/evidence.ts);
+ * 4. the evidence pool's AddEvidence (src/evidence/pool.ts), which verifies against the chain
+ *    (src/evidence/verify.ts): `failed to add evidence: Invalid evidence: <reason>. Evidence: <ev>`
+ *    (header present, same time as the block, not expired, validator in the set at that height,
+ *    same H/R/S and address, different BlockIDs, powers, signatures).
+ * Evidence that passes is kept pending until a block commits it; the answer is
+ * ResultBroadcastEvidence `{"hash": <Evidence.Hash(), base64 as Go encodes []byte>}`. Evidence
+ * already pending or already committed is answered the same way and not added again, as CometBFT
+ * does. Light-client-attack evidence is decoded and its basic fields checked, but chaind cannot
+ * verify it against light blocks, so the pool refuses it:
+ * `failed to add evidence: can't add evidence to pending list: chaind does not verify light client
+ * attack evidence`.
  */
-import { ed25519Address, ed25519Verify } from '../../../crypto/ed25519.js';
 import { goJsonKind, goQuote } from '../../server/gojson.js';
-import { SignedMsgType, ZERO_TIME, type BlockID, type Vote } from '../../../types/block.js';
-import { blockIdString, formatTime, hexUpper, parseTime, signedMsgTypeName, voteString } from '../../../types/json.js';
-import { voteSignBytes } from '../../../types/signbytes.js';
-import { blockIdKeyBytes, compareBytesLex } from '../../../consensus/util.js';
+import { ZERO_TIME, type BlockID, type Vote } from '../../../types/block.js';
+import { duplicateVoteValidateBasic, type CheckedDuplicateVoteEvidence, type DuplicateVoteEvidence } from '../../../types/evidence.js';
+import { parseTime } from '../../../types/json.js';
 import { goBase64Decode, goHexDecode, goParseInt } from '../params.js';
 import type { NodeRpcContext } from '../context.js';
 import { RpcError } from '../errors.js';
 import { route, type Route, type RouteContext } from '../routes.js';
 
-/** tmhash.Size */
-const HASH_SIZE = 32;
-/** crypto.AddressSize */
-const ADDRESS_SIZE = 20;
-/** types.MaxSignatureSize: max(ed25519.SignatureSize, 64). */
-const MAX_SIGNATURE_SIZE = 64;
 /** Go's int32 range, for the enum/int32 fields of a Vote. */
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
@@ -40,13 +36,10 @@ const INT32_MAX = 2 ** 31 - 1;
 /** A vote as cmtjson decodes it: zero values for absent fields. */
 export interface DecodedVote extends Vote {}
 
-export interface DuplicateVoteEvidenceValue {
+export interface DuplicateVoteEvidenceValue extends DuplicateVoteEvidence {
   kind: 'DuplicateVoteEvidence';
   voteA: DecodedVote | null;
   voteB: DecodedVote | null;
-  totalVotingPower: bigint;
-  validatorPower: bigint;
-  timestamp: bigint;
 }
 
 export interface LightClientAttackEvidenceValue {
@@ -217,72 +210,11 @@ export function decodeEvidence(v: unknown, parseType: (s: string) => string | un
 }
 
 // ---------------------------------------------------------------------------------------------
-// ValidateBasic (types/evidence.go, types/vote.go, types/block.go, types/part_set.go)
-
-const isZeroBlockId = (id: BlockID) => id.hash.length === 0 && id.partSetHeader.total === 0 && id.partSetHeader.hash.length === 0;
-const isCompleteBlockId = (id: BlockID) => id.hash.length === HASH_SIZE && id.partSetHeader.total > 0 && id.partSetHeader.hash.length === HASH_SIZE;
-
-/** ValidateHash. */
-function hashError(h: Uint8Array): string | null {
-  return h.length > 0 && h.length !== HASH_SIZE ? `expected size to be ${HASH_SIZE} bytes, got ${h.length} bytes` : null;
-}
-
-/** Go's `%v` of a BlockID: `HASH:total:PSH6`. */
-const blockIdV = (id: BlockID) => blockIdString(id);
-
-/** Vote.ValidateBasic; returns the error text or null. */
-export function voteValidateBasic(v: Vote): string | null {
-  if (v.type !== SignedMsgType.Prevote && v.type !== SignedMsgType.Precommit) return 'invalid Type';
-  if (v.height <= 0n) return 'negative or zero Height';
-  if (v.round < 0) return 'negative Round';
-  if (hashError(v.blockId.hash) !== null) return 'wrong BlockID: wrong Hash';
-  const psh = hashError(v.blockId.partSetHeader.hash);
-  if (psh !== null) return `wrong BlockID: wrong PartSetHeader: wrong Hash: ${psh}`;
-  if (!isZeroBlockId(v.blockId) && !isCompleteBlockId(v.blockId)) return `blockID must be either empty or complete, got: ${blockIdV(v.blockId)}`;
-  if (v.validatorAddress.length !== ADDRESS_SIZE) {
-    return `expected ValidatorAddress size to be ${ADDRESS_SIZE} bytes, got ${v.validatorAddress.length} bytes`;
-  }
-  if (v.validatorIndex < 0) return 'negative ValidatorIndex';
-  if (v.signature.length === 0) return 'signature is missing';
-  if (v.signature.length > MAX_SIGNATURE_SIZE) return `signature is too big (max: ${MAX_SIGNATURE_SIZE})`;
-  const zero = isZeroBlockId(v.blockId);
-  if (v.type !== SignedMsgType.Precommit || zero) {
-    if (v.extension.length > 0) return `unexpected vote extension; vote type ${v.type}, isNil ${zero}`;
-    if (v.extensionSignature.length > 0) return 'unexpected vote extension signature';
-  }
-  if (v.type === SignedMsgType.Precommit && !zero) {
-    if (v.extensionSignature.length > MAX_SIGNATURE_SIZE) return `vote extension signature is too big (max: ${MAX_SIGNATURE_SIZE})`;
-    if (v.extensionSignature.length === 0 && v.extension.length !== 0) return 'vote extension signature absent on vote with extension';
-  }
-  return null;
-}
-
-/** Vote.String, which panics in Go on an unknown type; a placeholder keeps the message readable. */
-function voteV(v: Vote | null): string {
-  try {
-    return voteString(v);
-  } catch {
-    return `Vote{${v?.validatorIndex}:? ${v?.height}/${v?.round}/${v?.type}}`;
-  }
-}
-
-/** DuplicateVoteEvidence.String. */
-export function duplicateVoteEvidenceString(e: DuplicateVoteEvidenceValue): string {
-  return `DuplicateVoteEvidence{VoteA: ${voteV(e.voteA)}, VoteB: ${voteV(e.voteB)}}`;
-}
+// ValidateBasic (types/evidence.go; the duplicate-vote checks live in src/types/evidence.ts)
 
 /** Evidence.ValidateBasic; returns the error text or null. */
 export function evidenceValidateBasic(e: EvidenceValue): string | null {
-  if (e.kind === 'DuplicateVoteEvidence') {
-    if (e.voteA === null || e.voteB === null) return `one or both of the votes are empty ${voteV(e.voteA)}, ${voteV(e.voteB)}`;
-    const a = voteValidateBasic(e.voteA);
-    if (a !== null) return `invalid VoteA: ${a}`;
-    const b = voteValidateBasic(e.voteB);
-    if (b !== null) return `invalid VoteB: ${b}`;
-    // Votes are ordered by BlockID.Key(), strictly.
-    if (compareBytesLex(blockIdKeyBytes(e.voteA.blockId), blockIdKeyBytes(e.voteB.blockId)) >= 0) return 'duplicate votes in invalid order';
-    return null;
-  }
+  if (e.kind === 'DuplicateVoteEvidence') return duplicateVoteValidateBasic(e);
   // LightClientAttackEvidence.ValidateBasic, up to the light block's own checks.
   if (e.conflictingBlock === null) return 'conflicting block is nil';
   if (e.conflictingBlock.header === null) return 'conflicting block missing header';
@@ -294,73 +226,6 @@ export function evidenceValidateBasic(e: EvidenceValue): string | null {
   return null;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Verification against the node's state (evidence/verify.go)
-
-/** Go's time.Time.String() of a UTC time: `2006-01-02 15:04:05.999999999 +0000 UTC`. */
-export function goTimeString(ns: bigint): string {
-  return formatTime(ns).replace('T', ' ').replace(/Z$/, ' +0000 UTC');
-}
-
-const blockIdEqual = (a: BlockID, b: BlockID) =>
-  compareBytesLex(a.hash, b.hash) === 0 && a.partSetHeader.total === b.partSetHeader.total && compareBytesLex(a.partSetHeader.hash, b.partSetHeader.hash) === 0;
-
-/** Pool.verify + VerifyDuplicateVote for duplicate-vote evidence; the reason or null. */
-export function verifyDuplicateVote(ctx: Pick<NodeRpcContext, 'consensus' | 'storage'>, e: DuplicateVoteEvidenceValue): string | null {
-  const voteA = e.voteA!;
-  const voteB = e.voteB!;
-  const state = ctx.consensus.getState();
-  const height = state.lastBlockHeight;
-  const evHeight = voteA.height;
-  const meta = ctx.storage.blocks.loadBlockMeta(evHeight);
-  if (meta === null) return `don't have header #${evHeight}`;
-  const evTime = meta.header.time;
-  if (e.timestamp !== evTime) {
-    return `evidence has a different time to the block it is associated with (${goTimeString(e.timestamp)} != ${goTimeString(evTime)})`;
-  }
-  const p = state.consensusParams.evidence;
-  if (state.lastBlockTime - evTime > p.maxAgeDuration && height - evHeight > p.maxAgeNumBlocks) {
-    return (
-      `evidence from height ${evHeight} (created at: ${goTimeString(evTime)}) is too old; min height is ${height - p.maxAgeNumBlocks} ` +
-      `and evidence can not be older than ${goTimeString(state.lastBlockTime + p.maxAgeDuration)}`
-    );
-  }
-  const valSet = ctx.storage.state.loadValidators(evHeight);
-  if (valSet === null) return `could not find validator set for height #${evHeight}`;
-
-  const found = valSet.getByAddress(voteA.validatorAddress);
-  if (found === null) return `address ${hexUpper(voteA.validatorAddress)} was not a validator at height ${evHeight}`;
-  const val = found.validator;
-  if (voteA.height !== voteB.height || voteA.round !== voteB.round || voteA.type !== voteB.type) {
-    return (
-      `h/r/s does not match: ${voteA.height}/${voteA.round}/${signedMsgTypeName(voteA.type)} vs ` +
-      `${voteB.height}/${voteB.round}/${signedMsgTypeName(voteB.type)}`
-    );
-  }
-  if (compareBytesLex(voteA.validatorAddress, voteB.validatorAddress) !== 0) {
-    return `validator addresses do not match: ${hexUpper(voteA.validatorAddress)} vs ${hexUpper(voteB.validatorAddress)}`;
-  }
-  if (blockIdEqual(voteA.blockId, voteB.blockId)) return `block IDs are the same (${blockIdV(voteA.blockId)}) - not a real duplicate vote`;
-  if (val.pubKey.type === 'ed25519') {
-    const derived = ed25519Address(val.pubKey.bytes);
-    if (compareBytesLex(derived, voteA.validatorAddress) !== 0) {
-      return `address (${hexUpper(voteA.validatorAddress)}) doesn't match pubkey (PubKeyEd25519{${hexUpper(val.pubKey.bytes)}} - ${hexUpper(derived)})`;
-    }
-  }
-  if (val.votingPower !== e.validatorPower) {
-    return `validator power from evidence and our validator set does not match (${e.validatorPower} != ${val.votingPower})`;
-  }
-  const total = valSet.totalVotingPower();
-  if (total !== e.totalVotingPower) {
-    return `total voting power from the evidence and our validator set does not match (${e.totalVotingPower} != ${total})`;
-  }
-  // Only ed25519 validator keys exist in chaind; another key type cannot verify here.
-  const verify = (v: Vote) => val.pubKey.type === 'ed25519' && ed25519Verify(val.pubKey.bytes, voteSignBytes(state.chainId, v), v.signature);
-  if (!verify(voteA)) return 'verifying VoteA: invalid signature';
-  if (!verify(voteB)) return 'verifying VoteB: invalid signature';
-  return null;
-}
-
 /** The error CometBFT's parameter decoding gives on each transport (server.ts does the same). */
 function paramError(rc: RouteContext, msg: string): RpcError {
   if (rc.transport === 'uri') return new RpcError('INVALID_PARAMS', `error converting http params to arguments: ${msg}`);
@@ -368,8 +233,13 @@ function paramError(rc: RouteContext, msg: string): RpcError {
   return new RpcError('INVALID_PARAMS', `error converting json params to arguments: ${msg}`);
 }
 
+/** ResultBroadcastEvidence: `Hash []byte`, which Go's JSON writes as base64. */
+export interface BroadcastEvidenceResult {
+  hash: string;
+}
+
 /** BroadcastEvidence for an already-parsed argument (`undefined`/`null` = not given). */
-export function broadcastEvidence(ctx: NodeRpcContext, arg: unknown, rc: RouteContext): never {
+export function broadcastEvidence(ctx: NodeRpcContext, arg: unknown, rc: RouteContext): BroadcastEvidenceResult {
   let ev: EvidenceValue | null;
   try {
     ev = decodeEvidence(arg, (s) => ctx.names.parseEvidenceType(s));
@@ -380,12 +250,18 @@ export function broadcastEvidence(ctx: NodeRpcContext, arg: unknown, rc: RouteCo
   if (ev === null) throw new Error('no evidence was provided');
   const basic = evidenceValidateBasic(ev);
   if (basic !== null) throw new Error(`evidence.ValidateBasic failed: ${basic}`);
-  if (ev.kind === 'DuplicateVoteEvidence') {
-    const reason = verifyDuplicateVote(ctx, ev);
-    if (reason !== null) throw new Error(`failed to add evidence: Invalid evidence: ${reason}. Evidence: ${duplicateVoteEvidenceString(ev)}`);
+  if (ev.kind !== 'DuplicateVoteEvidence') {
+    ctx.logger.info('light client attack evidence refused: chaind does not verify it', { common_height: ev.commonHeight });
+    throw new Error("failed to add evidence: can't add evidence to pending list: chaind does not verify light client attack evidence");
   }
-  ctx.logger.info('evidence not kept: chaind has no evidence pool yet', { kind: ev.kind });
-  throw new Error("failed to add evidence: can't add evidence to pending list: chaind has no evidence pool yet");
+  let hash: Uint8Array;
+  try {
+    // ValidateBasic passed, so both votes are there.
+    hash = ctx.evidencePool.addEvidence(ev as CheckedDuplicateVoteEvidence);
+  } catch (e) {
+    throw new Error(`failed to add evidence: ${(e as Error).message}`);
+  }
+  return { hash: Buffer.from(hash).toString('base64') };
 }
 
 export function evidenceRoutes(ctx: NodeRpcContext): Route[] {
