@@ -1,6 +1,7 @@
 /**
- * Node RPC throughput, side by side with a peer in one run: chaind's `/status` and
- * `/block?height=N` against a bare uWebSockets.js handler that returns the same bytes
+ * Node RPC throughput, side by side with a peer in one run: chaind's `/status`,
+ * `/block?height=N` and `status` as JSON-RPC POSTed to `/`, each against a bare uWebSockets.js
+ * handler that returns the same bytes (for the POST, after reading the request body)
  * (bench/bare-uws.ts). Load from wrk on loopback (Node load generators cannot saturate uWS:
  * ../shared/reference/anchors.md B4), the server pinned to core 0 and wrk to core 1 when taskset
  * exists. Reported as ratios; absolute numbers depend on the machine.
@@ -57,8 +58,8 @@ interface Run {
  * per request (utime + stime from /proc/<pid>/stat, all threads): time stolen by other tenants of
  * the VM lowers throughput but is not charged to the process, so this figure is much steadier.
  */
-function wrk(url: string, pid: number, seconds = SECONDS): Run {
-  const [cmd, ...args] = pin(1, ['wrk', '-t1', '-c64', `-d${seconds}s`, url]) as [string, ...string[]];
+function wrk(url: string, pid: number, seconds = SECONDS, script?: string): Run {
+  const [cmd, ...args] = pin(1, ['wrk', '-t1', '-c64', `-d${seconds}s`, ...(script ? ['-s', script] : []), url]) as [string, ...string[]];
   const cpu0 = cpuTicks(pid);
   const out = execFileSync(cmd, args, { encoding: 'utf8' });
   const cpu1 = cpuTicks(pid);
@@ -102,20 +103,35 @@ async function main() {
   const blockBody = Buffer.from(await (await fetch(`http://127.0.0.1:${rpcPort}/block?height=2`)).arrayBuffer());
   fs.writeFileSync(path.join(home, 'status.json'), statusBody);
   fs.writeFileSync(path.join(home, 'block.json'), blockBody);
+  // JSON-RPC over HTTP: `status` POSTed to `/`; the bare peer reads the body, then answers.
+  const rpcRequest = '{"jsonrpc":"2.0","id":1,"method":"status","params":{}}';
+  const rpcBody = Buffer.from(await (await fetch(`http://127.0.0.1:${rpcPort}/`, { method: 'POST', body: rpcRequest })).arrayBuffer());
+  fs.writeFileSync(path.join(home, 'rpc.json'), rpcBody);
+  const postScript = path.join(home, 'post.lua');
+  fs.writeFileSync(postScript, `wrk.method = "POST"\nwrk.body = '${rpcRequest}'\nwrk.headers["Content-Type"] = "application/json"\n`);
   const bare = await startProc(
-    pin(0, [process.execPath, path.join(ROOT, 'dist/bench/bare-uws.js'), String(barePort), `/status=${path.join(home, 'status.json')}`, `/block=${path.join(home, 'block.json')}`]),
+    pin(0, [
+      process.execPath,
+      path.join(ROOT, 'dist/bench/bare-uws.js'),
+      String(barePort),
+      `/status=${path.join(home, 'status.json')}`,
+      `/block=${path.join(home, 'block.json')}`,
+      `POST /=${path.join(home, 'rpc.json')}`,
+    ]),
     /ready/,
   );
   const results: Record<string, { chaind: number[]; bare: number[]; ratios: number[]; cpuRatios: number[] }> = {};
-  for (const [name, p] of [
-    ['status', '/status'],
-    ['block', '/block?height=2'],
+  for (const [name, p, script] of [
+    ['status', '/status', undefined],
+    ['block', '/block?height=2', undefined],
+    ['POST /', '/', postScript],
   ] as const) {
     const chaindUrl = `http://127.0.0.1:${rpcPort}${p}`;
     const bareUrl = `http://127.0.0.1:${barePort}${p}`;
+    const run = (url: string, pid: number, seconds?: number) => wrk(url, pid, seconds, script);
     // Warm both up (JIT, connection pools) before anything is measured.
-    wrk(chaindUrl, node.pid!, 1);
-    wrk(bareUrl, bare.pid!, 1);
+    run(chaindUrl, node.pid!, 1);
+    run(bareUrl, bare.pid!, 1);
     // Pairs of adjacent runs, their order alternating, so that drift (other tenants of the VM,
     // thermal) hits both servers of a pair alike; the ratio is taken per pair, and the median
     // of the pairs is reported.
@@ -125,11 +141,11 @@ async function main() {
       let c: Run;
       let b: Run;
       if (i % 2 === 0) {
-        c = wrk(chaindUrl, node.pid!);
-        b = wrk(bareUrl, bare.pid!);
+        c = run(chaindUrl, node.pid!);
+        b = run(bareUrl, bare.pid!);
       } else {
-        b = wrk(bareUrl, bare.pid!);
-        c = wrk(chaindUrl, node.pid!);
+        b = run(bareUrl, bare.pid!);
+        c = run(chaindUrl, node.pid!);
       }
       r.chaind.push(c.rps);
       r.bare.push(b.rps);

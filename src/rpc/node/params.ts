@@ -489,6 +489,11 @@ function mayNestDeeperThanGo(b: Buffer): boolean {
   return false;
 }
 
+/** encoding/json's error for a non-string in a string field of the request struct, or null. */
+function stringFieldError(name: string, x: unknown): string | null {
+  return x !== null && typeof x !== 'string' ? `json: cannot unmarshal ${goJsonKind(x)} into Go struct field .${name} of type string` : null;
+}
+
 /** RPCRequest.UnmarshalJSON of one parsed value: the request, null (notification) or Go's error. */
 export function decodeRequestValue(v: unknown): Decoded<RpcRequest | null> {
   if (v === null) return { ok: true, value: null };
@@ -500,21 +505,22 @@ export function decodeRequestValue(v: unknown): Decoded<RpcRequest | null> {
   let params: unknown;
   let hasParams = false;
   let typeErr: string | null = null;
-  const stringField = (name: string, x: unknown) => {
-    if (x !== null && typeof x !== 'string') typeErr ??= `json: cannot unmarshal ${goJsonKind(x)} into Go struct field .${name} of type string`;
-  };
-  // encoding/json matches field names case-insensitively; the last occurrence wins.
-  for (const [key, x] of Object.entries(v as Record<string, unknown>)) {
-    switch (key.toLowerCase()) {
+  // encoding/json matches field names case-insensitively; the last occurrence wins. (A for-in
+  // over the parsed object: no entries array per request; the exact names skip the lower-casing.)
+  const o = v as Record<string, unknown>;
+  for (const key in o) {
+    const x = o[key];
+    const name = key === 'jsonrpc' || key === 'id' || key === 'method' || key === 'params' ? key : key.toLowerCase();
+    switch (name) {
       case 'jsonrpc':
-        stringField('jsonrpc', x);
+        typeErr ??= stringFieldError('jsonrpc', x);
         break;
       case 'id':
         if (typeof x === 'number' && !Number.isFinite(x)) typeErr ??= `json: cannot unmarshal number into Go struct field .id of type float64`;
         id = x;
         break;
       case 'method':
-        stringField('method', x);
+        typeErr ??= stringFieldError('method', x);
         if (typeof x === 'string') method = x;
         break;
       case 'params':

@@ -72,6 +72,7 @@ import {
   withDefaults,
   type Args,
   type DecodedBody,
+  type RpcRequest,
 } from './params.js';
 import { isCacheable, RouteTable, type Route, type RouteContext, type Transport } from './routes.js';
 import { UwsConnection, wsLimitsFromConfig, type WsConnection, type WsLimits, type WsUserData } from './ws.js';
@@ -140,6 +141,12 @@ interface RequestInfo {
 }
 
 type Outcome = { ok: true; result: unknown } | { ok: false; error: RpcErrorObject };
+
+/** The responses of one JSON-RPC body so far, and whether the answer may be cached. */
+interface JsonRpcBatch {
+  out: string[];
+  cache: boolean;
+}
 
 /** The context of a call over HTTP (URI or JSON-RPC); built per request, so without closures. */
 class HttpCallContext implements RouteContext {
@@ -246,6 +253,8 @@ export class NodeRpcServer {
         if (!route.wsOnly) app.get(path, (res, req) => this.onRouteGet(res, req, route, path));
       }
     }
+    // JSON-RPC over HTTP: uWS's router knows method and path, so the handler need not ask.
+    app.post('/', (res, req) => this.onHttp(res, req, 'POST', '/'));
     app.any('/*', (res, req) => this.onHttp(res, req));
     const addrs = this.opts.laddr
       .split(',')
@@ -272,10 +281,10 @@ export class NodeRpcServer {
   // --------------------------------------------------------------------------------------------
   // HTTP
 
-  private onHttp(res: HttpResponse, req: HttpRequest): void {
+  private onHttp(res: HttpResponse, req: HttpRequest, method?: string, url?: string): void {
     this.inUwsHandler = true;
     try {
-      this.handleHttp(res, req);
+      this.handleHttp(res, req, method, url);
     } finally {
       this.inUwsHandler = false;
     }
@@ -340,13 +349,14 @@ export class NodeRpcServer {
     }
   }
 
-  private handleHttp(res: HttpResponse, req: HttpRequest): void {
+  /** `method` and `url` when the route already fixes them (a static uWS route). */
+  private handleHttp(res: HttpResponse, req: HttpRequest, knownMethod?: string, knownUrl?: string): void {
     const ex: Exchange = { aborted: false, done: false, counted: false, ac: null };
     const attachAbort = () => this.attachAbort(res, ex);
     try {
       // Everything is read from `req` now: it is invalid once this callback returns.
-      const method = req.getCaseSensitiveMethod();
-      const url = req.getUrl();
+      const method = knownMethod ?? req.getCaseSensitiveMethod();
+      const url = knownUrl ?? req.getUrl();
       const query = req.getQuery() ?? '';
       // uWS itself refuses header blocks past UWS_MAX_HEADER_BYTES; when max_header_bytes is at
       // least that (the 1 MiB default), the check below cannot fire and the per-header walk (one
@@ -361,11 +371,13 @@ export class NodeRpcServer {
       // request. Only `/` reads a GET's body, as the JSON-RPC handler does for any method.
       const bodyless = (method === 'GET' || method === 'HEAD') && (url !== '/' || !announcesBody(req));
       const wsPath = url === '/websocket';
+      const contentLength = bodyless ? '' : req.getHeader('content-length');
       const info: RequestInfo = {
         method,
         path: url,
         query,
-        host: url === '/' ? req.getHeader('host') : '',
+        // For the endpoint list, the answer to an empty body.
+        host: url === '/' && (contentLength === '' || contentLength === '0') ? req.getHeader('host') : '',
         origin: cors ? req.getHeader('origin') : '',
         acrm: cors ? req.getHeader('access-control-request-method') : '',
         acrh: cors ? req.getHeader('access-control-request-headers') : '',
@@ -374,7 +386,6 @@ export class NodeRpcServer {
         upgrade: wsPath ? req.getHeader('upgrade') : '',
         res,
       };
-      const contentLength = bodyless ? '' : req.getHeader('content-length');
 
       if (requestHeaderBytes(method, url, query, headerBytes) > this.cfg.maxHeaderBytes + GO_HEADER_SLACK_BYTES) {
         // net/http server.go: written by the server itself, before any handler.
@@ -412,8 +423,14 @@ export class NodeRpcServer {
       }
       attachAbort();
       readBody(res, ex, this.cfg.maxBodyBytes, cl, (body) => {
-        if (body === null) this.bodyTooLarge(res, ex);
-        else void this.serveHttp(res, ex, info, body);
+        // Called from uWS's data callback, where the socket is corked as in onHttp.
+        this.inUwsHandler = true;
+        try {
+          if (body === null) this.bodyTooLarge(res, ex);
+          else void this.serveHttp(res, ex, info, body);
+        } finally {
+          this.inUwsHandler = false;
+        }
       });
     } catch (e) {
       this.internalError(res, ex, [], e);
@@ -455,7 +472,7 @@ export class NodeRpcServer {
         headers.push(...this.cors.actual(cr));
       }
       // The mux.
-      if (info.path === '/') return this.serveJsonRpc(res, ex, info, headers, body, decoded).catch(failed);
+      if (info.path === '/') return this.serveJsonRpc(res, ex, info, headers, body, decoded)?.catch(failed);
       if (info.path === '/websocket') {
         this.notWebsocket(res, ex, info, headers);
         return;
@@ -471,36 +488,49 @@ export class NodeRpcServer {
     }
   }
 
-  /** http_json_handler.go makeJSONRPCHandler. */
-  private async serveJsonRpc(
+  /**
+   * http_json_handler.go makeJSONRPCHandler. Synchronous while the methods answer synchronously
+   * (the response is then written inside uWS's callback, still corked); from the first method
+   * that answers later, the rest of the batch follows, in order, asynchronously.
+   */
+  private serveJsonRpc(
     res: HttpResponse,
     ex: Exchange,
     info: RequestInfo,
     headers: Array<readonly [string, string]>,
     body: Buffer,
     decoded: DecodedBody | undefined,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     const head = info.method === 'HEAD';
     if (body.length === 0) {
       this.respond(res, ex, HTTP_STATUS.OK, [...headers, ['Content-Type', 'text/html']], this.table.endpointsHtml(info.host), { head });
-      return;
+      return undefined;
     }
     const d = decoded ?? decodeHttpBody(body);
     if (!d.ok) {
       const err = rpcErrorObject('PARSE_ERROR', `error unmarshaling request: ${d.error}`);
       this.respond(res, ex, HTTP_STATUS.INTERNAL, [...headers, JSON_CONTENT_TYPE], errorEnvelope(null, err), { head });
-      return;
+      return undefined;
     }
-    const out: string[] = [];
-    // Cached only if every request in the batch is cacheable; method-not-found and invalid params
-    // clear it, a method's own error does not.
-    let cache = true;
-    for (const req of d.requests) {
+    const batch: JsonRpcBatch = { out: [], cache: true };
+    const answer = () => this.answerJsonRpc(res, ex, headers, batch, head);
+    const pending = this.runJsonRpc(d.requests, 0, batch, info, ex);
+    if (pending) return pending.then(answer);
+    answer();
+    return undefined;
+  }
+
+  /** Runs requests[from…] into `batch`; a promise only once a method answers later. */
+  private runJsonRpc(requests: readonly (RpcRequest | null)[], from: number, batch: JsonRpcBatch, info: RequestInfo, ex: Exchange): Promise<void> | undefined {
+    for (let i = from; i < requests.length; i++) {
+      const req = requests[i]!;
       if (req === null) continue; // a notification gets no response, also inside a batch
       const route = this.table.get(req.method);
+      // Cached only if every request in the batch is cacheable; method-not-found and invalid
+      // params clear it, a method's own error does not.
       if (!route || route.wsOnly) {
-        out.push(errorEnvelope(req.id, rpcErrorObject('METHOD_NOT_FOUND')));
-        cache = false;
+        batch.out.push(errorEnvelope(req.id, rpcErrorObject('METHOD_NOT_FOUND')));
+        batch.cache = false;
         continue;
       }
       let args: Args = {};
@@ -509,8 +539,8 @@ export class NodeRpcServer {
           args = decodeJsonParams(route.params, req.params);
         } catch (e) {
           if (!(e instanceof ParamError)) throw e;
-          out.push(errorEnvelope(req.id, rpcErrorObject('INVALID_PARAMS', `error converting json params to arguments: ${e.message}`)));
-          cache = false;
+          batch.out.push(errorEnvelope(req.id, rpcErrorObject('INVALID_PARAMS', `error converting json params to arguments: ${e.message}`)));
+          batch.cache = false;
           continue;
         }
       } else if (route.params.length > 0) {
@@ -518,19 +548,31 @@ export class NodeRpcServer {
         // panics; the recover handler answers the whole request 500, -32603, id -1.
         throw new GoPanicError(TOO_FEW_ARGS_PANIC);
       }
-      if (cache && !isCacheable(route, args, req.hasParams)) cache = false;
-      const o = await this.call(route, withDefaults(route.params, args), this.httpContext('jsonrpc', req.id, info, ex));
-      out.push(o.ok ? successEnvelope(req.id, o.result) : errorEnvelope(req.id, o.error));
+      if (batch.cache && !isCacheable(route, args, req.hasParams)) batch.cache = false;
+      const o = this.call(route, withDefaults(route.params, args), this.httpContext('jsonrpc', req.id, info, ex));
+      if (o instanceof Promise) {
+        return o.then((done) => {
+          batch.out.push(done.ok ? successEnvelope(req.id, done.result) : errorEnvelope(req.id, done.error));
+          return this.runJsonRpc(requests, i + 1, batch, info, ex);
+        });
+      }
+      batch.out.push(o.ok ? successEnvelope(req.id, o.result) : errorEnvelope(req.id, o.error));
     }
+    return undefined;
+  }
+
+  private answerJsonRpc(res: HttpResponse, ex: Exchange, headers: Array<readonly [string, string]>, batch: JsonRpcBatch, head: boolean): void {
+    const out = batch.out;
     if (out.length === 0) {
-      this.respond(res, ex, HTTP_STATUS.OK, headers, '', { head });
+      this.respond(res, ex, HTTP_STATUS.OK, headers, '', head ? HEAD_OPTIONS : undefined);
       return;
     }
     // http_server.go writeRPCResponseHTTP: a single response is written as an object, even for
     // a batch of one.
     const text = out.length === 1 ? out[0]! : `[${out.join(',')}]`;
-    const h = cache ? [...headers, JSON_CONTENT_TYPE, CACHE_CONTROL] : [...headers, JSON_CONTENT_TYPE];
-    this.respond(res, ex, HTTP_STATUS.OK, h, text, { head });
+    headers.push(JSON_CONTENT_TYPE);
+    if (batch.cache) headers.push(CACHE_CONTROL);
+    this.respond(res, ex, HTTP_STATUS.OK, headers, text, head ? HEAD_OPTIONS : undefined);
   }
 
   /**
