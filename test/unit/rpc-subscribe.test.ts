@@ -83,9 +83,18 @@ t.test('node.event NewBlock: every height in order, shapes as the fixture', asyn
   t.equal(m.result.query, query, 'the query as sent');
   t.equal(m.result.data.type, want.result.data.type, 'consensus/event/NewBlock');
   t.same(m.result.events, want.result.events, 'events: only node.event');
-  t.same(Object.keys(m.result.data.value), ['block', 'block_id', 'result_finalize_block']);
+  // 0.38's value, then the spec §6's result_begin_block and result_end_block (spec names only).
+  t.same(Object.keys(m.result.data.value), ['block', 'block_id', 'result_finalize_block', 'result_begin_block', 'result_end_block']);
+  const { result_begin_block: begin, result_end_block: end, ...v038 } = m.result.data.value;
+  t.same(Object.keys(begin).filter((k) => k !== 'events'), [], 'result_begin_block: ResponseBeginBlock');
+  t.same(end.validator_updates, null, 'result_end_block: no validator updates');
+  for (const [name, r, mode] of [['begin', begin, 'BeginBlock'], ['end', end, 'EndBlock']] as const) {
+    const all = (m.result.data.value.result_finalize_block.events ?? []) as Array<{ attributes: Array<{ key: string; value: string }> }>;
+    const inMode = all.filter((e) => e.attributes.some((a) => a.key === 'mode' && a.value === mode));
+    t.same(r.events ?? [], inMode, `${name}: the FinalizeBlock events marked mode=${mode}`);
+  }
   // The kvstore app has version 1; chaind's dev genesis has app version 0, which the header omits.
-  const ours = shape(m.result.data.value) as any;
+  const ours = shape(v038) as any;
   const theirs = shape(want.result.data.value) as any;
   t.equal(m.result.data.value.block.header.version.block, '11');
   delete ours.block.header.version;
@@ -282,6 +291,7 @@ t.test('compat upstream names: tendermint/event/NewBlock and tm.event', async (t
   t.same((await c.call('u', 'subscribe', { query: "tm.event='NewBlock'" })).result, {});
   const ev = await c.event('u', 10_000);
   t.equal(ev.result.data.type, 'tendermint/event/NewBlock');
+  t.same(Object.keys(ev.result.data.value), ['block', 'block_id', 'result_finalize_block'], "0.38's NewBlock value exactly");
   t.same(ev.result.events, { 'tm.event': ['NewBlock'] });
   t.same((await c.call('n', 'subscribe', { query: "node.event='NewBlockHeader'" })).result, {}, 'the spec spelling is accepted too');
   const hdr = await c.event('n', 10_000);

@@ -95,6 +95,23 @@ export function resultFinalizeBlockJSON(r: ResponseFinalizeBlock, names: Names) 
   return out;
 }
 
+/**
+ * 0.37's ResponseBeginBlock{events,omitempty} and ResponseEndBlock{validator_updates,
+ * consensus_param_updates,omitempty, events,omitempty} from a FinalizeBlock response: the events
+ * the app marked `mode=BeginBlock` and `mode=EndBlock`, and the validator and params updates.
+ */
+function beginEndBlockJSON(r: ResponseFinalizeBlock, names: Names) {
+  const inMode = (mode: string) => r.events.filter((e) => e.attributes.some((a) => a.key === 'mode' && a.value === mode)).map(abciEventJSON);
+  const begin: Record<string, unknown> = {};
+  const beginEvents = inMode('BeginBlock');
+  if (beginEvents.length > 0) begin['events'] = beginEvents;
+  const end: Record<string, unknown> = { validator_updates: r.validatorUpdates.length > 0 ? r.validatorUpdates.map((u) => validatorUpdateJSON(u, names)) : null };
+  if (r.consensusParamUpdates) end['consensus_param_updates'] = consensusParamUpdatesJSON(r.consensusParamUpdates);
+  const endEvents = inMode('EndBlock');
+  if (endEvents.length > 0) end['events'] = endEvents;
+  return { result_begin_block: begin, result_end_block: end };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Event data
 
@@ -128,11 +145,16 @@ export function eventDataValueJSON(type: string, data: unknown, names: Names): u
     case 'NewBlock': {
       // EventDataNewBlock{Block, BlockID, ResultFinalizeBlock}
       const d = data as NewBlockData;
-      return {
+      const value: Record<string, unknown> = {
         block: blockJSON(d.block, { evidenceNames: evidenceNames(names) }),
         block_id: blockIdJSON(d.blockId),
         result_finalize_block: resultFinalizeBlockJSON(d.resultFinalizeBlock, names),
       };
+      // The spec (§6) lists `result_begin_block` and `result_end_block` in the NewBlock value: the
+      // 0.37 layout. With the spec's names they are there too, made from FinalizeBlock (the app
+      // marks begin- and end-block events with `mode`); upstream names keep 0.38's exact value.
+      if (!names.upstreamNames) Object.assign(value, beginEndBlockJSON(d.resultFinalizeBlock, names));
+      return value;
     }
     case 'NewBlockHeader':
       return { header: headerJSON((data as { header: Header }).header) };
