@@ -6,7 +6,7 @@
  */
 import t, { type Test } from 'tap';
 import { goFloatV, goQuote, marshalJson, scanJson } from '../../src/rpc/server/gojson.js';
-import { parseGoQuery, queryGet } from '../../src/rpc/server/http.js';
+import { parseGoMediaType, parseGoMultipartForm, parseGoQuery, queryGet } from '../../src/rpc/server/http.js';
 import { Cors } from '../../src/rpc/server/cors.js';
 import {
   decodeHttpBody,
@@ -253,6 +253,17 @@ t.test('request bodies (RPCRequest.UnmarshalJSON, makeJSONRPCHandler)', async (t
   t.same(body('{"ID":1,"METHOD":"m","Params":null}'), { ok: true, array: false, requests: [{ id: 1, method: 'm', params: null, hasParams: true }] }, 'names fold case');
   t.same(body('{"id":-2.9,"method":"m"}'), { ok: true, array: false, requests: [{ id: -2, method: 'm', params: undefined, hasParams: false }] }, 'id truncated');
   t.same(body('{"id":"","method":"m"}'), { ok: true, array: false, requests: [{ id: '', method: 'm', params: undefined, hasParams: false }] });
+  for (const [lit, id] of [
+    ['99999999999999999999', -(2 ** 63)],
+    ['-9223372036854777856', -(2 ** 63)],
+    ['9223372036854775807', -(2 ** 63)],
+    ['9223372036854774784', 9223372036854774784],
+    ['9007199254740993', 9007199254740992],
+    ['-0', 0],
+    ['-0.5', 0],
+  ] as const) {
+    t.same(body(`{"id":${lit},"method":"m"}`), { ok: true, array: false, requests: [{ id, method: 'm', params: undefined, hasParams: false }] }, `id ${lit}`);
+  }
   const errs: Array<[string, string]> = [
     ['{"id":1,"method":5}', 'json: cannot unmarshal number into Go struct field .method of type string'],
     ['{"jsonrpc":2,"id":1}', 'json: cannot unmarshal number into Go struct field .jsonrpc of type string'],
@@ -264,6 +275,10 @@ t.test('request bodies (RPCRequest.UnmarshalJSON, makeJSONRPCHandler)', async (t
     ['[{"id":true}]', `json: cannot unmarshal array into Go value of type ${STRUCT}`],
     ['"x"', `json: cannot unmarshal string into Go value of type ${STRUCT}`],
     ['5', `json: cannot unmarshal number into Go value of type ${STRUCT}`],
+    ['{"id":1e400,"method":"m"}', 'json: cannot unmarshal number 1e400 into Go struct field .id of type float64'],
+    ['{"params":{"id":2e400},"method":5,"ID":-1.5E+999}', 'json: cannot unmarshal number into Go struct field .method of type string'],
+    ['{"params":{"id":2e400},"iD":\t-1.5E+999 }', 'json: cannot unmarshal number -1.5E+999 into Go struct field .id of type float64'],
+    ['{"\\u0069d":1' + '0'.repeat(400) + '}', `json: cannot unmarshal number 1${'0'.repeat(400)} into Go struct field .id of type float64`],
     ['{"id":1,', 'unexpected end of JSON input'],
     ['\ufeff{}', "invalid character 'ï' looking for beginning of value"],
   ];
@@ -278,6 +293,7 @@ t.test('websocket messages (json.Decoder)', async (t) => {
   t.same(msg(''), { ok: false, error: 'EOF' });
   t.same(msg('{"id":1'), { ok: false, error: 'unexpected EOF' });
   t.same(msg('{x'), { ok: false, error: "invalid character 'x' looking for beginning of object key string" });
+  t.same(msg('{"id":"]","x":[{"id":1e999}],"id":1e999}{"id":1}'), { ok: false, error: 'json: cannot unmarshal number 1e999 into Go struct field .id of type float64' }, 'the literal of the first value');
 });
 
 t.test('base64 and hex helpers', async (t) => {
@@ -308,6 +324,48 @@ t.test('query strings (net/url ParseQuery)', async (t) => {
   t.notOk(q.has('e'), 'semicolon pair skipped');
   t.equal(queryGet(q, ''), 'v');
   t.equal(queryGet(q, 'f'), '✓');
+});
+
+t.test('media types (mime.ParseMediaType)', async (t) => {
+  const mt = (v: string) => {
+    const r = parseGoMediaType(v);
+    return r && { type: r.type, params: Object.fromEntries(r.params) };
+  };
+  t.same(mt(' Multipart/Form-Data ; Boundary = "a b" ;charset=x;'), { type: 'multipart/form-data', params: { boundary: 'a b', charset: 'x' } });
+  t.same(mt('form-data; name="a\\"b"; filename="C:\\dir\\f"'), { type: 'form-data', params: { name: 'a"b', filename: 'C:\\dir\\f' } }, 'a backslash escapes only a tspecial');
+  t.same(mt('a/b; x=1; x=1'), { type: 'a/b', params: { x: '1' } }, 'a repeated equal parameter');
+  t.same(mt('a/b; x*=utf-8\'\'y'), { type: 'a/b', params: {} }, 'RFC 2231 parameters left out');
+  for (const bad of ['', 'a/', '/b', 'a/b c', 'a/b;;', 'a/b; x', 'a/b; x=', 'a/b; x="y', 'a/b; x=1; x=2', 'a/b x=1']) t.equal(parseGoMediaType(bad), null, JSON.stringify(bad));
+});
+
+t.test('multipart forms (mime/multipart ReadForm)', async (t) => {
+  const form = (body: string, ct = 'multipart/form-data; boundary=B') => {
+    const m = parseGoMultipartForm(ct, Buffer.from(body, 'utf8'));
+    return m && Object.fromEntries(m);
+  };
+  const cd = (name: string, extra = '') => `Content-Disposition: form-data; name="${name}"${extra}`;
+  t.same(form(`--B\r\n${cd('a')}\r\n\r\n1\r\n--B\r\n${cd('a')}\r\n\r\n2\r\n--B\r\n${cd('é')}\r\n\r\n✓\r\n\r\n--B--\r\nepilogue`), { a: ['1', '2'], é: ['✓\r\n'] }, 'repeated names in order; UTF-8');
+  t.same(form(`--B\n${cd('a')}\n\n1\n--B--\n`), { a: ['1'] }, 'LF line endings when the first boundary line has them');
+  t.same(form(`--B  \r\ncontent-disposition:form-data;name=a\r\nX-Other: y\r\n  folded\r\n\r\n1\r\n--B--`), { a: ['1'] }, 'padding after a boundary, header names fold case, continuation lines');
+  t.same(form(`--B\r\n${cd('a')}\r\n\r\n--B\r\n${cd('b')}\r\n\r\nx\r\n--Bx\r\n--B-\r\n--B--`), { a: [''], b: ['x\r\n--Bx\r\n--B-'] }, 'an empty part; a boundary followed by other bytes is data');
+  t.same(form(`--B\r\nContent-Disposition: attachment; name="a"\r\n\r\n1\r\n--B\r\n${cd('f', '; filename="x"')}\r\n\r\n2\r\n--B\r\nContent-Disposition : form-data; name="c"\r\n\r\n3\r\n--B--`), {}, 'not form-data, a file, a header name with a space');
+  t.same(form('--B--'), {}, 'no parts');
+  const bad: Array<[string, string, string?]> = [
+    ['empty body', ''],
+    ['unterminated part', `--B\r\n${cd('a')}\r\n\r\n1`],
+    ['unterminated header', `--B\r\n${cd('a')}\r\n`],
+    ['header line without a colon', `--B\r\n${cd('a')}\r\nbad\r\n\r\n1\r\n--B--`],
+    ['header starting with a space', `--B\r\n ${cd('a')}\r\n\r\n1\r\n--B--`],
+    ['control byte in a header', `--B\r\n${cd('a')}\u0001\r\n\r\n1\r\n--B--`],
+    ['junk after a part', `--B\r\n${cd('a')}\r\n\r\n1\r\n--B\tx\r\n--B--`],
+    ['no final boundary', `--B\r\n${cd('a')}\r\n\r\n1\r\n--B\r\n`],
+    ['a preamble line over 4096 bytes', `${'x'.repeat(4096)}\r\n--B\r\n${cd('a')}\r\n\r\n1\r\n--B--`],
+    ['more than 1000 parts', `${'--B\r\n\r\n\r\n'.repeat(1001)}--B--`],
+    ['empty boundary', `--\r\n${cd('a')}\r\n\r\n1\r\n----`, 'multipart/form-data; boundary=""'],
+    ['not multipart/form-data', `--B\r\n${cd('a')}\r\n\r\n1\r\n--B--`, 'multipart/mixed; boundary=B'],
+  ];
+  for (const [label, body, ct] of bad) t.equal(form(body, ct), null, label);
+  t.same(form(`${'--B\r\n\r\n\r\n'.repeat(1000)}--B--`), {}, '1000 parts are allowed');
 });
 
 t.test('CORS rules (rs/cors v1.11.1)', async (t) => {

@@ -292,6 +292,44 @@ async function uriTransport(t: Test, config: RpcConfig): Promise<void> {
   r = await http(base, '/echo?i=1', { method: 'POST', body: 's=%22posted%22&b=true&i=9', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
   t.match(JSON.parse(r.text).result, { s: 'posted', b: true, i: '1' }, 'form-encoded POST; the URL query wins');
 
+  // multipart/form-data (FormValue → ParseMultipartForm): non-file values only.
+  const fd = new FormData();
+  fd.append('height', '3');
+  r = await http(base, '/block', { method: 'POST', body: fd });
+  t.same(JSON.parse(r.text).result, { height: '3' }, 'multipart form (fetch FormData)');
+  const multipart = (path: string, boundary: string, body: string, method = 'POST', ct = `multipart/form-data; boundary=${boundary}`) =>
+    http(base, path, { method, body, headers: { 'Content-Type': ct } });
+  const part = (name: string, value: string, extra = '') => `Content-Disposition: form-data; name="${name}"${extra}\r\n\r\n${value}\r\n`;
+  r = await multipart('/block', 'B', `--B\r\n${part('height', '3')}--B--\r\n`);
+  t.same(JSON.parse(r.text).result, { height: '3' }, 'multipart: a field');
+  r = await multipart('/block', 'B', `--B\r\n${part('height', '3')}--B--\r\n`, 'DELETE');
+  t.same(JSON.parse(r.text).result, { height: '3' }, 'multipart: read whatever the method (ParseMultipartForm does not look at it)');
+  const withFile = new FormData();
+  withFile.append('s', new Blob(['"file"']), 'f.txt');
+  withFile.append('s', '"text"');
+  r = await http(base, '/echo', { method: 'POST', body: withFile });
+  t.match(JSON.parse(r.text).result, { s: 'text' }, 'multipart: a file part is not a form value');
+  r = await multipart('/block', 'B', `--B\r\n${part('height', '4', '; filename="h.txt"')}--B\r\n${part('height', '5', '; filename=""')}--B--\r\n`);
+  t.same(JSON.parse(r.text).result, { height: '5' }, 'multipart: a part with a filename is a file, not a value (an empty filename is none)');
+  r = await multipart('/echo', 'a:b c', `preamble\r\n--a:b c\r\n${part('s', '"q"')}--a:b c\r\n${part('i', '8')}--a:b c--`, 'POST', 'Multipart/Form-Data; charset=utf-8; boundary="a:b c"');
+  t.match(JSON.parse(r.text).result, { s: 'q', i: '8' }, 'multipart: quoted boundary, preamble, no CRLF after the close');
+  for (const [label, ct, body] of [
+    ['unterminated', 'multipart/form-data; boundary=B', `--B\r\n${part('height', '3')}`],
+    ['a bad part after a good one', 'multipart/form-data; boundary=B', `--B\r\n${part('height', '3')}--B\r\nno colon\r\n\r\nx\r\n--B--`],
+    ['no boundary line', 'multipart/form-data; boundary=B', part('height', '3')],
+    ['no boundary parameter', 'multipart/form-data', `--B\r\n${part('height', '3')}--B--`],
+    ['a malformed Content-Type', 'multipart/form-data; boundary=B;;', `--B\r\n${part('height', '3')}--B--`],
+  ]) {
+    r = await http(base, '/block', { method: 'POST', body, headers: { 'Content-Type': ct! } });
+    t.same(JSON.parse(r.text).result, { height: '7' }, `multipart: ${label}: no form values`);
+  }
+  r = await multipart('/echo?i=1', 'B', `--B\r\n${part('i', '9')}--B\r\n${part('s', '"posted"')}--B--\r\n`);
+  t.match(JSON.parse(r.text).result, { i: '1', s: 'posted' }, 'multipart: the URL query wins');
+  r = await multipart('/block?height=', 'B', `--B\r\n${part('height', '3')}--B--\r\n`);
+  t.same(JSON.parse(r.text).result, { height: '7' }, "multipart: an empty query value hides the form's (r.Form lists the query first)");
+  r = await http(base, '/block?height=', { method: 'POST', body: 'height=3', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  t.same(JSON.parse(r.text).result, { height: '3' }, "url-encoded: the form's value comes first in r.Form");
+
   r = await http(base, '/health', { method: 'HEAD' });
   t.equal(r.status, 200);
   t.equal(r.text, '', 'HEAD: no body');
@@ -338,6 +376,44 @@ t.test('JSON-RPC over HTTP', async (t) => {
     r = await post(base, req('health', {}, id));
     t.equal(JSON.parse(r.text).id, echoed, `id ${JSON.stringify(id)} echoed as ${JSON.stringify(echoed)}`);
   }
+  // Numeric ids are Go's int(float64) on amd64: truncated, exact digits, -2^63 outside int64.
+  const MIN_INT = '-9223372036854775808';
+  for (const [id, echoed] of [
+    ['99999999999999999999', MIN_INT],
+    ['-99999999999999999999', MIN_INT],
+    ['1e300', MIN_INT],
+    ['9223372036854775807', MIN_INT],
+    ['-9223372036854775808', MIN_INT],
+    ['9223372036854774784', '9223372036854774784'],
+    ['9007199254740993', '9007199254740992'],
+    ['-0', '0'],
+    ['1.9', '1'],
+    ['-1.9', '-1'],
+  ]) {
+    r = await post(base, `{"jsonrpc":"2.0","id":${id},"method":"health","params":{}}`);
+    t.equal(r.text, `{"jsonrpc":"2.0","id":${echoed},"result":{}}`, `id ${id} echoed as ${echoed}`);
+  }
+  r = await post(base, '{"jsonrpc":"2.0","id":99999999999999999999,"method":"nope"}');
+  t.equal(r.text, `{"jsonrpc":"2.0","id":${MIN_INT},"error":{"code":-32601,"message":"Method not found"}}`, 'error envelopes too');
+  r = await post(base, '[{"jsonrpc":"2.0","id":99999999999999999999,"method":"health"},{"jsonrpc":"2.0","id":9007199254740993,"method":"nope"}]');
+  t.equal(
+    r.text,
+    `[{"jsonrpc":"2.0","id":${MIN_INT},"result":{}},{"jsonrpc":"2.0","id":9007199254740992,"error":{"code":-32601,"message":"Method not found"}}]`,
+    'ids in a batch',
+  );
+  r = await post(base, '{"jsonrpc":"2.0","method":"health","params":{},"id":1e400}');
+  t.equal(r.status, 500, 'an id past float64: parse error');
+  t.equal(
+    r.text,
+    '{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error. Invalid JSON","data":"error unmarshaling request: json: cannot unmarshal number 1e400 into Go struct field .id of type float64"}}',
+    "the id's literal in the error, as written",
+  );
+  r = await post(base, '{"Id" : -1E+400,"method":"health"}');
+  t.equal(JSON.parse(r.text).error.data, 'error unmarshaling request: json: cannot unmarshal number -1E+400 into Go struct field .id of type float64');
+  r = await post(base, '[{"jsonrpc":"2.0","method":"health","id":1e400}]');
+  t.equal(r.status, 500);
+  t.match(JSON.parse(r.text).error.data, /^error unmarshaling request: json: cannot unmarshal array into Go value of type struct \{/, 'in a batch: the array error');
+
   r = await post(base, { id: 3, method: 'health', params: [] });
   t.equal(r.text, '{"jsonrpc":"2.0","id":3,"result":{}}', 'jsonrpc member not required');
   r = await post(base, req('health'));
@@ -567,6 +643,18 @@ t.test('JSON-RPC over websocket', async (t) => {
   t.equal(await c.next(), '{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error. Invalid JSON","data":"error unmarshaling request: unexpected EOF"}}');
   c.send('[{"jsonrpc":"2.0","id":10,"method":"health"}]');
   t.match((await c.nextJson()).error.data, /^error unmarshaling request: json: cannot unmarshal array into Go value of type struct/, 'no batches over websocket');
+  c.send('{"jsonrpc":"2.0","id":99999999999999999999,"method":"health","params":{}}');
+  t.equal(await c.next(), '{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}', 'an id outside int64: -2^63');
+  c.send('{"jsonrpc":"2.0","id":-99999999999999999999,"method":"nope"}');
+  t.equal(await c.next(), '{"jsonrpc":"2.0","id":-9223372036854775808,"error":{"code":-32601,"message":"Method not found"}}');
+  c.send('{"jsonrpc":"2.0","id":9007199254740993,"method":"health","params":{}}');
+  t.equal(await c.next(), '{"jsonrpc":"2.0","id":9007199254740992,"result":{}}', "an id past 2^53: the float64's digits");
+  c.send('{"jsonrpc":"2.0","method":"health","id":1e400} junk');
+  t.equal(
+    await c.next(),
+    '{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error. Invalid JSON","data":"error unmarshaling request: json: cannot unmarshal number 1e400 into Go struct field .id of type float64"}}',
+    'an id past float64',
+  );
   c.send('{"jsonrpc":"2.0","id":11,"method":"health","params":{}} trailing junk');
   t.equal((await c.nextJson()).id, 11, 'text after the first value is ignored');
   c.call({ jsonrpc: '2.0', method: 'health', params: {} });

@@ -8,7 +8,13 @@
  */
 import { marshalJson } from '../server/gojson.js';
 
-/** A request id: CometBFT keeps strings as strings and truncates numbers to Go `int`. */
+/**
+ * A request id: CometBFT keeps strings as strings and truncates numbers to Go `int`
+ * (types.go idFromInterface: `int(f)` of the float64). A numeric id is that int's value, which a
+ * JS number always holds exactly: a float64 truncated within [-2^63, 2^63) is still a float64, and
+ * amd64's answer for anything outside (CVTTSD2SQ's 0x8000000000000000 = -2^63) is one too.
+ * Beyond 2^53 such numbers print inexactly with String(): see idJson.
+ */
 export type JsonRpcId = string | number;
 
 /** The codes and fixed messages of rpc/jsonrpc/types/types.go (RPCParseError … RPCServerError). */
@@ -81,8 +87,13 @@ export const HTTP_STATUS = {
 
 function idJson(id: JsonRpcId | null): string {
   if (id === null) return '';
-  // Integer ids (every URI request's -1) need no escaping.
-  if (typeof id === 'number' && Number.isSafeInteger(id)) return `"id":${id},`;
+  if (typeof id === 'number') {
+    // Integer ids (every URI request's -1) need no escaping.
+    if (Number.isSafeInteger(id)) return `"id":${id},`;
+    // Beyond 2^53 String() gives the shortest round-trip digits (2^63 → 9223372036854776000);
+    // Go prints the int's exact digits.
+    if (Number.isInteger(id)) return `"id":${BigInt(id)},`;
+  }
   return `"id":${marshalJson(id)},`;
 }
 

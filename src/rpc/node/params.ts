@@ -494,8 +494,86 @@ function stringFieldError(name: string, x: unknown): string | null {
   return x !== null && typeof x !== 'string' ? `json: cannot unmarshal ${goJsonKind(x)} into Go struct field .${name} of type string` : null;
 }
 
-/** RPCRequest.UnmarshalJSON of one parsed value: the request, null (notification) or Go's error. */
-export function decodeRequestValue(v: unknown): Decoded<RpcRequest | null> {
+/** 2^63: float64 values from here on (and below -2^63) are outside Go's int on amd64. */
+const TWO_63 = 2 ** 63;
+
+/**
+ * Go's `int(f)` of a float64 on amd64 (CVTTSD2SQ): truncation toward zero; outside [-2^63, 2^63)
+ * the "integer indefinite" 0x8000000000000000, i.e. -2^63 (a float64, so exact here). No -0.
+ */
+function goIntOfFloat(f: number): number {
+  const n = Math.trunc(f) || 0;
+  return n >= TWO_63 || n < -TWO_63 ? -TWO_63 : n;
+}
+
+/** The id member's type error when its number overflows float64 (1e400), as Go words it. */
+function idRangeError(raw: Uint8Array | undefined): string {
+  // encoding/json convertNumber: UnmarshalTypeError{Value: "number " + literal}. JSON.parse has
+  // made the literal Infinity, so it is read back from the text (only on this error path).
+  const lit = raw === undefined ? null : idNumberLiteral(raw);
+  return `json: cannot unmarshal number${lit === null ? '' : ` ${lit}`} into Go struct field .id of type float64`;
+}
+
+/**
+ * The text of the first member of the top-level object in `raw` whose name folds to `id` and whose
+ * value is a number literal that overflows float64: the one Go's decoder reports first. `raw` is
+ * valid JSON up to the end of that object (later bytes are never read).
+ */
+function idNumberLiteral(raw: Uint8Array): string | null {
+  const s = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+  const ws = (i: number) => {
+    while (i < s.length && (s[i] === ' ' || s[i] === '\t' || s[i] === '\n' || s[i] === '\r')) i++;
+    return i;
+  };
+  /** Index after the string literal that opens at `i`. */
+  const stringEnd = (i: number) => {
+    for (i++; i < s.length; i++) {
+      if (s[i] === '\\') i++;
+      else if (s[i] === '"') return i + 1;
+    }
+    return s.length;
+  };
+  /** Index after the value that starts at `i`. */
+  const valueEnd = (i: number) => {
+    if (s[i] === '"') return stringEnd(i);
+    if (s[i] !== '{' && s[i] !== '[') {
+      while (i < s.length && !',}] \t\r\n'.includes(s[i]!)) i++;
+      return i;
+    }
+    let depth = 0;
+    for (; i < s.length; i++) {
+      const c = s[i];
+      if (c === '"') i = stringEnd(i) - 1;
+      else if (c === '{' || c === '[') depth++;
+      else if ((c === '}' || c === ']') && --depth === 0) return i + 1;
+    }
+    return s.length;
+  };
+  let i = ws(0);
+  if (s[i] !== '{') return null;
+  i = ws(i + 1);
+  while (s[i] === '"') {
+    const keyEnd = stringEnd(i);
+    const key = JSON.parse(s.slice(i, keyEnd)) as string;
+    i = ws(ws(keyEnd) + 1); // past the colon
+    const end = valueEnd(i);
+    const c = s[i]!;
+    if (key.toLowerCase() === 'id' && (c === '-' || (c >= '0' && c <= '9'))) {
+      const lit = s.slice(i, end);
+      if (!Number.isFinite(Number(lit))) return lit;
+    }
+    i = ws(end);
+    if (s[i] !== ',') break;
+    i = ws(i + 1);
+  }
+  return null;
+}
+
+/**
+ * RPCRequest.UnmarshalJSON of one parsed value: the request, null (notification) or Go's error.
+ * `raw`, the text `v` was parsed from, is read only to word an error (idRangeError).
+ */
+export function decodeRequestValue(v: unknown, raw?: Uint8Array): Decoded<RpcRequest | null> {
   if (v === null) return { ok: true, value: null };
   if (typeof v !== 'object' || Array.isArray(v)) {
     return { ok: false, error: `json: cannot unmarshal ${goJsonKind(v)} into Go value of type ${REQUEST_STRUCT}` };
@@ -516,7 +594,7 @@ export function decodeRequestValue(v: unknown): Decoded<RpcRequest | null> {
         typeErr ??= stringFieldError('jsonrpc', x);
         break;
       case 'id':
-        if (typeof x === 'number' && !Number.isFinite(x)) typeErr ??= `json: cannot unmarshal number into Go struct field .id of type float64`;
+        if (typeof x === 'number' && !Number.isFinite(x)) typeErr ??= idRangeError(raw);
         id = x;
         break;
       case 'method':
@@ -533,7 +611,7 @@ export function decodeRequestValue(v: unknown): Decoded<RpcRequest | null> {
   if (id === null) return { ok: true, value: null };
   let rid: JsonRpcId;
   if (typeof id === 'string') rid = id;
-  else if (typeof id === 'number') rid = Math.trunc(id) || 0; // Go int(float64): truncates; no -0
+  else if (typeof id === 'number') rid = goIntOfFloat(id);
   else return { ok: false, error: `json-rpc ID (${goValueV(id)}) is of unknown type (${goInterfaceTypeName(id)})` };
   return { ok: true, value: { id: rid, method: typeof method === 'string' ? method : '', params, hasParams } };
 }
@@ -560,7 +638,7 @@ export function decodeHttpBody(buf: Uint8Array): DecodedBody {
     }
     return { ok: true, requests, array: true };
   }
-  const r = decodeRequestValue(v);
+  const r = decodeRequestValue(v, buf);
   return r.ok ? { ok: true, requests: [r.value], array: false } : r;
 }
 
@@ -583,5 +661,5 @@ export function decodeWsMessage(buf: Uint8Array): Decoded<RpcRequest | null> {
     if (!r.ok) return { ok: false, error: r.error };
     if (!parsedWhole) value = JSON.parse(b.subarray(0, r.end).toString('utf8'));
   }
-  return decodeRequestValue(value);
+  return decodeRequestValue(value, b);
 }

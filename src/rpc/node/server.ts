@@ -40,6 +40,7 @@ import {
   GO_TEXT_HEADERS,
   goUnescape,
   isFormContentType,
+  parseGoMultipartForm,
   parseGoQuery,
   queryGet,
   requestHeaderBytes,
@@ -779,19 +780,33 @@ function legacyConfig(opts: NodeRpcServerOptions, log: Logger | undefined): RpcC
   return legacy.maxBodyBytes ? { ...rpc, maxBodyBytes: legacy.maxBodyBytes } : rpc;
 }
 
-/** http_uri_handler.go getParam: the URL query first, then a form-encoded body (Request.FormValue). */
+/**
+ * http_uri_handler.go getParam: the URL query first, then Request.FormValue, which reads a
+ * `application/x-www-form-urlencoded` body (POST, PUT, PATCH) or a `multipart/form-data` one (any
+ * method with a body; a GET or HEAD to a method's path is served without reading its body).
+ */
 function uriParamGetter(info: RequestInfo, body: Buffer): (name: string) => string {
   let query: Map<string, string[]> | undefined;
   let form: Map<string, string[]> | null | undefined;
+  let multipart = false;
   return (name) => {
     query ??= parseGoQuery(info.query);
     const v = queryGet(query, name);
     if (v !== '') return v;
     if (form === undefined) {
       const m = info.method;
-      form = (m === 'POST' || m === 'PUT' || m === 'PATCH') && isFormContentType(info.contentType) ? parseGoQuery(body.toString('utf8')) : null;
+      if ((m === 'POST' || m === 'PUT' || m === 'PATCH') && isFormContentType(info.contentType)) form = parseGoQuery(body.toString('utf8'));
+      else {
+        form = body.length === 0 ? null : parseGoMultipartForm(info.contentType, body);
+        multipart = form !== null;
+      }
     }
-    return form ? queryGet(form, name) : '';
+    if (form === null) return '';
+    // FormValue reads r.Form: ParseForm puts a url-encoded body's values before the query's, while
+    // ParseMultipartForm appends the parts' values after them. So a name present in the query,
+    // even empty, hides the multipart values.
+    if (multipart && query.has(name)) return '';
+    return queryGet(form, name);
   };
 }
 
