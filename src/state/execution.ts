@@ -160,6 +160,30 @@ function misbehaviorOf(items: readonly Bytes[]): Misbehavior[] {
   return out;
 }
 
+/**
+ * state.MakeBlock: the block at `height` on top of `state` with these txs and evidence, every
+ * header hash computed (state/state.go MakeBlock, types/block.go fillHeader).
+ */
+export function makeBlock(state: State, height: bigint, time: bigint, lastCommit: Commit, proposerAddress: Uint8Array, txs: Bytes[], evidence: Bytes[]): Block {
+  const header: Header = {
+    version: { block: BLOCK_PROTOCOL, app: state.appVersion },
+    chainId: state.chainId,
+    height,
+    time,
+    lastBlockId: state.lastBlockId,
+    lastCommitHash: commitHash(lastCommit),
+    dataHash: dataHash(txs),
+    validatorsHash: state.validators.hash(),
+    nextValidatorsHash: state.nextValidators.hash(),
+    consensusHash: consensusParamsHash(state.consensusParams),
+    appHash: state.appHash,
+    lastResultsHash: state.lastResultsHash,
+    evidenceHash: evidenceHash(evidence),
+    proposerAddress,
+  };
+  return { header, data: { txs }, evidence, lastCommit };
+}
+
 export function emptyCommit(): Commit {
   return { height: 0n, round: 0, blockId: zeroBlockId(), signatures: [] };
 }
@@ -272,23 +296,7 @@ export class Executor implements BlockExecutor {
       nextValidatorsHash: state.nextValidators.hash(),
       proposerAddress,
     });
-    const header: Header = {
-      version: { block: BLOCK_PROTOCOL, app: state.appVersion },
-      chainId: state.chainId,
-      height,
-      time,
-      lastBlockId: state.lastBlockId,
-      lastCommitHash: commitHash(lastCommit),
-      dataHash: dataHash(txs),
-      validatorsHash: state.validators.hash(),
-      nextValidatorsHash: state.nextValidators.hash(),
-      consensusHash: consensusParamsHash(params),
-      appHash: state.appHash,
-      lastResultsHash: state.lastResultsHash,
-      evidenceHash: evidenceHash(evidence),
-      proposerAddress,
-    };
-    return { header, data: { txs }, evidence, lastCommit };
+    return makeBlock(state, height, time, lastCommit, proposerAddress, txs, evidence);
   }
 
   validateBlock(state: State, block: Block): void {

@@ -8,15 +8,17 @@
  *
  * Safety is checked on every commit: no two nodes ever commit different blocks at one height.
  */
+import { stateAfter } from '../helpers/sim-block.js';
+import { makeBlock } from '../../src/state/execution.js';
 import t, { type Test } from 'tap';
-import { BLOCK_PROTOCOL, BlockIDFlag, SignedMsgType, type Block, type BlockID, type Commit, type Vote } from '../../src/types/block.js';
+import { BlockIDFlag, SignedMsgType, type Block, type BlockID, type Commit, type Vote } from '../../src/types/block.js';
 import { ValidatorSet } from '../../src/types/validator_set.js';
 import { defaultConsensusParams } from '../../src/types/params.js';
 import type { State } from '../../src/state/state.js';
 import type { BlockExecutor } from '../../src/state/executor.js';
 import { Ed25519PrivKey, ed25519Verify } from '../../src/crypto/ed25519.js';
 import { sha256 } from '../../src/crypto/hash.js';
-import { commitHash, consensusParamsHash, dataHash, evidenceHash, headerHash } from '../../src/types/hashing.js';
+import { commitHash, dataHash, headerHash } from '../../src/types/hashing.js';
 import { decodeBlock, decodeProposal, decodeVote, emptyBlockId, encodeBlock, encodeProposal, encodeVote } from '../../src/types/codec.js';
 import { voteSignBytes } from '../../src/types/signbytes.js';
 import { ConsensusState, medianTime, type ConsensusBlockStore } from '../../src/consensus/state.js';
@@ -181,27 +183,7 @@ class SimExecutor implements BlockExecutor, ConsensusBlockStore {
   async createProposalBlock(state: State, lastCommit: Commit, proposer: Uint8Array, time: bigint): Promise<Block> {
     const height = this.next(state);
     const txs = [new TextEncoder().encode(`${this.name}/${height}/${this.n++}`)];
-    return {
-      header: {
-        version: { block: BLOCK_PROTOCOL, app: 0n },
-        chainId: state.chainId,
-        height,
-        time,
-        lastBlockId: state.lastBlockId,
-        lastCommitHash: commitHash(lastCommit),
-        dataHash: dataHash(txs),
-        validatorsHash: state.validators.hash(),
-        nextValidatorsHash: state.nextValidators.hash(),
-        consensusHash: consensusParamsHash(state.consensusParams),
-        appHash: state.appHash,
-        lastResultsHash: state.lastResultsHash,
-        evidenceHash: evidenceHash([]),
-        proposerAddress: proposer,
-      },
-      data: { txs },
-      evidence: [],
-      lastCommit,
-    };
+    return makeBlock(state, height, time, lastCommit, proposer, txs, []);
   }
 
   validateBlock(state: State, block: Block): void {
@@ -237,17 +219,7 @@ class SimExecutor implements BlockExecutor, ConsensusBlockStore {
     this.ledger.record(this.name, height, blockId.hash);
     this.blocks.set(height, { block, seen });
     this.commitTimes.push(Date.now());
-    const appHash = sha256(Buffer.concat([state.appHash, ...block.data.txs]));
-    return {
-      ...state,
-      lastBlockHeight: height,
-      lastBlockId: blockId,
-      lastBlockTime: block.header.time,
-      validators: state.nextValidators.copy(),
-      nextValidators: state.nextValidators.copyIncrementProposerPriority(1),
-      lastValidators: state.validators.copy(),
-      appHash,
-    };
+    return stateAfter(state, blockId, block, { appHash: sha256(Buffer.concat([state.appHash, ...block.data.txs])) });
   }
 
   loadBlock(h: bigint): Block | null {

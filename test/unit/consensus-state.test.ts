@@ -5,18 +5,20 @@
  * proposer path, the v0.38 prevote rule, lock / unlock / relock across rounds, round skipping,
  * invalid and conflicting votes, and WAL catch-up replay after a restart.
  */
+import { stateAfter } from '../helpers/sim-block.js';
+import { makeBlock } from '../../src/state/execution.js';
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BLOCK_PROTOCOL, SignedMsgType, type Block, type BlockID, type Commit, type Proposal, type Vote } from '../../src/types/block.js';
+import { SignedMsgType, type Block, type BlockID, type Commit, type Proposal, type Vote } from '../../src/types/block.js';
 import { ValidatorSet } from '../../src/types/validator_set.js';
 import { defaultConsensusParams } from '../../src/types/params.js';
 import type { State } from '../../src/state/state.js';
 import type { BlockExecutor } from '../../src/state/executor.js';
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { sha256 } from '../../src/crypto/hash.js';
-import { commitHash, consensusParamsHash, dataHash, evidenceHash } from '../../src/types/hashing.js';
+import { dataHash } from '../../src/types/hashing.js';
 import { emptyBlockId, emptyCommit } from '../../src/types/codec.js';
 import { blockIdOf } from '../../src/types/partset.js';
 import { proposalSignBytes, voteSignBytes } from '../../src/types/signbytes.js';
@@ -67,27 +69,7 @@ class TestExecutor implements BlockExecutor {
   async createProposalBlock(state: State, lastCommit: Commit, proposer: Uint8Array, time: bigint): Promise<Block> {
     const height = state.lastBlockHeight + 1n;
     const txs = [new TextEncoder().encode(`tx-${height}-${this.n++}-${hex(proposer).slice(0, 6)}`)];
-    return {
-      header: {
-        version: { block: BLOCK_PROTOCOL, app: 0n },
-        chainId: state.chainId,
-        height,
-        time,
-        lastBlockId: state.lastBlockId,
-        lastCommitHash: commitHash(lastCommit),
-        dataHash: dataHash(txs),
-        validatorsHash: state.validators.hash(),
-        nextValidatorsHash: state.nextValidators.hash(),
-        consensusHash: consensusParamsHash(state.consensusParams),
-        appHash: state.appHash,
-        lastResultsHash: state.lastResultsHash,
-        evidenceHash: evidenceHash([]),
-        proposerAddress: proposer,
-      },
-      data: { txs },
-      evidence: [],
-      lastCommit,
-    };
+    return makeBlock(state, height, time, lastCommit, proposer, txs, []);
   }
 
   validateBlock(state: State, block: Block): void {
@@ -101,15 +83,7 @@ class TestExecutor implements BlockExecutor {
 
   async applyBlock(state: State, blockId: BlockID, block: Block, seen: Commit): Promise<State> {
     this.applied.push({ blockId, block, seen });
-    return {
-      ...state,
-      lastBlockHeight: block.header.height,
-      lastBlockId: blockId,
-      lastBlockTime: block.header.time,
-      validators: state.nextValidators.copy(),
-      nextValidators: state.nextValidators.copyIncrementProposerPriority(1),
-      lastValidators: state.validators.copy(),
-    };
+    return stateAfter(state, blockId, block);
   }
 }
 
