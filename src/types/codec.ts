@@ -507,6 +507,26 @@ function readEvidenceList(r: ProtoReader): Bytes[] {
   return out;
 }
 
+/**
+ * The concrete evidence inside one proto `Evidence` item, a oneof (1 duplicate_vote_evidence,
+ * 2 light_client_attack_evidence; the last one set wins, as in any proto decoder), or null when it
+ * holds neither. A wrong wire type is a ProtoDecodeError.
+ */
+export function readEvidenceOneof(bytes: Uint8Array): { field: 1 | 2; body: ProtoReader } | null {
+  const r = new ProtoReader(bytes);
+  let out: { field: 1 | 2; body: ProtoReader } | null = null;
+  while (!r.eof()) {
+    const t = r.tag();
+    const f = t >>> 3;
+    const wt = t & 7;
+    if (f === 1 || f === 2) {
+      expectWire(f, wt, WIRE_LEN);
+      out = { field: f, body: r.sub() };
+    } else r.skip(wt);
+  }
+  return out;
+}
+
 export function readBlock(r: ProtoReader): Block {
   let header: Header | undefined;
   let data: Data = { txs: [] };

@@ -13,7 +13,7 @@
 import { MisbehaviorType, type Misbehavior } from '../app/abci.js';
 import { blockIdKeyBytes, compareBytesLex } from '../consensus/util.js';
 import { SignedMsgType, ZERO_TIME, type BlockID, type Vote } from './block.js';
-import { readTimestamp, readVote, writeTimestampField, writeVoteBody } from './codec.js';
+import { readEvidenceOneof, readTimestamp, readVote, writeTimestampField, writeVoteBody } from './codec.js';
 import { blockIdString, voteString } from './json.js';
 import { ProtoDecodeError, ProtoReader, ProtoWriter, WIRE_LEN, WIRE_VARINT, expectWire, uvarintSize } from './proto.js';
 
@@ -113,22 +113,11 @@ function readLightClientAttackHeightTime(r: ProtoReader): { commonHeight: bigint
 
 /** Decodes one proto `Evidence` item; ProtoDecodeError when malformed or of no known type. */
 export function decodeEvidenceItem(bytes: Uint8Array): EvidenceItem {
-  const r = new ProtoReader(bytes);
-  let item: EvidenceItem | undefined;
-  while (!r.eof()) {
-    const t = r.tag();
-    const f = t >>> 3;
-    const wt = t & 7;
-    if (f === 1) {
-      expectWire(f, wt, WIRE_LEN);
-      item = { kind: 'DuplicateVoteEvidence', ...readDuplicateVoteEvidence(r.sub()) };
-    } else if (f === 2) {
-      expectWire(f, wt, WIRE_LEN);
-      item = { kind: 'LightClientAttackEvidence', ...readLightClientAttackHeightTime(r.sub()) };
-    } else r.skip(wt);
-  }
-  if (item === undefined) throw new ProtoDecodeError('evidence is not a known evidence type');
-  return item;
+  const inner = readEvidenceOneof(bytes);
+  if (inner === null) throw new ProtoDecodeError('evidence is not a known evidence type');
+  return inner.field === 1
+    ? { kind: 'DuplicateVoteEvidence', ...readDuplicateVoteEvidence(inner.body) }
+    : { kind: 'LightClientAttackEvidence', ...readLightClientAttackHeightTime(inner.body) };
 }
 
 /** Evidence.Height(): the votes' height, or a light-client attack's common height. */

@@ -6,8 +6,8 @@
 import type { Commit, Header } from './block.js';
 import type { ConsensusParams } from './params.js';
 import type { Validator } from './validator.js';
-import { ProtoDecodeError, ProtoReader, ProtoWriter, WIRE_LEN, expectWire } from './proto.js';
-import { encodeBlockId, encodeCommitSig, encodeConsensusVersion, encodeSimpleValidator, encodeTimestamp } from './codec.js';
+import { ProtoDecodeError, ProtoWriter } from './proto.js';
+import { encodeBlockId, encodeCommitSig, encodeConsensusVersion, encodeSimpleValidator, encodeTimestamp, readEvidenceOneof } from './codec.js';
 import { merkleRoot, merkleRootFromLeafHashes, leafHash } from '../crypto/merkle.js';
 import { sha256 } from '../crypto/hash.js';
 
@@ -120,19 +120,10 @@ export function lastResultsHash(results: readonly TxResultForHash[]): Uint8Array
  * hashes Evidence.Bytes(), the proto of the concrete evidence type, so the wrapper is removed.
  */
 export function evidenceInnerBytes(evidence: Uint8Array): Uint8Array {
-  const r = new ProtoReader(evidence);
-  let inner: Uint8Array | undefined;
-  while (!r.eof()) {
-    const t = r.tag();
-    const f = t >>> 3;
-    const wt = t & 7;
-    if (f === 1 || f === 2) {
-      expectWire(f, wt, WIRE_LEN);
-      inner = r.bytes();
-    } else r.skip(wt);
-  }
-  if (inner === undefined) throw new ProtoDecodeError('evidence has no known evidence type');
-  return inner;
+  const inner = readEvidenceOneof(evidence);
+  if (inner === null) throw new ProtoDecodeError('evidence has no known evidence type');
+  const { buf, pos, end } = inner.body;
+  return buf.subarray(pos, end);
 }
 
 /** Evidence.Hash: sha256 of the concrete evidence proto. */

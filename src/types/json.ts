@@ -13,7 +13,7 @@ import type { ConsensusParams } from './params.js';
 import type { PubKey, Validator } from './validator.js';
 import type { MerkleProof } from '../crypto/merkle.js';
 import type { Part } from './codec.js';
-import { readTimestamp, readVote } from './codec.js';
+import { readEvidenceOneof, readTimestamp, readVote } from './codec.js';
 import { ProtoReader, WIRE_LEN, WIRE_VARINT, expectWire } from './proto.js';
 
 const NS_PER_S = 1_000_000_000n;
@@ -276,22 +276,11 @@ export interface EvidenceTypeNames {
  * as base64 under `value`.
  */
 export function evidenceJSON(ev: Uint8Array, names: EvidenceTypeNames): { type: string; value: unknown } {
-  const r = new ProtoReader(ev);
-  while (!r.eof()) {
-    const t = r.tag();
-    const f = t >>> 3;
-    const wt = t & 7;
-    if (f === 1) {
-      expectWire(f, wt, WIRE_LEN);
-      return { type: names.duplicateVote, value: duplicateVoteEvidenceJSON(r.sub()) };
-    }
-    if (f === 2) {
-      expectWire(f, wt, WIRE_LEN);
-      return { type: names.lightClientAttack, value: base64(r.bytes()) };
-    }
-    r.skip(wt);
-  }
-  throw new JSONFormatError('INVALID_EVIDENCE', 'evidence has no known evidence type');
+  const inner = readEvidenceOneof(ev);
+  if (inner === null) throw new JSONFormatError('INVALID_EVIDENCE', 'evidence has no known evidence type');
+  const { field, body } = inner;
+  if (field === 1) return { type: names.duplicateVote, value: duplicateVoteEvidenceJSON(body) };
+  return { type: names.lightClientAttack, value: base64(body.buf.subarray(body.pos, body.end)) };
 }
 
 function duplicateVoteEvidenceJSON(r: ProtoReader) {
