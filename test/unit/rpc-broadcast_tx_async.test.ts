@@ -7,7 +7,6 @@
  */
 import type { ResponseCheckTx } from '../../src/app/abci.js';
 import { EventBus } from '../../src/events/bus.js';
-import { devAccounts } from '../../src/keys/devaccounts.js';
 import { nullLogger } from '../../src/log.js';
 import { Mempool } from '../../src/mempool/mempool.js';
 import { SPEC_NAMES } from '../../src/names/index.js';
@@ -15,25 +14,9 @@ import type { NodeRpcContext } from '../../src/rpc/node/context.js';
 import { mempoolRoutes } from '../../src/rpc/node/methods/info-mempool.js';
 import type { RouteContext } from '../../src/rpc/node/routes.js';
 import t from 'tap';
-import { startTestNode, type TestNode } from '../helpers/inproc.js';
 import { FIXTURES, nodeViaUri as viaUri, viaPost, viaWs, nodeOk3 as ok3, nodeErr3 as err3, shape, sha256Hex, utf8 } from '../helpers/rpc3.js';
 
-const [ALICE, BOB] = devAccounts();
-let sent = 0;
-/** A bank transfer the JSON tx decoder accepts; the memo makes each one unique. */
-function transferTx(pad = 0): Uint8Array {
-  sent++;
-  const msg = { '@type': '/chain.bank.v1beta1.MsgSend', from_address: ALICE!.bech32, to_address: BOB!.bech32, amount: [{ denom: 'achain', amount: '1' }] };
-  const memo = `tx ${sent} ${'x'.repeat(pad)}`;
-  return utf8(JSON.stringify({ body: { messages: [msg], memo }, auth_info: { fee: { amount: [], gas_limit: '200000' } } }));
-}
-const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
-/** The URI form of a byte argument: 0x-hex. */
-const hexArg = (b: Uint8Array) => `0x${Buffer.from(b).toString('hex')}`;
-/** A node whose first block comes only after 60 s: the mempool keeps what it is given. */
-function idleNode(opts: { json?: boolean; flags?: Record<string, string | number | boolean> } = {}): Promise<TestNode> {
-  return startTestNode({ timeoutCommit: '60s', txDecoder: opts.json ? 'json' : undefined, flags: opts.flags });
-}
+import { transferTx, b64, hexArg, idleNode } from '../helpers/mempool-tx.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -4,27 +4,10 @@
  * above 100 → 100, never an error), `n_txs` their count, `total` the mempool size, `total_bytes`
  * its bytes, all as strings, `txs` base64 (`[]` when empty). Over URI, JSON-RPC and websocket.
  */
-import { devAccounts } from '../../src/keys/devaccounts.js';
 import t from 'tap';
-import { startTestNode, type TestNode } from '../helpers/inproc.js';
-import { nodeViaUri as viaUri, viaPost, viaWs, nodeOk3 as ok3, utf8 } from '../helpers/rpc3.js';
+import { nodeViaUri as viaUri, viaPost, viaWs, nodeOk3 as ok3 } from '../helpers/rpc3.js';
 
-const [ALICE, BOB] = devAccounts();
-let sent = 0;
-/** A bank transfer the JSON tx decoder accepts; the memo makes each one unique. */
-function transferTx(pad = 0): Uint8Array {
-  sent++;
-  const msg = { '@type': '/chain.bank.v1beta1.MsgSend', from_address: ALICE!.bech32, to_address: BOB!.bech32, amount: [{ denom: 'achain', amount: '1' }] };
-  const memo = `tx ${sent} ${'x'.repeat(pad)}`;
-  return utf8(JSON.stringify({ body: { messages: [msg], memo }, auth_info: { fee: { amount: [], gas_limit: '200000' } } }));
-}
-const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
-/** The URI form of a byte argument: 0x-hex. */
-const hexArg = (b: Uint8Array) => `0x${Buffer.from(b).toString('hex')}`;
-/** A node whose first block comes only after 60 s: the mempool keeps what it is given. */
-function idleNode(opts: { json?: boolean; flags?: Record<string, string | number | boolean> } = {}): Promise<TestNode> {
-  return startTestNode({ timeoutCommit: '60s', txDecoder: opts.json ? 'json' : undefined, flags: opts.flags });
-}
+import { transferTx, b64, idleNode } from '../helpers/mempool-tx.js';
 
 t.test('unconfirmed_txs', async (t) => {
   const tn = await idleNode({ json: true });
