@@ -181,6 +181,11 @@ unsafe fn keccak256_body(env: napi_env, info: napi_callback_info) -> R<napi_valu
 
 /// keccak256Into(data, out, offset) -> undefined.
 unsafe fn keccak256_into_body(env: napi_env, info: napi_callback_info) -> R<napi_value> {
+    hash_into(env, info, hash::keccak256)
+}
+
+/// The body of the `…Into(data, out, offset)` exports: `digest(data)` written at out[offset..+32].
+unsafe fn hash_into(env: napi_env, info: napi_callback_info, digest: fn(&[u8]) -> [u8; 32]) -> R<napi_value> {
     let [data, out, offset] = get_args::<3>(env, info)?;
     let d = get_bytes(env, data, "data")?;
     let o = get_bytes(env, out, "out")?;
@@ -189,8 +194,7 @@ unsafe fn keccak256_into_body(env: napi_env, info: napi_callback_info) -> R<napi
     if off.checked_add(32).map_or(true, |end| end > o.len) {
         return Err(Fail::Arg(format!("out too small: offset {} + 32 > length {}", off, o.len)));
     }
-    let digest = hash::keccak256(d.slice());
-    write32(o, off, &digest)?;
+    write32(o, off, &digest(d.slice()))?;
     undefined(env)
 }
 
@@ -233,16 +237,7 @@ unsafe fn sha256_body(env: napi_env, info: napi_callback_info) -> R<napi_value> 
 
 /// sha256Into(data, out, offset) -> undefined.
 unsafe fn sha256_into_body(env: napi_env, info: napi_callback_info) -> R<napi_value> {
-    let [data, out, offset] = get_args::<3>(env, info)?;
-    let d = get_bytes(env, data, "data")?;
-    let o = get_bytes(env, out, "out")?;
-    let off = get_index(env, offset, "offset")?;
-    if off.checked_add(32).map_or(true, |end| end > o.len) {
-        return Err(Fail::Arg(format!("out too small: offset {} + 32 > length {}", off, o.len)));
-    }
-    let digest = hash::sha256(d.slice());
-    write32(o, off, &digest)?;
-    undefined(env)
+    hash_into(env, info, hash::sha256)
 }
 
 /// merkleRoot(items: Uint8Array[]) -> Buffer(32).
