@@ -13,7 +13,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildAppState, type GenesisAccount } from '../config/app-genesis.js';
-import { defaultAppConfig } from '../config/app-config.js';
+import { defaultAppConfig, type AppConfig } from '../config/app-config.js';
 import { configError } from '../config/errors.js';
 import { MAX_CHAIN_ID_LEN, nowNanos, writeGenesis, type GenesisDoc } from '../config/genesis.js';
 import { formatJwtSecret, generateJwtSecret } from '../config/jwt.js';
@@ -28,7 +28,7 @@ import {
   writePrivValidatorKey,
   type Ed25519KeyPair,
 } from '../config/keyfiles.js';
-import { configPaths, displayPath, loadConfig } from '../config/load.js';
+import { configPaths, displayPath, loadConfig, type ConfigPaths } from '../config/load.js';
 import { defaultNodeConfig, type NodeConfig } from '../config/node-config.js';
 import { renderAppToml, renderConfigToml } from '../config/write.js';
 import { devAccounts } from '../keys/devaccounts.js';
@@ -86,6 +86,77 @@ function ensureKey(
   return key;
 }
 
+/** A node home's files apart from the genesis: what `initHomeFiles` wrote or found. */
+export interface HomeFiles {
+  config: NodeConfig;
+  paths: ConfigPaths;
+  /** The validator key (priv_validator_key.json). */
+  privValidator: Ed25519KeyPair;
+  /** The P2P identity (node_key.json). */
+  nodeKey: Ed25519KeyPair;
+}
+
+/**
+ * Write a node home's config.toml, app.toml, key files, sign state and jwt.hex, each only when
+ * absent (see the file comment); `config` / `appConfig` are what a new config.toml / app.toml get.
+ */
+export function initHomeFiles(home: string, config: NodeConfig, appConfig: AppConfig = defaultAppConfig()): HomeFiles {
+  const configToml = join(home, 'config', 'config.toml');
+  const paths = configPaths(home, config);
+  const show = (p: string) => displayPath(home, p);
+  mkdirSync(join(home, 'config'), { recursive: true });
+  mkdirSync(join(home, 'data'), { recursive: true });
+  if (!existsSync(configToml)) writeNew(configToml, renderConfigToml(config));
+  if (!existsSync(paths.appToml)) writeNew(paths.appToml, renderAppToml(appConfig));
+
+  for (const p of [paths.privValidatorKey, paths.nodeKey, paths.privValidatorState]) mkdirSync(join(p, '..'), { recursive: true });
+  const pv = ensureKey(paths.privValidatorKey, show(paths.privValidatorKey), readPrivValidatorKey, (p, k) => writePrivValidatorKey(p, k, SPEC_NAMES));
+  const nk = ensureKey(paths.nodeKey, show(paths.nodeKey), readNodeKey, (p, k) => writeNodeKey(p, k, SPEC_NAMES));
+  if (!existsSync(paths.privValidatorState)) writeInitialPrivValidatorState(paths.privValidatorState);
+  if (!existsSync(paths.jwtSecret)) writeNew(paths.jwtSecret, formatJwtSecret(generateJwtSecret()), 0o600);
+  return { config, paths, privValidator: pv, nodeKey: nk };
+}
+
+export interface GenesisValidatorSpec {
+  /** ed25519 public key of the validator. */
+  pubKey: Uint8Array;
+  /** The moniker, written as the validator's name. */
+  name: string;
+  /** Default INIT_VALIDATOR_POWER. */
+  power?: bigint;
+}
+
+export interface InitGenesisOptions {
+  chainId: string;
+  validators: GenesisValidatorSpec[];
+  /** Fund the dev accounts (DEV_ACCOUNT_BALANCE each). */
+  dev: boolean;
+  /** More funded accounts, after the dev accounts. */
+  accounts?: GenesisAccount[];
+  /** Nanoseconds; default now. */
+  genesisTime?: bigint;
+}
+
+/** The genesis of `chaind init` (one validator) and `chaind testnet init-files` (N validators). */
+export function initGenesisDoc(opts: InitGenesisOptions): GenesisDoc {
+  const accounts: GenesisAccount[] = opts.dev ? devAccounts().map((a) => ({ address: a.address, balance: DEV_ACCOUNT_BALANCE })) : [];
+  if (opts.accounts) accounts.push(...opts.accounts);
+  return {
+    genesisTime: opts.genesisTime ?? nowNanos(),
+    chainId: opts.chainId,
+    initialHeight: 1n,
+    consensusParams: defaultConsensusParams(),
+    validators: opts.validators.map((v) => ({
+      address: ed25519Address(v.pubKey),
+      pubKey: { type: 'ed25519', bytes: v.pubKey },
+      power: v.power ?? INIT_VALIDATOR_POWER,
+      name: v.name,
+    })),
+    appHash: new Uint8Array(),
+    appState: buildAppState({ accounts, names: SPEC_NAMES }),
+  };
+}
+
 /** The init steps; throws ConfigError (exit 1) when it must not proceed. */
 export function initHome(opts: InitOptions): InitResult {
   const { home } = opts;
@@ -95,46 +166,25 @@ export function initHome(opts: InitOptions): InitResult {
   if (existsSync(configToml)) config = loadConfig({ home }).config;
   else config = defaultNodeConfig({ moniker: opts.moniker });
   const paths = configPaths(home, config);
-  const show = (p: string) => displayPath(home, p);
 
   if (existsSync(paths.genesis) && !opts.overwrite) {
-    throw configError(show(paths.genesis), undefined, 'already exists (use --overwrite to replace it)', 'CONFIG_EXISTS');
+    throw configError(displayPath(home, paths.genesis), undefined, 'already exists (use --overwrite to replace it)', 'CONFIG_EXISTS');
   }
 
-  mkdirSync(join(home, 'config'), { recursive: true });
-  mkdirSync(join(home, 'data'), { recursive: true });
-  if (!existsSync(configToml)) writeNew(configToml, renderConfigToml(config));
-  if (!existsSync(paths.appToml)) writeNew(paths.appToml, renderAppToml(defaultAppConfig()));
-
-  for (const p of [paths.privValidatorKey, paths.nodeKey, paths.privValidatorState]) mkdirSync(join(p, '..'), { recursive: true });
-  const pv = ensureKey(paths.privValidatorKey, show(paths.privValidatorKey), readPrivValidatorKey, (p, k) => writePrivValidatorKey(p, k, SPEC_NAMES));
-  const nk = ensureKey(paths.nodeKey, show(paths.nodeKey), readNodeKey, (p, k) => writeNodeKey(p, k, SPEC_NAMES));
-  if (!existsSync(paths.privValidatorState)) writeInitialPrivValidatorState(paths.privValidatorState);
-  if (!existsSync(paths.jwtSecret)) writeNew(paths.jwtSecret, formatJwtSecret(generateJwtSecret()), 0o600);
-
-  const dev = opts.dev ? devAccounts() : [];
-  const accounts: GenesisAccount[] = dev.map((a) => ({ address: a.address, balance: DEV_ACCOUNT_BALANCE }));
-  const address = ed25519Address(pv.pubKey);
-  const doc: GenesisDoc = {
-    genesisTime: nowNanos(),
-    chainId: opts.chainId,
-    initialHeight: 1n,
-    consensusParams: defaultConsensusParams(),
-    validators: [{ address, pubKey: { type: 'ed25519', bytes: pv.pubKey }, power: INIT_VALIDATOR_POWER, name: opts.moniker }],
-    appHash: new Uint8Array(),
-    appState: buildAppState({ accounts, names: SPEC_NAMES }),
-  };
+  const files = initHomeFiles(home, config);
+  const pv = files.privValidator;
+  const doc = initGenesisDoc({ chainId: opts.chainId, validators: [{ pubKey: pv.pubKey, name: opts.moniker }], dev: opts.dev });
   writeGenesis(paths.genesis, doc, SPEC_NAMES);
 
   const result: InitResult = {
     home,
     moniker: opts.moniker,
     chain_id: opts.chainId,
-    node_id: nodeIdFromPubKey(nk.pubKey),
-    validator_address: Buffer.from(address).toString('hex').toUpperCase(),
+    node_id: nodeIdFromPubKey(files.nodeKey.pubKey),
+    validator_address: Buffer.from(ed25519Address(pv.pubKey)).toString('hex').toUpperCase(),
     genesis: paths.genesis,
   };
-  if (opts.dev) result.dev_accounts = dev.map((a) => ({ address: a.hex, bech32: a.bech32, path: a.path }));
+  if (opts.dev) result.dev_accounts = devAccounts().map((a) => ({ address: a.hex, bech32: a.bech32, path: a.path }));
   return result;
 }
 
