@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `chaind` command (package.json `bin`): init, start, auth token, version, and the client
+ * The `chaind` command (package.json `bin`): init, start, testnet, auth token, version, and the client
  * commands keys, tx and query (alias q).
  *
  * Exit codes: 0 success; 1 failure (invalid config or genesis, refused overwrite, node error),
@@ -13,6 +13,7 @@ import { type CliIo, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, processIo, UsageError } 
 import { runInit } from './init.js';
 import { runKeys } from './keys.js';
 import { runQuery } from './query.js';
+import { runTestnet, type TestnetStartDeps } from './testnet.js';
 import { runTx } from './tx.js';
 import { runStart, type StartDeps } from './start.js';
 import { runVersion } from './version.js';
@@ -22,6 +23,7 @@ export const USAGE = `Usage: chaind <command> [options]
 Commands:
   init <moniker> --chain-id ID [--dev] [--overwrite]   create a node home (config, keys, genesis)
   start [--<section>.<key> VALUE ...]                  run the node
+  testnet init-files|start                             a local N-validator network (chaind testnet --help)
   auth token [--ttl 1h]                                print a JWT for the authenticated RPC
   version [--long]                                     print the version
   keys add|list|show|delete|export|import|import-hex   manage account keys (chaind keys --help)
@@ -39,7 +41,7 @@ function isExpected(e: unknown): e is Error & { code: string } {
 }
 
 /** Run one command; resolves with the exit code (never throws). */
-export async function main(argv: string[], io: CliIo = processIo(), deps: StartDeps = {}): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo(), deps: StartDeps & TestnetStartDeps = {}): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
@@ -47,6 +49,8 @@ export async function main(argv: string[], io: CliIo = processIo(), deps: StartD
         return runInit(rest, io);
       case 'start':
         return await runStart(rest, io, deps);
+      case 'testnet':
+        return await runTestnet(rest, io, deps);
       case 'auth':
         return runAuth(rest, io);
       case 'version':
@@ -101,7 +105,7 @@ if (invokedDirectly()) {
   void main(argv).then((code) => {
     // After `start` has closed the node nothing should be left running; exit regardless so that a
     // stray handle cannot keep a stopped node's process alive. Other commands just set the code.
-    if (argv[0] === 'start') process.exit(code);
+    if (argv[0] === 'start' || (argv[0] === 'testnet' && argv[1] === 'start')) process.exit(code);
     process.exitCode = code;
   });
 }
