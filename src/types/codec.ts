@@ -42,6 +42,7 @@ import {
   expectWire,
 } from './proto.js';
 import type { MerkleProof } from '../crypto/merkle.js';
+import { BitArray } from './bitarray.js';
 import { KeyError } from '../crypto/hash.js';
 
 const NS_PER_S = 1_000_000_000n;
@@ -493,7 +494,8 @@ function readData(r: ProtoReader): Data {
   return { txs };
 }
 
-function readEvidenceList(r: ProtoReader): Bytes[] {
+/** EvidenceList.evidence: the raw proto-encoded Evidence items. */
+export function readEvidenceList(r: ProtoReader): Bytes[] {
   const out: Bytes[] = [];
   while (!r.eof()) {
     const t = r.tag();
@@ -505,6 +507,17 @@ function readEvidenceList(r: ProtoReader): Bytes[] {
     } else r.skip(wt);
   }
   return out;
+}
+
+/** EvidenceList{1 repeated Evidence}: every item written, as in a block's evidence field. */
+export function encodeEvidenceList(items: readonly Bytes[]): Uint8Array {
+  const w = new ProtoWriter(items.reduce((n, ev) => n + ev.length + 6, 16));
+  for (const ev of items) w.bytesFieldAlways(1, ev);
+  return w.finish();
+}
+
+export function decodeEvidenceList(bytes: Uint8Array): Bytes[] {
+  return readEvidenceList(new ProtoReader(bytes));
 }
 
 /**
@@ -1009,4 +1022,158 @@ export function decodeBlockMeta(bytes: Uint8Array): BlockMeta {
     }
   }
   return { blockId, blockSize, header: header ?? readHeader(new ProtoReader(EMPTY)), numTxs };
+}
+
+// ---------------------------------------------------------------------------------------------
+// BitArray (cometbft: proto/tendermint/libs/bits/types.proto BitArray{bits int64=1, elems repeated uint64=2})
+
+/** The body of a BitArray: bits, then the elems packed (proto3 packs repeated varints). */
+export function writeBitArrayBody(w: ProtoWriter, ba: BitArray): void {
+  w.int64Field(1, BigInt(ba.size));
+  const elems = ba.elems();
+  if (elems.length === 0) return;
+  const inner = new ProtoWriter(elems.length * 10);
+  for (const e of elems) inner.uvarint64(e);
+  w.bytesField(2, inner.finish());
+}
+
+export function encodeBitArray(ba: BitArray): Uint8Array {
+  const w = new ProtoWriter(16 + ((ba.size + 63) >>> 6) * 10);
+  writeBitArrayBody(w, ba);
+  return w.finish();
+}
+
+/**
+ * A BitArray from its proto form; elems may come packed or one by one. The elems must be exactly
+ * the ceil(bits/64) words the size needs (cometbft/cometbft:libs/bits/bit_array.go ValidateBasic
+ * refuses the mismatch), which also bounds the array by the message size.
+ */
+export function readBitArray(r: ProtoReader): BitArray {
+  let bits = 0n;
+  const elems: bigint[] = [];
+  while (!r.eof()) {
+    const t = r.tag();
+    const f = t >>> 3;
+    const wt = t & 7;
+    if (f === 1) {
+      expectWire(f, wt, WIRE_VARINT);
+      bits = r.int64();
+    } else if (f === 2) {
+      if (wt === WIRE_LEN) {
+        const p = r.sub();
+        while (!p.eof()) elems.push(p.uint64());
+      } else {
+        expectWire(f, wt, WIRE_VARINT);
+        elems.push(r.uint64());
+      }
+    } else r.skip(wt);
+  }
+  if (bits < 0n) throw new ProtoDecodeError(`bit array size ${bits} is negative`);
+  const want = (bits + 63n) / 64n;
+  if (BigInt(elems.length) !== want) throw new ProtoDecodeError(`bit array of ${bits} bits has ${elems.length} elems, want ${want}`);
+  return BitArray.fromElems(Number(bits), elems);
+}
+
+export function decodeBitArray(bytes: Uint8Array): BitArray {
+  return readBitArray(new ProtoReader(bytes));
+}
+
+// ---------------------------------------------------------------------------------------------
+// ExtendedCommit (cometbft: proto/tendermint/types/types.proto; types/block.go ExtendedCommit)
+
+/** A CommitSig plus the vote extension and its signature (ExtendedCommitSig fields 1–4 are CommitSig's). */
+export interface ExtendedCommitSig extends CommitSig {
+  extension: Bytes;
+  extensionSignature: Bytes;
+}
+
+export interface ExtendedCommit {
+  height: bigint;
+  round: number;
+  blockId: BlockID;
+  extendedSignatures: ExtendedCommitSig[];
+}
+
+export function writeExtendedCommitBody(w: ProtoWriter, c: ExtendedCommit): void {
+  w.int64Field(1, c.height);
+  w.int32Field(2, c.round);
+  writeBlockIdField(w, 3, c.blockId);
+  for (const s of c.extendedSignatures) {
+    const m = w.fork(4);
+    writeCommitSigBody(w, s);
+    w.bytesField(5, s.extension);
+    w.bytesField(6, s.extensionSignature);
+    w.ldelim(m);
+  }
+}
+
+export function encodeExtendedCommit(c: ExtendedCommit): Uint8Array {
+  const w = new ProtoWriter(128 + c.extendedSignatures.reduce((n, s) => n + 160 + s.extension.length, 0));
+  writeExtendedCommitBody(w, c);
+  return w.finish();
+}
+
+function readExtendedCommitSig(r: ProtoReader): ExtendedCommitSig {
+  const start = r.pos;
+  // Fields 1–4 through the CommitSig reader (it skips 5 and 6), then a second pass for 5 and 6.
+  const base = readCommitSig(new ProtoReader(r.buf, start, r.end));
+  let extension: Bytes = EMPTY;
+  let extensionSignature: Bytes = EMPTY;
+  while (!r.eof()) {
+    const t = r.tag();
+    const f = t >>> 3;
+    const wt = t & 7;
+    if (f === 5) {
+      expectWire(f, wt, WIRE_LEN);
+      extension = r.bytes();
+    } else if (f === 6) {
+      expectWire(f, wt, WIRE_LEN);
+      extensionSignature = r.bytes();
+    } else r.skip(wt);
+  }
+  return { ...base, extension, extensionSignature };
+}
+
+export function readExtendedCommit(r: ProtoReader): ExtendedCommit {
+  const c: ExtendedCommit = { height: 0n, round: 0, blockId: emptyBlockId(), extendedSignatures: [] };
+  while (!r.eof()) {
+    const t = r.tag();
+    const f = t >>> 3;
+    const wt = t & 7;
+    switch (f) {
+      case 1:
+        expectWire(f, wt, WIRE_VARINT);
+        c.height = r.int64();
+        break;
+      case 2:
+        expectWire(f, wt, WIRE_VARINT);
+        c.round = r.int32();
+        break;
+      case 3:
+        expectWire(f, wt, WIRE_LEN);
+        c.blockId = readBlockId(r.sub());
+        break;
+      case 4:
+        expectWire(f, wt, WIRE_LEN);
+        c.extendedSignatures.push(readExtendedCommitSig(r.sub()));
+        break;
+      default:
+        r.skip(wt);
+    }
+  }
+  return c;
+}
+
+export function decodeExtendedCommit(bytes: Uint8Array): ExtendedCommit {
+  return readExtendedCommit(new ProtoReader(bytes));
+}
+
+/** ExtendedCommit.ToCommit: the commit without the extensions. */
+export function extendedCommitToCommit(c: ExtendedCommit): Commit {
+  return {
+    height: c.height,
+    round: c.round,
+    blockId: c.blockId,
+    signatures: c.extendedSignatures.map((s) => ({ blockIdFlag: s.blockIdFlag, validatorAddress: s.validatorAddress, timestamp: s.timestamp, signature: s.signature })),
+  };
 }
