@@ -27,6 +27,9 @@ import {
   encodeEvidenceMessage,
   encodeMempoolMessage,
   encodePexMessage,
+  validateBlocksyncMessage,
+  validateConsensusMessage,
+  validateNewRoundStepHeight,
   type ConsensusMessage,
 } from '../../src/p2p/messages/index.js';
 import { BitArray } from '../../src/types/bitarray.js';
@@ -368,4 +371,63 @@ t.test('block parts: a > 64 KiB block', async (t) => {
   const other = PartSet.fromHeader({ total: 3, hash: sha(enc('another block')) });
   t.throws(() => other.addPart(parts[0]!), /invalid proof/, 'a part of another block is refused');
   t.throws(() => PartSet.fromHeader(header).addPart({ ...parts[0]!, index: 3 }), /unexpected index/);
+});
+
+// ---------------------------------------------------------------------------------------------
+
+t.test('ValidateBasic of the consensus and blocksync messages', async (t) => {
+  const h32 = new Uint8Array(32).fill(3);
+  const fullId: BlockID = { hash: h32, partSetHeader: { total: 2, hash: h32 } };
+  const goodProposal: Proposal = { ...proposal, blockId: fullId, polRound: -1, signature: new Uint8Array(64).fill(1) };
+  const goodVote: Vote = { ...vote, blockId: fullId, validatorAddress: new Uint8Array(20).fill(1), signature: new Uint8Array(64).fill(1) };
+  const ok: ConsensusMessage[] = [
+    { type: 'NewRoundStep', height: 1n, round: 0, step: 1, secondsSinceStartTime: -5n, lastCommitRound: -1 },
+    { type: 'NewValidBlock', height: 1n, round: 0, blockPartSetHeader: { total: 2, hash: h32 }, blockParts: new BitArray(2), isCommit: true },
+    { type: 'Proposal', proposal: goodProposal },
+    { type: 'ProposalPOL', height: 1n, proposalPolRound: 0, proposalPol: new BitArray(4) },
+    { type: 'BlockPart', height: 1n, round: 0, part: makePartSet(new Uint8Array(100)).parts[0]! },
+    { type: 'Vote', vote: goodVote },
+    { type: 'HasVote', height: 1n, round: 0, voteType: SignedMsgType.Precommit, index: 3 },
+    { type: 'VoteSetMaj23', height: 1n, round: 0, voteType: SignedMsgType.Prevote, blockId: fullId },
+    { type: 'VoteSetBits', height: 1n, round: 0, voteType: SignedMsgType.Prevote, blockId: fullId, votes: new BitArray(4) },
+  ];
+  for (const m of ok) t.equal(validateConsensusMessage(m), null, `${m.type} passes`);
+  const [nrs, nvb, prop, pol, bp, v, hv, maj, bits] = ok as [any, any, any, any, any, any, any, any, any];
+  const bad: Array<[ConsensusMessage, RegExp]> = [
+    [{ ...nrs, height: -1n }, /^negative Height$/],
+    [{ ...nrs, round: -1 }, /^negative Round$/],
+    [{ ...nrs, step: 0 }, /^invalid Step$/],
+    [{ ...nrs, step: 9 }, /^invalid Step$/],
+    [{ ...nrs, lastCommitRound: -2 }, /LastCommitRound/],
+    [{ ...nvb, blockParts: new BitArray(0) }, /^empty blockParts$/],
+    [{ ...nvb, blockParts: new BitArray(3) }, /not equal to BlockPartSetHeader.Total 2/],
+    [{ ...nvb, blockPartSetHeader: { total: 2, hash: new Uint8Array(5) } }, /^wrong BlockPartSetHeader: wrong Hash/],
+    [{ ...nvb, blockPartSetHeader: { total: 1602, hash: h32 }, blockParts: new BitArray(1602) }, /too big: 1602, max: 1601/],
+    [{ type: 'Proposal', proposal: { ...goodProposal, type: SignedMsgType.Prevote as SignedMsgType.Proposal } }, /^invalid Type$/],
+    [{ type: 'Proposal', proposal: { ...goodProposal, polRound: -2 } }, /POLRound/],
+    [{ type: 'Proposal', proposal: { ...goodProposal, blockId: { hash: EMPTY, partSetHeader: { total: 0, hash: EMPTY } } } }, /complete, non-empty BlockID/],
+    [{ type: 'Proposal', proposal: { ...goodProposal, signature: EMPTY } }, /signature is missing/],
+    [{ ...pol, proposalPolRound: -1 }, /^negative ProposalPOLRound$/],
+    [{ ...pol, proposalPol: new BitArray(0) }, /^empty ProposalPOL bit array$/],
+    [{ ...pol, proposalPol: new BitArray(10_001) }, /too big/],
+    [{ ...bp, part: { ...bp.part, index: 1 } }, /^wrong Part: /],
+    [{ type: 'Vote', vote: { ...goodVote, signature: EMPTY } }, /signature is missing/],
+    [{ ...hv, voteType: SignedMsgType.Proposal }, /^invalid Type$/],
+    [{ ...hv, index: -1 }, /^negative Index$/],
+    [{ ...maj, blockId: { hash: new Uint8Array(31), partSetHeader: { total: 0, hash: EMPTY } } }, /^wrong BlockID: wrong Hash/],
+    [{ ...bits, votes: new BitArray(10_001) }, /votes bit array is too big/],
+    [{ ...bits, round: -1 }, /^negative Round$/],
+  ];
+  for (const [m, re] of bad) t.match(validateConsensusMessage(m), re, `${m.type}: ${re}`);
+
+  t.equal(validateNewRoundStepHeight({ ...nrs, height: 1n, lastCommitRound: -1 }, 1n), null);
+  t.match(validateNewRoundStepHeight({ ...nrs, height: 1n, lastCommitRound: 0 }, 1n), /must be -1 for initial height 1/);
+  t.match(validateNewRoundStepHeight({ ...nrs, height: 2n, lastCommitRound: -1 }, 1n), /only be negative for initial height/);
+  t.match(validateNewRoundStepHeight({ ...nrs, height: 4n, lastCommitRound: -1 }, 5n), /lower than initial height/);
+
+  t.equal(validateBlocksyncMessage({ type: 'StatusResponse', height: 5n, base: 1n }), null);
+  t.match(validateBlocksyncMessage({ type: 'StatusResponse', height: 5n, base: 6n }), /base 6 cannot be greater than height 5/);
+  t.match(validateBlocksyncMessage({ type: 'StatusResponse', height: 5n, base: -1n }), /negative Base/);
+  t.match(validateBlocksyncMessage({ type: 'BlockRequest', height: -1n }), /negative Height/);
+  t.equal(validateBlocksyncMessage({ type: 'StatusRequest' }), null);
 });

@@ -123,3 +123,22 @@ export function decodeBlocksyncMessage(bytes: Uint8Array): DecodedBlocksyncMessa
       throw new ProtoDecodeError(`blocksync: unknown message field ${field}`);
   }
 }
+
+/**
+ * blocksync ValidateMsg (cometbft/cometbft:blocksync/msgs.go) for the height-only messages; a
+ * BlockResponse's block is checked by the pool against the next block's LastCommit.
+ */
+export function validateBlocksyncMessage(m: BlocksyncMessage | DecodedBlocksyncMessage): string | null {
+  switch (m.type) {
+    case 'BlockRequest':
+    case 'NoBlockResponse':
+      return m.height < 0n ? 'negative Height' : null;
+    case 'StatusResponse':
+      if (m.base < 0n) return 'negative Base';
+      if (m.height < 0n) return 'negative Height';
+      if (m.base > m.height) return `base ${m.base} cannot be greater than height ${m.height}`;
+      return null;
+    default:
+      return null;
+  }
+}

@@ -19,12 +19,15 @@
  *   VoteSetBits{height=1, round=2, type=3, block_id=4 (non-nullable), votes BitArray=5 (non-nullable)}
  *
  * The member types reuse the codecs of src/types (Proposal, Vote, Part, PartSetHeader, BlockID,
- * BitArray). Decoding checks the wire format only; ValidateBasic-style checks (heights >= 0, the
- * bit array sizes against the part set or validator set) belong to the reactor.
+ * BitArray). Decoding checks the wire format only; validateConsensusMessage is CometBFT's
+ * ValidateBasic of each message (checks against the round state, e.g. a bit array's size against
+ * the validator set, stay with the reactor).
  * (`HasProposalBlockPart = 10` exists only after v0.38; it reads as an unknown message.)
  */
 import { BitArray } from '../../types/bitarray.js';
-import type { BlockID, PartSetHeader, Proposal, SignedMsgType, Vote } from '../../types/block.js';
+import { BLOCK_PART_SIZE_BYTES, type BlockID, type PartSetHeader, type Proposal, type SignedMsgType, type Vote } from '../../types/block.js';
+import { voteValidateBasic } from '../../types/evidence.js';
+import { MAX_BLOCK_SIZE_BYTES, validatePart } from '../../types/partset.js';
 import {
   emptyBlockId,
   readBitArray,
@@ -400,4 +403,117 @@ export function decodeConsensusMessage(bytes: Uint8Array): ConsensusMessage {
     default:
       throw new ProtoDecodeError(`consensus: unknown message field ${field}`);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ValidateBasic (cometbft/cometbft:consensus/reactor.go, the *Message ValidateBasic methods;
+// types/proposal.go, types/block.go BlockID and PartSetHeader ValidateBasic)
+
+/** types.MaxVotesCount. */
+export const MAX_VOTES_COUNT = 10_000;
+/** types.MaxBlockPartsCount: MaxBlockSizeBytes / BlockPartSizeBytes + 1. */
+export const MAX_BLOCK_PARTS_COUNT = Math.floor(MAX_BLOCK_SIZE_BYTES / BLOCK_PART_SIZE_BYTES) + 1;
+const HASH_SIZE = 32;
+const MAX_SIGNATURE_SIZE = 64;
+
+function hashError(h: Uint8Array): string | null {
+  return h.length > 0 && h.length !== HASH_SIZE ? `wrong Hash: expected size to be ${HASH_SIZE} bytes, got ${h.length} bytes` : null;
+}
+
+function partSetHeaderError(p: PartSetHeader): string | null {
+  return hashError(p.hash);
+}
+
+function blockIdError(id: BlockID): string | null {
+  const h = hashError(id.hash);
+  if (h !== null) return h;
+  const p = partSetHeaderError(id.partSetHeader);
+  return p === null ? null : `wrong PartSetHeader: ${p}`;
+}
+
+const isVoteType = (t: number) => t === SIGNED_PREVOTE || t === SIGNED_PRECOMMIT;
+const SIGNED_PREVOTE = 1;
+const SIGNED_PRECOMMIT = 2;
+const SIGNED_PROPOSAL = 32;
+
+/** Proposal.ValidateBasic (timestamps and the POL round against the round are the state's checks). */
+export function proposalValidateBasic(p: Proposal): string | null {
+  if (p.type !== SIGNED_PROPOSAL) return 'invalid Type';
+  if (p.height < 0n) return 'negative Height';
+  if (p.round < 0) return 'negative Round';
+  if (p.polRound < -1) return 'negative POLRound (exception: -1)';
+  const b = blockIdError(p.blockId);
+  if (b !== null) return `wrong BlockID: ${b}`;
+  const complete = p.blockId.hash.length === HASH_SIZE && p.blockId.partSetHeader.total > 0 && p.blockId.partSetHeader.hash.length === HASH_SIZE;
+  if (!complete) return 'expected a complete, non-empty BlockID';
+  if (p.signature.length === 0) return 'signature is missing';
+  if (p.signature.length > MAX_SIGNATURE_SIZE) return `signature is too big (max: ${MAX_SIGNATURE_SIZE})`;
+  return null;
+}
+
+/**
+ * The message's ValidateBasic: an error text, or null when it may be handed to the consensus
+ * state. A peer whose message fails is disconnected (cometbft: consensus/reactor.go Receive).
+ */
+export function validateConsensusMessage(m: ConsensusMessage): string | null {
+  const hr = (h: bigint, r: number) => (h < 0n ? 'negative Height' : r < 0 ? 'negative Round' : null);
+  switch (m.type) {
+    case 'NewRoundStep':
+      if (m.height < 0n) return 'negative Height';
+      if (m.round < 0) return 'negative Round';
+      if (m.step < 1 || m.step > 8) return 'invalid Step';
+      // seconds_since_start_time may be negative (clock skew).
+      if (m.lastCommitRound < -1) return 'invalid LastCommitRound (cannot be < -1)';
+      return null;
+    case 'NewValidBlock': {
+      const e = hr(m.height, m.round);
+      if (e !== null) return e;
+      const p = partSetHeaderError(m.blockPartSetHeader);
+      if (p !== null) return `wrong BlockPartSetHeader: ${p}`;
+      if (m.blockParts.size === 0) return 'empty blockParts';
+      if (m.blockParts.size !== m.blockPartSetHeader.total) {
+        return `blockParts bit array size ${m.blockParts.size} not equal to BlockPartSetHeader.Total ${m.blockPartSetHeader.total}`;
+      }
+      if (m.blockParts.size > MAX_BLOCK_PARTS_COUNT) return `blockParts bit array is too big: ${m.blockParts.size}, max: ${MAX_BLOCK_PARTS_COUNT}`;
+      return null;
+    }
+    case 'Proposal':
+      return proposalValidateBasic(m.proposal);
+    case 'ProposalPOL':
+      if (m.height < 0n) return 'negative Height';
+      if (m.proposalPolRound < 0) return 'negative ProposalPOLRound';
+      if (m.proposalPol.size === 0) return 'empty ProposalPOL bit array';
+      if (m.proposalPol.size > MAX_VOTES_COUNT) return `proposalPOL bit array is too big: ${m.proposalPol.size}, max: ${MAX_VOTES_COUNT}`;
+      return null;
+    case 'BlockPart': {
+      const e = hr(m.height, m.round);
+      if (e !== null) return e;
+      const p = validatePart(m.part);
+      return p === null ? null : `wrong Part: ${p}`;
+    }
+    case 'Vote':
+      return voteValidateBasic(m.vote);
+    case 'HasVote':
+    case 'VoteSetMaj23':
+    case 'VoteSetBits': {
+      const e = hr(m.height, m.round);
+      if (e !== null) return e;
+      if (!isVoteType(m.voteType)) return 'invalid Type';
+      if (m.type === 'HasVote') return m.index < 0 ? 'negative Index' : null;
+      const b = blockIdError(m.blockId);
+      if (b !== null) return `wrong BlockID: ${b}`;
+      if (m.type === 'VoteSetBits' && m.votes.size > MAX_VOTES_COUNT) return `votes bit array is too big: ${m.votes.size}, max: ${MAX_VOTES_COUNT}`;
+      return null;
+    }
+  }
+}
+
+/** NewRoundStepMessage.ValidateHeight: last_commit_round is -1 exactly at the initial height. */
+export function validateNewRoundStepHeight(m: NewRoundStepMessage, initialHeight: bigint): string | null {
+  if (m.height < initialHeight) return `invalid Height ${m.height} (lower than initial height ${initialHeight})`;
+  if (m.height === initialHeight && m.lastCommitRound !== -1) {
+    return `invalid LastCommitRound ${m.lastCommitRound} (must be -1 for initial height ${initialHeight})`;
+  }
+  if (m.height > initialHeight && m.lastCommitRound < 0) return `LastCommitRound can only be negative for initial height ${initialHeight}`;
+  return null;
 }
