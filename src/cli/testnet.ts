@@ -344,7 +344,13 @@ async function runTestnetStart(args: string[], io: CliIo, deps: TestnetStartDeps
       proc,
       log,
       done: false,
-      exited: new Promise((r) => proc.once('exit', (code, signal) => r({ code, signal }))),
+      exited: new Promise((r) => {
+        proc.once('exit', (code, signal) => r({ code, signal }));
+        // A process that could not be spawned emits 'error' and never 'exit'.
+        proc.once('error', () => {
+          if (proc.pid === undefined) r({ code: null, signal: null });
+        });
+      }),
     };
     children.push(child);
     for (const stream of [proc.stdout!, proc.stderr!]) {
