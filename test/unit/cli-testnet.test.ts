@@ -163,3 +163,72 @@ t.test('usage errors', async (t) => {
   t.equal(await main(['testnet', 'start', '-o', join(dir, 'missing')], io), 1);
   t.match(io.errText, /no node<i> node directories/);
 });
+
+/**
+ * `testnet start` with a stand-in for the chaind script (deps.cliScript): a child that prints a
+ * line, then waits; on SIGTERM it says so and exits 0 unless told to ignore SIGTERM. Exercises the
+ * runner's log prefixing, chaind.log, the pass-through flags, death reports and both signals
+ * without starting real nodes (test/e2e/testnet-start.test.ts runs real ones).
+ */
+const FAKE_NODE = `
+const args = process.argv.slice(2);
+const home = args[args.indexOf('--home') + 1];
+const ignoreTerm = args.includes('--ignore-term');
+console.log('up ' + require('node:path').basename(home) + ' ' + args.slice(3).join(' '));
+process.on('SIGTERM', () => { if (ignoreTerm) { console.log('ignoring SIGTERM'); return; } console.log('bye'); process.exit(0); });
+if (args.includes('--die') && home.endsWith('node1')) setTimeout(() => process.exit(3), 200);
+setInterval(() => {}, 1000);
+`;
+
+async function waitUntil(what: string, fn: () => boolean, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+t.test('testnet start with a stand-in node script', async (t) => {
+  const { EventEmitter } = await import('node:events');
+  const { writeFileSync } = await import('node:fs');
+  const dir = tmp(t);
+  const out = join(dir, 'net');
+  const init = collector();
+  t.equal(await main(['testnet', 'init-files', '--v', '2', '-o', out, '--chain-id', 'tn-s', '--keyring-backend', 'none'], init), 0, init.errText);
+  const script = join(dir, 'fake-node.cjs');
+  writeFileSync(script, FAKE_NODE);
+
+  // 1. Prefixed lines and chaind.log; SIGINT stops both; exit 0.
+  let signals = new EventEmitter();
+  let io = collector();
+  let run = main(['testnet', 'start', '-o', out, '--', '--log_level', 'debug'], io, { cliScript: script, signals });
+  await waitUntil('both nodes up', () => /^node0\| up node0 --log_level debug$/m.test(io.outText) && /^node1\| up node1 --log_level debug$/m.test(io.outText));
+  t.match(io.outText, /^node0: rpc http:\/\/127\.0\.0\.2:26657 id [0-9a-f]{40} moniker node0 pid \d+ home /m);
+  t.match(io.outText, /^node1: rpc http:\/\/127\.0\.0\.3:26657 id [0-9a-f]{40} moniker node1 pid \d+ home /m);
+  signals.emit('SIGINT');
+  t.equal(await run, 0, io.errText);
+  t.match(io.outText, /^node0\| bye$/m);
+  t.match(io.outText, /^node1\| bye$/m);
+  t.match(readFileSync(join(out, 'node1', 'chaind.log'), 'utf8'), /^up node1 --log_level debug\nbye\n$/);
+  t.equal(signals.listenerCount('SIGINT'), 0, 'signal handlers removed');
+
+  // 2. node1 dies on its own: reported; SIGTERM stops node0; exit 1.
+  signals = new EventEmitter();
+  io = collector();
+  run = main(['testnet', 'start', '-o', out, '--', '--die'], io, { cliScript: script, signals });
+  await waitUntil('the death report', () => /node1 exited unexpectedly \(code 3\); the others keep running/.test(io.errText));
+  signals.emit('SIGTERM');
+  t.equal(await run, 1);
+  t.match(io.errText, /SIGTERM: stopping 1 node\(s\)/);
+
+  // 3. Nodes that ignore SIGTERM: a second signal kills them.
+  signals = new EventEmitter();
+  io = collector();
+  run = main(['testnet', 'start', '-o', out, '--', '--ignore-term'], io, { cliScript: script, signals });
+  await waitUntil('both nodes up', () => (io.outText.match(/\| up node/g) ?? []).length === 2);
+  signals.emit('SIGINT');
+  await waitUntil('both ignore SIGTERM', () => (io.outText.match(/ignoring SIGTERM/g) ?? []).length === 2);
+  signals.emit('SIGINT');
+  t.equal(await run, 1, 'killed nodes are not a clean stop');
+  t.match(io.errText, /second SIGINT: killing every node/);
+});
