@@ -22,7 +22,8 @@
  * BitArray). Decoding checks the wire format only; validateConsensusMessage is CometBFT's
  * ValidateBasic of each message (checks against the round state, e.g. a bit array's size against
  * the validator set, stay with the reactor).
- * (`HasProposalBlockPart = 10` exists only after v0.38; it reads as an unknown message.)
+ * (`HasProposalBlockPart = 10` is on CometBFT's main branch only, cometbft/cometbft#904; its v0.38
+ * backport #1705 was closed unmerged. It reads here as an unknown message.)
  */
 import { BitArray } from '../../types/bitarray.js';
 import { BLOCK_PART_SIZE_BYTES, type BlockID, type PartSetHeader, type Proposal, type SignedMsgType, type Vote } from '../../types/block.js';
