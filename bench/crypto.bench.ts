@@ -5,7 +5,7 @@
  *   node dist/bench/crypto.bench.js              # all suites, ~1 s per case
  *   BENCH_MAX_TIME=5 node dist/bench/crypto.bench.js
  *
- * benny is used because the project asked for it (anchors.md B6: it is unmaintained). Every case
+ * benny is used because the project asked for it (caderek/benny:README.md: it is unmaintained). Every case
  * is its own function literal so that V8's call-site feedback is not shared between the native
  * and the JS object (a shared megamorphic site would slow both and blur the ratio).
  */
@@ -108,7 +108,7 @@ await suite(
 ratio('keccak256 batch of 1000', 'keccak256 batch 1000 x 32 B', 'native batch', 'js batch');
 
 // --- merkle ----------------------------------------------------------------------------------
-// DataHash of a 100-tx block: the leaves are 32-byte tx hashes (cometbft.md §4.3).
+// DataHash of a 100-tx block: the leaves are 32-byte tx hashes (cometbft/cometbft:types/block.go).
 const leaves = Array.from({ length: 100 }, () => randomBytes(32));
 await suite(
   'merkleRoot 100 x 32 B',

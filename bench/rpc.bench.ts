@@ -3,7 +3,7 @@
  * `/block?height=N` and `status` as JSON-RPC POSTed to `/`, each against a bare uWebSockets.js
  * handler that returns the same bytes (for the POST, after reading the request body)
  * (bench/bare-uws.ts). Load from wrk on loopback (Node load generators cannot saturate uWS:
- * ../shared/reference/anchors.md B4), the server pinned to core 0 and wrk to core 1 when taskset
+ * uNetworking/uWebSockets.js:README.md), the server pinned to core 0 and wrk to core 1 when taskset
  * exists. Reported as ratios; absolute numbers depend on the machine.
  *
  * Usage: node dist/bench/rpc.bench.js [seconds per run, default 3] [pairs per path, default 7]

@@ -1,5 +1,5 @@
 //! keccak256, sha256 and CometBFT's RFC 6962 merkle root (cometbft: crypto/merkle/tree.go,
-//! hash.go; notes in shared/reference/cometbft.md §4.2).
+//! hash.go; notes in shared/reference/cometbft/cometbft:crypto/merkle/tree.go).
 
 use sha2::{Digest, Sha256};
 use tiny_keccak::{Hasher, Keccak};

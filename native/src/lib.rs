@@ -172,7 +172,7 @@ unsafe fn run(
 // ---- export bodies ---------------------------------------------------------------------------
 
 /// keccak256(data) -> Buffer(32). Allocating the result costs ~0.6 µs of the ~1 µs per call
-/// (anchors.md C2), so hot loops should use keccak256Into.
+/// (paulmillr/noble-hashes:README.md), so hot loops should use keccak256Into.
 unsafe fn keccak256_body(env: napi_env, info: napi_callback_info) -> R<napi_value> {
     let [data] = get_args::<1>(env, info)?;
     let d = get_bytes(env, data, "data")?;
@@ -200,7 +200,7 @@ unsafe fn hash_into(env: napi_env, info: napi_callback_info, digest: fn(&[u8]) -
 
 /// keccak256Batch(concat, itemLen, out) -> count. Hashes each consecutive `itemLen`-byte item of
 /// `concat` into out[32*i ..]. One crossing for many hashes: ~0.29 µs per 32-byte hash against
-/// ~0.32 µs through keccak256Into (anchors.md C2).
+/// ~0.32 µs through keccak256Into (paulmillr/noble-hashes:README.md).
 unsafe fn keccak256_batch_body(env: napi_env, info: napi_callback_info) -> R<napi_value> {
     let [concat, item_len, out] = get_args::<3>(env, info)?;
     let c = get_bytes(env, concat, "concat")?;

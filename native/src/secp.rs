@@ -72,7 +72,7 @@ extern "C" {
 /// Verifies a 64-byte compact `r||s` ECDSA signature over a 32-byte digest.
 ///
 /// libsecp256k1 rejects high-S signatures in verify (BIP-62/EIP-2 malleability rule), which is
-/// what both Cosmos (`cosmos.md` §3.3: "low-S is required") and Ethereum transactions want.
+/// what both Cosmos (cosmos/cosmos-sdk:crypto/keys/secp256k1/secp256k1.go: "low-S is required") and Ethereum transactions want.
 /// Hybrid keys (0x06/0x07 prefix) are refused here although the library would parse them,
 /// so that the native and the JS backend (@noble/secp256k1 refuses them) agree on every input.
 pub fn verify(digest: &[u8; 32], sig: &[u8; 64], pubkey: &[u8]) -> bool {

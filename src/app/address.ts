@@ -1,6 +1,6 @@
 /**
  * Bech32 account addresses (`chain1…`), as the SDK's address codec (cosmos-sdk: types/address.go,
- * codec/address/bech32_codec.go; ../shared/reference/cosmos.md §3.1): BIP-173 bech32 (not
+ * codec/address/bech32_codec.go; cosmos/cosmos-sdk:x/auth/keeper/account.go): BIP-173 bech32 (not
  * bech32m), lowercase output, strings up to 1023 characters so 32-byte ADR-028 addresses work,
  * payloads of 1–255 bytes.
  */

@@ -1,7 +1,7 @@
 /**
  * The ante chain: ordered checks that run before a tx's messages, in CheckTx and FinalizeBlock
  * (cosmos-sdk: types/handler.go ChainAnteDecorators, x/auth/ante/ante.go NewAnteHandler;
- * ../shared/reference/cosmos.md §3.2).
+ * cosmos/cosmos-sdk:x/auth/ante/ante.go).
  *
  * A decorator returns an Error to stop the chain (or throws one; out-of-gas throws from the
  * meter). BaseApp does step 1 of the SDK chain (SetUpContext: a gas meter of the tx's gas limit,

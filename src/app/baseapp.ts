@@ -1,6 +1,6 @@
 /**
  * BaseApp: the Cosmos-SDK-style application behind the ABCI-shaped `Application` interface
- * (cosmos-sdk: baseapp/baseapp.go, baseapp/abci.go; ../shared/reference/cosmos.md §2.1, §3.2,
+ * (cosmos-sdk: baseapp/baseapp.go, baseapp/abci.go; cosmos/cosmos-sdk:baseapp/abci.go, cosmos/cosmos-sdk:x/auth/ante/ante.go,
  * §3.6). It decodes txs through a pluggable TxDecoder, runs the ante chain and routes messages by
  * type URL to module handlers, keeps state in a block-level cache over the committed LMDB state,
  * and writes that cache to LMDB only in commit(), inside the block's one write transaction.
@@ -132,7 +132,7 @@ interface BlockHeader {
   time: bigint;
 }
 
-/** Minimal protobuf writer for TxMsgData (cosmos.base.abci.v1beta1; cosmos.md §1.11). */
+/** Minimal protobuf writer for TxMsgData (cosmos.base.abci.v1beta1; cosmos/cosmos-sdk:proto/cosmos/base/abci/v1beta1/abci.proto). */
 function varint(n: number): number[] {
   const out: number[] = [];
   while (n > 0x7f) {
@@ -761,7 +761,7 @@ export class BaseApp implements Application, ServiceRegistrar {
   }
 }
 
-/** A query handler's failure as an ABCI error (gRPCErrorToSDKError; cosmos.md §2.1). */
+/** A query handler's failure as an ABCI error (gRPCErrorToSDKError; cosmos/cosmos-sdk:baseapp/abci.go). */
 function queryError(e: unknown): AbciError {
   if (e instanceof GrpcStatusError) return grpcErrorToAbci(e);
   // Registered SDK errors carry gRPC Unknown, which maps to 6; the log keeps the error's text.

@@ -2,7 +2,7 @@
  * The chain application: BaseApp with the chain's modules in order (auth, bank, authz, then
  * whatever the caller adds), the protobuf tx decoder, the signature-checking ante chain and the
  * worker-pool signature stage (cosmos-sdk: simapp/app.go — module order, maccPerms, blocked
- * addresses, NewAnteHandler; ../shared/reference/cosmos.md §3.1, §3.2).
+ * addresses, NewAnteHandler; cosmos/cosmos-sdk:x/auth/keeper/account.go, cosmos/cosmos-sdk:x/auth/ante/ante.go).
  */
 import type { AnteDecorator } from './ante.js';
 import { defaultAnteChain } from './ante.js';

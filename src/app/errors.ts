@@ -1,7 +1,7 @@
 /**
  * ABCI errors with a codespace and a code, as the Cosmos SDK registers them
  * (cosmos-sdk: types/errors/errors.go, cosmossdk.io/errors errors.go and abci.go;
- * ../shared/reference/cosmos.md §3.4).
+ * cosmos/cosmos-sdk:types/errors/errors.go).
  *
  * A registered error is a (codespace, code, description) triple. Wrapping keeps the triple and
  * prefixes the message, so the text that lands in a tx result's `log` is Go's `wrap: root` order:
@@ -76,7 +76,7 @@ export const errPanic = new RegisteredError(UNDEFINED_CODESPACE, 111222, 'panic'
 registry.set(errInternal.code, errInternal);
 registry.set(errPanic.code, errPanic);
 
-/** The SDK root errors, codespace `sdk` (cosmos-sdk: types/errors/errors.go; cosmos.md §3.4). */
+/** The SDK root errors, codespace `sdk` (cosmos-sdk: types/errors/errors.go). */
 export const sdkErrors = {
   txDecode: registerError(SDK_CODESPACE, 2, 'tx parse error'),
   invalidSequence: registerError(SDK_CODESPACE, 3, 'invalid sequence'),
@@ -171,7 +171,7 @@ export class GrpcStatusError extends Error {
 }
 
 /**
- * gRPCErrorToSDKError (cosmos-sdk: baseapp/abci.go; cosmos.md §2.1): how a query handler's gRPC
+ * gRPCErrorToSDKError (cosmos-sdk: baseapp/abci.go): how a query handler's gRPC
  * status becomes an ABCI query error. NotFound → 22, InvalidArgument/FailedPrecondition → 18,
  * Unauthenticated → 4, any other status → 6; the log is `<grpc err string>: <root description>`.
  */

@@ -1,6 +1,6 @@
 /**
  * Store pagination for list queries (cosmos-sdk: types/query/pagination.go Paginate;
- * ../shared/reference/cosmos.md §2.5): key mode or offset mode, limit 0 → 100 with count_total
+ * cosmos/cosmos-sdk:types/query/pagination.go): key mode or offset mode, limit 0 → 100 with count_total
  * forced, reverse order, next_key = the store key (relative to the prefix) of the first item not
  * returned.
  */

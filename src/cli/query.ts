@@ -2,7 +2,7 @@
  * `chaind query` (alias `q`): the auth, bank and authz Query services through the node RPC's
  * `abci_query`, with the gRPC method as path (`/chain.auth.v1beta1.Query/Account`) and the
  * protobuf request as data, as the Cosmos SDK client does (cosmos-sdk: client/grpc_query.go;
- * ../shared/reference/cosmos.md §2.1). Answers print as the SDK's protobuf JSON
+ * cosmos/cosmos-sdk:baseapp/abci.go). Answers print as the SDK's protobuf JSON
  * (`--output json`, one line) or as YAML (`--output text`, the default), the whole response
  * message in both cases (`{"account": {...}}`, `{"balances": [...], "pagination": {...}}`).
  *

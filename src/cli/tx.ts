@@ -10,7 +10,7 @@
  *                                           wrapped in one MsgExec signed by --from, the grantee)
  *   tx authz revoke <grantee> <msg-type-url> --from K
  *
- * The tx (../shared/reference/cosmos.md §1.8, §3.3): TxBody{messages, memo, timeout_height},
+ * The tx (cosmos/cosmos-sdk:proto/cosmos/tx/v1beta1/tx.proto, cosmos/cosmos-sdk:x/auth/tx/direct.go): TxBody{messages, memo, timeout_height},
  * AuthInfo{one SignerInfo{public key Any, mode DIRECT or LEGACY_AMINO_JSON, sequence}, Fee{amount,
  * gas_limit, payer, granter}}, signed by the keyring (secp256k1: ECDSA/SHA-256; eth_secp256k1:
  * ECDSA/Keccak-256; 64-byte low-S r‖s), sent as TxRaw. Account number and sequence come from

@@ -15,7 +15,7 @@ export const DENOM_DECIMALS = 18;
 /** EVM chain id of a chaind network unless the genesis says otherwise (EIP-155). */
 export const DEFAULT_EVM_CHAIN_ID = 9000;
 
-/** x/auth params at the SDK defaults (../shared/reference/cosmos.md §1, Params table). */
+/** x/auth params at the SDK defaults (cosmos/cosmos-sdk:x/auth/types/params.go, Params table). */
 export const DEFAULT_AUTH_PARAMS = {
   max_memo_characters: '256',
   tx_sig_limit: '7',

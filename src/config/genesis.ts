@@ -1,5 +1,5 @@
 /**
- * The genesis document (cometbft: types/genesis.go; JSON shape ../shared/reference/cometbft.md §4.5
+ * The genesis document (cometbft: types/genesis.go; JSON shape cometbft/cometbft:rpc/core/types/responses.go
  * and fixtures/cometbft-v038-kvstore.json `genesis`): parse, validate, complete and write.
  *
  * Validation follows GenesisDoc.ValidateAndComplete and ConsensusParams.ValidateBasic

@@ -1,6 +1,6 @@
 /**
  * Key files under config/ and data/ (cometbft: privval/file.go, p2p/key.go; JSON shape
- * ../shared/reference/cometbft.md §4.3):
+ * cometbft/cometbft:types/block.go):
  *
  *   priv_validator_key.json  {"address": HEX, "pub_key": {"type", "value"}, "priv_key": {"type", "value"}}
  *   node_key.json            {"priv_key": {"type", "value"}}

@@ -1,6 +1,6 @@
 /**
  * `config/config.toml`: CometBFT 0.38's TOML names and defaults (cometbft: config/config.go,
- * config/toml.go; ../shared/reference/cometbft.md §2.5, §5.1), for the parts chaind implements.
+ * config/toml.go; cometbft/cometbft:config/config.go, cometbft/cometbft:consensus/state.go), for the parts chaind implements.
  * Durations are milliseconds in memory.
  */
 import { hostname } from 'node:os';

@@ -1,6 +1,6 @@
 /**
  * The private validator: signs proposals and votes and refuses to sign twice
- * (cometbft: privval/file.go FilePV; ../shared/reference/cometbft.md §5.3 "Double-sign protection").
+ * (cometbft/cometbft:privval/file.go FilePV, "double-sign protection").
  *
  * Files (as CometBFT): config/priv_validator_key.json
  *   {"address":HEX,"pub_key":{"type":"consensus/PubKeyEd25519","value":b64},"priv_key":{"type":"consensus/PrivKeyEd25519","value":b64(64 bytes)}}

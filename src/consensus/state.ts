@@ -1,6 +1,6 @@
 /**
  * The Tendermint consensus state machine as CometBFT 0.38 runs it (cometbft: consensus/state.go;
- * ../shared/reference/cometbft.md §5.1–5.3).
+ * cometbft/cometbft:consensus/state.go).
  *
  * One instance drives one node through heights and rounds: NewHeight → NewRound → Propose →
  * Prevote → (PrevoteWait) → Precommit → (precommit wait) → Commit. The transition functions keep

@@ -1,7 +1,7 @@
 /**
  * Shared consensus types: round steps, configuration, messages, timeouts and events
  * (cometbft: consensus/types/round_state.go, config/config.go ConsensusConfig, types/events.go;
- * ../shared/reference/cometbft.md §5.1).
+ * cometbft/cometbft:consensus/state.go).
  */
 import type { Block, BlockID, Proposal, Vote } from '../types/block.js';
 

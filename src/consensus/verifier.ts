@@ -1,7 +1,7 @@
 /**
  * Signature checks for votes and proposals. Consensus hands over every signature that arrives
  * in one event-loop turn as one batch, so the worker pool (src/pool) sees batches rather than
- * single items (../shared/design/ARCHITECTURE.md "Threads"; lodestar chain/bls batching).
+ * single items (docs/ARCHITECTURE.md "Threads"; lodestar chain/bls batching).
  *
  * The synchronous default runs node:crypto inline: deterministic, for tests and single-node setups.
  */

@@ -1,6 +1,6 @@
 /**
  * The consensus write-ahead log (cometbft: consensus/wal.go, consensus/replay.go;
- * ../shared/reference/cometbft.md §5.3).
+ * cometbft/cometbft:consensus/wal.go).
  *
  * Record framing is CometBFT's: `crc32c(payload) BE u32 || len(payload) BE u32 || payload`,
  * at most 1 MiB + 24 bytes of payload (wal.go maxMsgSizeBytes). The payload is our own: JSON of a

@@ -7,7 +7,7 @@
  *   "js"            always JS (tests and benchmarks use it to cover the fallback)
  *   "native"        native, and a load failure is fatal (a CryptoBackendError)
  *
- * Why both: the addon is ~15x faster on keccak256 and ~50x on secp256k1 (anchors.md C2/C4, and
+ * Why both: the addon is ~15x faster on keccak256 and ~50x on secp256k1 (paulmillr/noble-hashes:README.md, paulmillr/noble-secp256k1:README.md, and
  * bench/crypto.bench.ts), but it needs a Rust build and Debian packages; the JS path keeps chaind
  * runnable anywhere Node 20 runs. Both pass the same table in test/unit/crypto-backend.test.ts.
  *

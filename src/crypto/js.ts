@@ -2,15 +2,15 @@
  * The JS crypto backend: the fallback when native/ is not built, and the reference the native
  * backend is tested against.
  *
- * - keccak256: @noble/hashes v2 (~5 µs per 32-byte input, anchors.md C2; the addon takes 0.3 µs).
+ * - keccak256: @noble/hashes v2 (~5 µs per 32-byte input, paulmillr/noble-hashes:README.md; the addon takes 0.3 µs).
  * - sha256: node:crypto (OpenSSL, SHA-NI where the CPU has it).
  * - merkleRoot: written top-down, straight from the definition (cometbft: crypto/merkle/tree.go),
  *   unlike the native level-by-level loop, so the two implementations check each other.
  * - secp256k1: @noble/secp256k1 v3 with `prehash: false`. v3 sha256-hashes the message by
  *   default, which would double-hash Ethereum (keccak) and Cosmos (sha256) digests.
- *   ~480 verifies/s per core against ~24,000/s through libsecp256k1 (anchors.md C4).
+ *   ~480 verifies/s per core against ~24,000/s through libsecp256k1 (paulmillr/noble-secp256k1:README.md).
  * - ed25519: node:crypto with a cached KeyObject per public key (src/crypto/ed25519.ts): ~12,500
- *   verifies/s, 55x tweetnacl and 13x @noble/ed25519 (anchors.md C4). Shared by both backends.
+ *   verifies/s, 55x tweetnacl and 13x @noble/ed25519 (paulmillr/noble-secp256k1:README.md). Shared by both backends.
  */
 import { createHash } from 'node:crypto';
 import { keccak_256 } from '@noble/hashes/sha3.js';

@@ -1,7 +1,7 @@
 /**
  * The event query language of subscriptions, tx_search and block_search
  * (cometbft: libs/pubsub/query/syntax/{doc,scanner,parser}.go, libs/pubsub/query/query.go;
- * ../shared/reference/cometbft.md §2.1).
+ * cometbft/cometbft:libs/pubsub/query/syntax/parser.go).
  *
  *   query      = condition { "AND" condition }
  *   condition  = tag ( "=" (string|number|date|time) | ("<"|"<="|">"|">=") (number|date|time)

@@ -1,7 +1,7 @@
 /**
  * Event subscriptions: the pubsub server behind the websocket `subscribe` method, with CometBFT
  * 0.38's limits, errors and slow-client rules (cometbft: libs/pubsub/pubsub.go, rpc/core/events.go,
- * types/event_bus.go; reference cometbft.md §2.3).
+ * types/event_bus.go; cometbft/cometbft:rpc/jsonrpc/server/ws_handler.go).
  *
  * A client is one websocket connection (its `WsConnection.id`; CometBFT keys clients by remote
  * `ip:port`, i.e. per connection too). Subscriptions are keyed per client by the query's canonical

@@ -28,7 +28,7 @@
  *
  * Key types: `secp256k1` (address RIPEMD160(SHA256(compressed key)), default HD path
  * m/44'/118'/0'/0/0) and `eth_secp256k1` (address keccak256(uncompressed key)[12:], the Ethereum
- * address, default HD path m/44'/60'/0'/0/0); ../shared/reference/cosmos.md §1.9, §3.1. Signing:
+ * address, default HD path m/44'/60'/0'/0/0); cosmos/cosmos-sdk:proto/cosmos/crypto/secp256k1/keys.proto, cosmos/cosmos-sdk:x/auth/keeper/account.go. Signing:
  * ECDSA over SHA-256 (secp256k1) or Keccak-256 (eth_secp256k1) of the sign bytes, 64-byte r‖s,
  * low-S (§3.3).
  *
@@ -266,7 +266,7 @@ export function keyFromPrivate(privateKey: Uint8Array, algo: KeyAlgo): { pubKey:
 
 /**
  * Signs sign bytes: ECDSA over SHA-256 (secp256k1) or Keccak-256 (eth_secp256k1), low-S, 64-byte
- * r‖s (cosmos.md §3.1, §3.3).
+ * r‖s (cosmos/cosmos-sdk:x/auth/keeper/account.go, cosmos/cosmos-sdk:x/auth/tx/direct.go).
  */
 export function signWith(privateKey: Uint8Array, algo: KeyAlgo, signBytes: Uint8Array): Uint8Array {
   const digest = algo === 'eth_secp256k1' ? keccak_256(signBytes) : sha256(signBytes);

@@ -1,6 +1,6 @@
 /**
  * Mempool errors with CometBFT's exact messages (cometbft: mempool/errors.go,
- * mempool/clist_mempool.go; ../shared/reference/cometbft.md §6). broadcast_tx_sync/async return
+ * mempool/clist_mempool.go). broadcast_tx_sync/async return
  * them as JSON-RPC -32603 with the message as `data`, so the text is part of the interface.
  */
 

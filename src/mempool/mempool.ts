@@ -1,6 +1,6 @@
 /**
  * The mempool, after CometBFT's CListMempool (cometbft: mempool/clist_mempool.go, mempool/cache.go,
- * mempool/mempool.go, mempool/metrics.go; ../shared/reference/cometbft.md §6).
+ * mempool/mempool.go, mempool/metrics.go; cometbft/cometbft:mempool/clist_mempool.go).
  *
  * - Txs are kept in arrival order in one Map (JS Maps iterate in insertion order and delete in
  *   O(1), which is what CometBFT's concurrent list plus txsMap give it).
@@ -37,7 +37,7 @@ export interface MempoolConfig {
   keepInvalidTxsInCache: boolean;
 }
 
-/** CometBFT's defaults (config/config.go DefaultMempoolConfig; cometbft.md §2.5). */
+/** CometBFT's defaults (config/config.go DefaultMempoolConfig). */
 export function defaultMempoolConfig(): MempoolConfig {
   return {
     size: 5000,

@@ -1,12 +1,12 @@
 /**
  * The brand-name registry: every wire name that carries a brand word lives here.
  *
- * The spec (../shared/spec, first paragraph) replaces brand words with neutral ones: `chain` in
+ * The spec (the spec, first paragraph) replaces brand words with neutral ones: `chain` in
  * protobuf packages, type URLs, REST paths and amino names (`chain.auth.v1beta1`,
  * `/chain/auth/v1beta1/...`, `chain-sdk/MsgGrant`), `consensus` in key and event types
  * (`consensus/PubKeyEd25519`, `consensus/event/NewBlock`) and `node` in the event-query key
  * (`node.event`). Unmodified CosmJS, Keplr and explorers speak the upstream names (`cosmos.*`,
- * `tendermint/…`, `tm.event`; ../shared/reference/cometbft.md §4.9), so:
+ * `tendermint/…`, `tm.event`; cometbft/cometbft:crypto/ed25519/ed25519.go), so:
  *
  * - names are **emitted** in the spec spelling by default, or in the upstream spelling when
  *   app.toml `[compat] upstream-names = true` (`createNames({ upstreamNames: true })`);
@@ -44,7 +44,7 @@ export type EventTypeValue = (typeof EVENT_TYPES)[number];
 /**
  * Registered names of event *data* (the `type` of `{"type":…,"value":…}` in a subscription push).
  * They differ from event types: NewRoundStep, Polka, Lock, … all carry `RoundState` data
- * (cometbft.md §2.2).
+ * (cometbft/cometbft:types/events.go).
  */
 export const EVENT_DATA_TYPES = [
   'NewBlock',
@@ -85,7 +85,7 @@ interface Spelling {
   /** Amino name prefixes, most specific first: `chain-sdk/MsgGrant`, `chain/…`. */
   amino: readonly string[];
   /** Proto package of the ABCI `PublicKey` oneof, whose Go type name leaks into
-   * block_results JSON: `{"Sum":{"type":"tendermint.crypto.PublicKey_Ed25519",…}}` (cometbft.md §4.9). */
+   * block_results JSON: `{"Sum":{"type":"tendermint.crypto.PublicKey_Ed25519",…}}` (cometbft/cometbft:crypto/ed25519/ed25519.go). */
   abciCrypto: string;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Batching and sizing constants of the crypto pool, with the costs they are derived from.
  *
- * Costs (anchors.md §0.11 and C4; 2-core x86-64, Node 20; re-measured by bench/crypto.bench.ts):
+ * Costs (paulmillr/noble-secp256k1:README.md; 2-core x86-64, Node 20; re-measured by bench/crypto.bench.ts):
  *   Piscina task overhead      ~17 µs per task when tasks are pipelined, ~32 µs awaited one by one
  *   ed25519 verify             ~80 µs (node:crypto, cached KeyObject)
  *   secp256k1 verify           ~42 µs native (libsecp256k1), ~2,100 µs JS (@noble/secp256k1)

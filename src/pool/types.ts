@@ -15,7 +15,7 @@ export type SigItem =
   | { scheme: 'secp256k1'; pubKey: Uint8Array; digest: Uint8Array; sig: Uint8Array }
   /**
    * secp256k1 over `hash(msg)`, hashed in the worker: sha256 for Cosmos secp256k1 sign bytes,
-   * keccak256 for eth_secp256k1 (cosmos.md §3.3, §"Ethermint"). Saves the main thread the hash.
+   * keccak256 for eth_secp256k1 (cosmos/cosmos-sdk:x/auth/tx/direct.go). Saves the main thread the hash.
    */
   | { scheme: 'secp256k1'; pubKey: Uint8Array; msg: Uint8Array; hash: 'sha256' | 'keccak256'; sig: Uint8Array };
 

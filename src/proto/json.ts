@@ -1,6 +1,6 @@
 /**
  * Protobuf JSON as the Cosmos SDK prints and reads it: gogoproto jsonpb with `OrigName: true,
- * EmitDefaults: true` (cosmos/gogoproto: jsonpb/jsonpb.go; ../shared/reference/cosmos.md §2.3).
+ * EmitDefaults: true` (cosmos/gogoproto: jsonpb/jsonpb.go).
  *
  * @bufbuild/protobuf's toJson with `useProtoFieldName` and `alwaysEmitImplicit` gets close; the
  * differences, each handled here:

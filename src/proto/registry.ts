@@ -5,7 +5,7 @@
  * well-known types is registered. Type names are the spec's (`chain.bank.v1beta1.MsgSend`); the
  * registry also resolves the upstream spelling (`cosmos.bank.v1beta1.MsgSend`) through
  * src/names `parseTypeUrl`, because unmodified CosmJS, Keplr and explorers send `/cosmos.…` type
- * URLs (../shared/reference/cosmos.md §0, §4.2). Wire bytes are identical in both spellings except
+ * URLs (cosmos/cosmos-sdk:types/tx/types.go, cosmos/cosmjs:packages/stargate/src/aminotypes.ts). Wire bytes are identical in both spellings except
  * for the type URL strings themselves.
  *
  * Type URLs are the SDK's form: `/` + full name, no host (cosmos-sdk: codec/types/any.go). Packing

@@ -1,7 +1,7 @@
 /**
  * The kv indexer behind `tx`, `tx_search` and `block_search`
  * (cometbft: state/txindex/kv/kv.go, state/indexer/block/kv/kv.go, rpc/core/tx.go, blocks.go;
- * ../shared/reference/cometbft.md §1.4, §2.4). Key layout: src/store/indexer-keys.ts.
+ * cometbft/cometbft:rpc/core/routes.go, cometbft/cometbft:state/txindex/kv/kv.go). Key layout: src/store/indexer-keys.ts.
  *
  * Writing: `indexBlock` and `indexTxs` run inside the block's write transaction (the block
  * executor's `storage.transactionSync`), so a committed block is always searchable: CometBFT's

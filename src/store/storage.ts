@@ -5,7 +5,7 @@
  * store a block, its commit, the new consensus state, the application state and the indexes in
  * one `transactionSync` (ARCHITECTURE.md, Storage): after a crash either all of them are there or
  * none is. Reads are synchronous and lock-free (lmdb-js reads ~400k gets/s on this machine,
- * ../shared/reference/anchors.md B1).
+ * kriszyp/lmdb-js:README.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * Legacy amino JSON of protobuf messages, as SIGN_MODE_LEGACY_AMINO_JSON signs them
  * (cosmos-sdk: x/tx/signing/aminojson json_marshal.go, encoder.go; legacy x/auth/migrations/legacytx
- * StdSignBytes; ../shared/reference/cosmos.md §3.3).
+ * StdSignBytes; cosmos/cosmos-sdk:x/auth/tx/direct.go).
  *
  * The encoder is driven by the amino annotations in proto/ (amino/amino.proto), read from the
  * generated descriptors, so every message and authorization type we define is covered:
@@ -49,7 +49,7 @@ const UPSTREAM = createNames({ upstreamNames: true });
 
 /**
  * Upstream amino names that the names registry cannot derive from the spec spelling: upstream
- * registers the ML-DSA-65 keys under `cometbft/`, not `tendermint/` (cosmos.md §5).
+ * registers the ML-DSA-65 keys under `cometbft/`, not `tendermint/` (cosmos/cosmos-sdk:crypto/keys/mldsa).
  */
 const UPSTREAM_AMINO_OVERRIDES = new Map<string, string>([
   ['consensus/PubKeyMlDsa65', 'cometbft/PubKeyMlDsa65'],

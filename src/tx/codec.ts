@@ -1,7 +1,7 @@
 /**
  * The protobuf tx codec: TxRaw bytes → body, auth info and signatures, with the Cosmos SDK's
  * decoder checks (cosmos-sdk: x/auth/tx/decoder.go DefaultTxDecoder, x/tx/decode/unknown.go
- * RejectUnknownFields; ../shared/reference/cosmos.md §3.2 "Tx decoding", §3.3).
+ * RejectUnknownFields; cosmos/cosmos-sdk:x/auth/tx/decoder.go, x/auth/tx/direct.go).
  *
  * Order of checks, as upstream; every failure is `<reason>: tx parse error` (sdk code 2):
  * 1. empty bytes are refused (`tx bytes are empty`);

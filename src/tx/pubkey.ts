@@ -1,6 +1,6 @@
 /**
  * Account public keys carried in `Any` (SignerInfo.public_key, BaseAccount.pub_key) and the
- * addresses they hash to (../shared/reference/cosmos.md §1.9, §3.1, §5).
+ * addresses they hash to (cosmos/cosmos-sdk:proto/cosmos/crypto/secp256k1/keys.proto, cosmos/cosmos-sdk:x/auth/keeper/account.go, cosmos/cosmos-sdk:crypto/keys/mldsa).
  *
  * | algo          | type URL (spec; upstream `/cosmos.…` accepted) | key          | address |
  * |---------------|-----------------------------------------------|--------------|---------|

@@ -1,5 +1,5 @@
 /**
- * Sign bytes of the tx sign modes (../shared/reference/cosmos.md §3.3).
+ * Sign bytes of the tx sign modes (cosmos/cosmos-sdk:x/auth/tx/direct.go).
  *
  * - SIGN_MODE_DIRECT: `SignDoc{body_bytes, auth_info_bytes, chain_id, account_number}` in
  *   protobuf, with the exact body and auth-info bytes of the TxRaw (cosmos-sdk: x/tx/signing/direct).

@@ -1,5 +1,5 @@
 /**
- * A fixed-size bit array (cometbft: libs/bits/bit_array.go; reference §4.8).
+ * A fixed-size bit array (cometbft: libs/bits/bit_array.go).
  *
  * Bit i lives in word i>>5 at bit i&31; the uint64 "elems" of the proto form are pairs of those
  * words, so elems()/fromElems() convert losslessly. Bits past `size` are always kept clear

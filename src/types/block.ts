@@ -3,7 +3,7 @@
  *
  * Times are bigint nanoseconds since the Unix epoch; Go's zero time (0001-01-01T00:00:00Z) is
  * ZERO_TIME. Heights are bigint (int64 on the wire), rounds and indexes are numbers (int32).
- * Field numbers and hashing rules: ../shared/reference/cometbft.md §4.
+ * Field numbers and hashing rules: cometbft/cometbft:types/block.go
  */
 
 export type Bytes = Uint8Array;

@@ -1,7 +1,7 @@
 /**
  * Protobuf encoding of the CometBFT types, byte for byte as gogoproto marshals them
  * (cometbft: proto/tendermint/types/{types,block,validator,evidence}.proto, crypto/keys.proto,
- * crypto/proof.proto, version/types.proto; field numbers in ../shared/reference/cometbft.md §4.1).
+ * crypto/proof.proto, version/types.proto; field numbers in cometbft/cometbft:proto/tendermint/types/types.proto).
  *
  * gogoproto rules that matter for byte equality:
  * - proto3 zero scalars and empty bytes/strings are omitted;

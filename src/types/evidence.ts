@@ -2,7 +2,7 @@
  * Duplicate-vote evidence: the type, its proto encoding as a block's `Evidence` item, the checks
  * that need no chain state (ValidateBasic), its `String()` form used in error texts, and the ABCI
  * Misbehavior it becomes (cometbft: types/evidence.go, types/vote.go ValidateBasic,
- * proto/tendermint/types/evidence.proto; reference §4).
+ * proto/tendermint/types/evidence.proto).
  *
  * Wire shape: `Evidence{oneof: 1 duplicate_vote_evidence, 2 light_client_attack_evidence}` and
  * `DuplicateVoteEvidence{1 vote_a, 2 vote_b, 3 total_voting_power, 4 validator_power,

@@ -1,7 +1,7 @@
 /**
  * The hashes a CometBFT header commits to (cometbft: types/block.go Header.Hash, Commit.Hash,
  * Data.Hash; types/tx.go; types/params.go ConsensusParams.Hash; types/results.go;
- * types/evidence.go EvidenceList.Hash; types/validator_set.go Hash; reference §4.3).
+ * types/evidence.go EvidenceList.Hash; types/validator_set.go Hash; cometbft/cometbft:types/block.go).
  */
 import type { Commit, Header } from './block.js';
 import type { ConsensusParams } from './params.js';

@@ -1,7 +1,7 @@
 /**
  * CometBFT JSON renderings of the core types, as the RPC returns them (cometbft libs/json
- * "cmtjson" over types/*.go struct tags; reference §1.5 and §4.5, shapes checked against
- * ../shared/reference/fixtures/cometbft-v038-kvstore.json):
+ * "cmtjson" over types/*.go struct tags; cometbft/cometbft:libs/json/encoder.go, cometbft/cometbft:rpc/core/types/responses.goshapes checked against
+ * test/fixtures/cometbft-v038-kvstore.json):
  * - int64/uint64 are strings, int32/uint32/enums are numbers;
  * - HexBytes/Address are upper-case hex ("" when empty), []byte is base64 (null when empty/nil);
  * - time.Time is RFC3339Nano in UTC with trailing fraction zeros trimmed;

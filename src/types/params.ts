@@ -1,4 +1,4 @@
-/** Consensus params (types/params.go); defaults from ../shared/reference/cometbft.md §4.7. */
+/** Consensus params (types/params.go); defaults from  */
 export interface ConsensusParams {
   block: { maxBytes: bigint; maxGas: bigint };
   evidence: { maxAgeNumBlocks: bigint; maxAgeDuration: bigint; maxBytes: bigint };

@@ -1,5 +1,5 @@
 /**
- * Block part sets (cometbft: types/part_set.go, types/block.go MakePartSet; reference §4.3).
+ * Block part sets (cometbft: types/part_set.go, types/block.go MakePartSet).
  * The proto-encoded block is cut into 65536-byte parts; PartSetHeader.hash is the merkle root
  * over the raw part bytes and each part carries its merkle proof.
  */

@@ -1,6 +1,6 @@
 /**
  * Validators and the validator set with CometBFT's proposer-priority rotation
- * (types/validator_set.go; ../shared/reference/cometbft.md §4.6).
+ * (types/validator_set.go).
  */
 import type { Bytes } from './block.js';
 

@@ -1,6 +1,6 @@
 /**
  * The validator set and proposer rotation, replicating cometbft types/validator_set.go and
- * types/validator.go (reference §4.6) with int64 arithmetic done in BigInt:
+ * types/validator.go (cometbft/cometbft:types/validator_set.go) with int64 arithmetic done in BigInt:
  *
  * - canonical order is voting power descending, then address ascending (bytes.Compare);
  * - IncrementProposerPriority(times): rescale so max-min <= 2*total (Go `/`, truncating), shift

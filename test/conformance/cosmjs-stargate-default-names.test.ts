@@ -1,7 +1,7 @@
 /**
  * CosmJS against a node with the DEFAULT (spec) names: `chain.*` type URLs and REST roots,
  * `consensus/…` key types. CosmJS is unmodified; the test uses only the hooks a CosmJS user has
- * (test/helpers/cosmjs-chain.ts; ../shared/reference/cosmos.md §4.3–4.4): a Comet38Client over a
+ * (test/helpers/cosmjs-chain.ts; cosmos/cosmjs:packages/stargate/src/signingstargateclient.ts): a Comet38Client over a
  * wrapped HttpClient, an accountParser, a Registry of `/chain.*` type URLs (the cosmjs-types
  * encoders registered under them) and AminoTypes with `chain-sdk/MsgSend`.
  *
@@ -59,7 +59,7 @@ t.test('CosmJS with a /chain.* registry against chaind with the default names', 
     const st = (await (await fetch(`${tn.base}/status`)).json()) as { result: { validator_info: { pub_key: { type: string } }; node_info: { version: string } } };
     t.equal(st.result.validator_info.pub_key.type, 'consensus/PubKeyEd25519', 'spec key type on the wire');
     t.match(st.result.node_info.version, /^0\.38\./, 'CosmJS picks Comet38Client from the version');
-    await t.rejects(StargateClient.connect(tn.base), /unknown pubkey type/i, 'CosmJS: cosmos.md §4.1 2');
+    await t.rejects(StargateClient.connect(tn.base), /unknown pubkey type/i, 'CosmJS refuses the renamed pubkey type');
   });
 
   const { comet, counts } = chainComet(tn.base);
@@ -110,7 +110,7 @@ t.test('CosmJS with a /chain.* registry against chaind with the default names', 
     t.equal(decodeTxRaw(tx!.tx).body.messages[0]!.typeUrl, '/chain.bank.v1beta1.MsgSend');
     const found = await reader.searchTx(`message.action='/chain.bank.v1beta1.MsgSend' AND message.sender='${d0!.address}'`);
     t.same(found.map((x) => x.hash), [r.transactionHash], 'indexed under the spec action');
-    // CometBFT 0.38's kv indexer rule (cometbft.md §2.4): conditions must hold within one event, so
+    // CometBFT 0.38's kv indexer rule (cometbft/cometbft:state/txindex/kv/kv.go): conditions must hold within one event, so
     // an AND across the message and transfer events finds nothing, on chaind as on CometBFT.
     t.same(await reader.searchTx(`message.action='/chain.bank.v1beta1.MsgSend' AND transfer.recipient='${recipient}'`), []);
   });

@@ -2,7 +2,7 @@
  * Unmodified CosmJS (@cosmjs/stargate 0.39 SigningStargateClient/StargateClient, @cosmjs/proto-signing
  * DirectSecp256k1HdWallet, @cosmjs/amino Secp256k1HdWallet) against a real in-process node with
  * `[compat] upstream-names = true`: the setting under which CosmJS needs no customisation at all
- * (../shared/reference/cosmos.md §4.4 lists what it would need otherwise). Nothing here rewrites
+ * (cosmos/cosmjs:packages/stargate/src/signingstargateclient.ts lists what it would need otherwise). Nothing here rewrites
  * requests or answers: CosmJS asks `/cosmos.*` abci_query paths, signs `/cosmos.*` type URLs and
  * `cosmos-sdk/*` amino names, parses `/cosmos.auth.v1beta1.BaseAccount`, and polls tx_search.
  *

@@ -5,7 +5,7 @@
  * Buffer serializers, through `makeGenericClientConstructor` clients built from the generated
  * service descriptors and, for the `cosmos.*` alias paths, `client.makeUnaryRequest`.
  *
- * Covered (spec §4.2; ../shared/reference/cosmos.md §2): auth Account/Params/Accounts (key, offset,
+ * Covered (spec §4.2; cosmos/cosmos-sdk:baseapp/grpcrouter.go): auth Account/Params/Accounts (key, offset,
  * count_total, reverse, the key round trip), bank Balance/AllBalances, authz Grants/GranterGrants/
  * GranteeGrants (with the grantee pagination round trip), the status codes and messages upstream
  * returns, the `cosmos.*` service aliases, the `x-cosmos-block-height` request metadata and response

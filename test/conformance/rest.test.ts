@@ -1,6 +1,6 @@
 /**
  * The REST gateway of a real in-process node through plain `fetch`, as a browser, curl or an
- * explorer uses it (spec §4.2; ../shared/reference/cosmos.md §2.3–2.6): the SDK's protobuf JSON
+ * explorer uses it (spec §4.2; cosmos/gogoproto:jsonpb/jsonpb.go): the SDK's protobuf JSON
  * (snake_case, int64 as strings, nulls emitted, Any as `@type`), the `/cosmos/…` path alias,
  * grpc-gateway v1 query parameters for pagination (limit, count_total, reverse, offset, the key
  * round trip with base64 keys), bank balances, authz grant queries, errors as `{code, message,

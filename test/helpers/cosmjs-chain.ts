@@ -1,6 +1,6 @@
 /**
  * What a CosmJS user must customise to talk to a node that emits the spec names (`chain.*`,
- * `consensus/…`), exactly the list of ../shared/reference/cosmos.md §4.4, built only from CosmJS's
+ * `consensus/…`), exactly the list of cosmos/cosmjs:packages/stargate/src/signingstargateclient.ts, built only from CosmJS's
  * own hooks (§4.3): a Comet38Client over a wrapped HttpClient, an accountParser for
  * `/chain.auth.v1beta1.*` accounts, a Registry and AminoTypes with the `/chain.*` type URLs and
  * `chain-sdk/*` amino names. CosmJS itself is not modified. The wrapper counts what it rewrote so

@@ -19,7 +19,7 @@ import { startTestNode, waitHeight, type TestNode } from './inproc.js';
 import { WsClient } from './ws.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-/** Real CometBFT v0.38 kvstore responses, brand words renamed (../shared/reference/fixtures). */
+/** Real CometBFT v0.38 kvstore responses, brand words renamed (test/fixtures/cometbft-v038-kvstore.json). */
 export const FIXTURES = JSON.parse(
   fs.readFileSync(path.join(here, '../../../test/fixtures/cometbft-v038-kvstore.json'), 'utf8'),
 ) as Record<string, any>;
@@ -196,7 +196,7 @@ export async function nodeOk3(t: Test, tn: TestNode, method: string, query: stri
   return { uri: u.body.result, post: p.body.result, ws: w.result, cache: [u.cache, p.cache] };
 }
 /**
- * A method's error over the three transports (cometbft.md §1.2): -32603 `Internal error` with the
+ * A method's error over the three transports (cometbft/cometbft:rpc/jsonrpc/types/types.go): -32603 `Internal error` with the
  * text in `data`, URI HTTP 500, JSON-RPC HTTP 200. With `param` it is a parameter-conversion
  * error: -32602 `Invalid params` over HTTP (data `error converting http|json params to
  * arguments: <text>`), -32603 with the json prefix over the websocket.

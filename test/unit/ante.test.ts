@@ -1,7 +1,7 @@
 /**
  * The signature-checking ante chain (src/app/modules/auth/ante.ts, sigverify.ts) on the real chain
  * app: signed DIRECT and LEGACY_AMINO_JSON txs with secp256k1 and eth_secp256k1 dev keys, the tx
- * events of cosmos.md §3.6, and every ante failure with the SDK's exact codespace, code and log —
+ * events of cosmos/cosmos-sdk:baseapp/baseapp.go, and every ante failure with the SDK's exact codespace, code and log —
  * in CheckTx (the check state is not touched) and in FinalizeBlock (the app hash stays as it was).
  * Signatures go through the crypto pool in one call per block.
  */

@@ -1,7 +1,7 @@
 /**
  * x/auth (src/app/modules/auth): every query of spec §4.2 over abci_query-shaped BaseApp.query with
- * protobuf codecs and the SDK's errors (cosmos.md §1.2, §2.1), the SDK's pagination rules on
- * Accounts (cosmos.md §2.5), MsgUpdateParams by the authority and by others (signed txs), and
+ * protobuf codecs and the SDK's errors (cosmos/cosmos-sdk:proto/cosmos/auth/v1beta1/query.proto, cosmos/cosmos-sdk:baseapp/abci.go), the SDK's pagination rules on
+ * Accounts (cosmos/cosmos-sdk:types/query/pagination.go), MsgUpdateParams by the authority and by others (signed txs), and
  * genesis import (the `chaind init --dev` section as is, sanitising, validation) and export.
  */
 import t from 'tap';
@@ -133,7 +133,7 @@ t.test('Params, Account, AccountInfo, AccountAddressByID, Bech32 queries', async
 
 t.test('module accounts: numbers after the genesis accounts, sorted by name, the SDK addresses', async (t) => {
   const h = await startChain(t);
-  t.equal(addressBytesToString('cosmos', moduleAddress('fee_collector')), 'cosmos17xpfvakm2amg962yls6f84z3kell8c5lserqta', 'cosmos.md §1.9 vector');
+  t.equal(addressBytesToString('cosmos', moduleAddress('fee_collector')), 'cosmos17xpfvakm2amg962yls6f84z3kell8c5lserqta', 'cosmos/cosmos-sdk:proto/cosmos/crypto/secp256k1/keys.proto vector');
   t.equal(addressBytesToString('cosmos', moduleAddress('gov')), 'cosmos10d07y265gmmuvt4z0w9aw880jnsr700j6zn9kn');
   const r = await h.query(`${Q}/ModuleAccounts`, QueryModuleAccountsRequestSchema, {}, QueryModuleAccountsResponseSchema);
   const mods = r.res!.accounts.map((a) => {

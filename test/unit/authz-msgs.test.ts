@@ -3,7 +3,7 @@
  * app with auth and signed txs, test/helpers/chainapp.ts): the spec §3
  * grant lifecycle (grant, overwrite, exec within the grant, exec beyond it refused, revoke,
  * expiry pruned at BeginBlock) and the SDK's errors and events for MsgGrant, MsgExec, MsgRevoke
- * (../shared/reference/cosmos.md §3.5, §3.6).
+ * (cosmos/cosmos-sdk:x/authz/keeper/keeper.go, cosmos/cosmos-sdk:baseapp/baseapp.go).
  */
 import t, { type Test } from 'tap';
 import fs from 'node:fs';

@@ -3,7 +3,7 @@
  * Grants, GranterGrants and GranteeGrants with the SDK's pagination (key and offset modes,
  * count_total, reverse, the default limit), the SDK's errors, and the grantee index checked
  * against a brute-force scan of every grant, including upstream-form next_keys
- * (../shared/reference/cosmos.md §1.7, §2.5, §3.5, §6.1).
+ * (cosmos/cosmos-sdk:proto/cosmos/base/query/v1beta1/pagination.proto, cosmos/cosmos-sdk:types/query/pagination.go, cosmos/cosmos-sdk:x/authz/keeper/keeper.go, cosmos/cosmos-sdk:x/authz/keeper/grpc_query.go).
  */
 import t, { type Test } from 'tap';
 import fs from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * Bit-array vectors from cometbft libs/bits/bit_array_test.go (TestSub, TestPickRandom,
  * TestBytes, TestEmptyFull, TestJSONMarshalUnmarshal, TestAnd, TestOr) and the string forms of
- * reference §4.8 (`BA{4:xx_x}`).
+ * cometbft/cometbft:libs/bits/bit_array.go (`BA{4:xx_x}`).
  */
 import t from 'tap';
 import { BitArray } from '../../src/types/bitarray.js';

@@ -18,7 +18,7 @@ import {
 import { createNames } from '../../src/names/index.js';
 import { defaultConsensusParams } from '../../src/types/params.js';
 
-/** `genesis` of a real CometBFT v0.38 kvstore node (../shared/reference/fixtures/cometbft-v038-kvstore.json). */
+/** `genesis` of a real CometBFT v0.38 kvstore node (test/fixtures/cometbft-v038-kvstore.json). */
 const FIXTURE = {
   app_hash: '',
   app_state: {},

@@ -1,6 +1,6 @@
 /**
  * Consensus events on the bus and over websocket subscriptions (cometbft: consensus/state.go,
- * types/event_bus.go, types/events.go; reference cometbft.md §2.2): the bridge republishes each of
+ * types/event_bus.go, types/events.go): the bridge republishes each of
  * the 11 consensus events once with CometBFT's data shapes, and subscribers get NewRound,
  * NewRoundStep, CompleteProposal and Vote with the registered data names.
  */

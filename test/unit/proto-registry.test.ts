@@ -418,7 +418,7 @@ t.test('HTTP annotations: the spec 4.2 REST paths, /cosmos/ renamed to /chain/',
   t.notOk(msgSvc.methods.some((m) => hasOption(m, http)));
 });
 
-t.test('protobuf JSON: the SDK shapes of cosmos.md §2.3', async (t) => {
+t.test('protobuf JSON: the SDK shapes of cosmos/gogoproto:jsonpb/jsonpb.go', async (t) => {
   const names = createNames({ upstreamNames: true });
   const pub = packAny(Secp.PubKeySchema, create(Secp.PubKeySchema, { key: secpKey }), { upstreamNames: true });
   const acc = create(A.BaseAccountSchema, { address: 'chain1abc', pubKey: pub, accountNumber: 7n, sequence: 3n });

@@ -2,7 +2,7 @@
  * The event query language (src/events/query.ts). Vectors: cometbft libs/pubsub/query/syntax/
  * syntax_test.go (TestParseValid, TestScannerErrors), query_test.go (TestCompiledMatches,
  * TestBigNumbers), and the `subscribe_malformed` response in
- * ../shared/reference/fixtures/cometbft-v038-kvstore.json. Error texts were derived from the
+ * test/fixtures/cometbft-v038-kvstore.json. Error texts were derived from the
  * Go sources (syntax/parser.go, scanner.go, time/format.go), offsets counted in UTF-8 bytes.
  */
 import t from 'tap';

@@ -2,7 +2,7 @@
  * The REST gateway (src/rpc/rest) on uWS at 127.0.0.1:0, called with fetch. Routes come from the
  * `google.api.http` options of the test fixture's services (test/fixtures/proto/chain/fixture/v1/
  * query.proto). Expected behaviour is the Cosmos SDK API server's: grpc-gateway v1.16 with the SDK's
- * JSON marshaler and proto error handler (../shared/reference/cosmos.md §2.3–2.6): path variables
+ * JSON marshaler and proto error handler (cosmos/gogoproto:jsonpb/jsonpb.go): path variables
  * (`*` and `**`), query parameters (dotted pagination fields, proto and JSON names, Go number and
  * base64 rules), POST bodies, additional bindings, the later of two equal patterns winning, the
  * JSON shapes (proto names, emitted defaults, nulls, int64 strings, base64, enum names, Any with

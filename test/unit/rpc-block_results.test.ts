@@ -2,7 +2,7 @@
  * Node RPC `block_results` (cometbft: rpc/core/blocks.go BlockResults,
  * rpc/core/types/responses.go ResultBlockResults): the stored FinalizeBlock response of a height
  * (default: the store height): `txs_results` as jsonpb ExecTxResults, `finalize_block_events`,
- * `validator_updates` (the `Sum`-wrapped ABCI key, cometbft.md §4.9), `consensus_param_updates`
+ * `validator_updates` (the `Sum`-wrapped ABCI key, cometbft/cometbft:crypto/ed25519/ed25519.go), `consensus_param_updates`
  * (proto params, omitempty), `app_hash` base64; empty lists are null. `could not find results for
  * height #H` when none is stored. Cacheable only with a height. Over URI, JSON-RPC and websocket,
  * shapes checked against the `block_results_at_height_10` and `tx_search_with_prove` fixtures.

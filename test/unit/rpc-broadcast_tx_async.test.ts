@@ -1,6 +1,6 @@
 /**
  * Node RPC `broadcast_tx_async` (cometbft: rpc/core/mempool.go BroadcastTxAsync; mempool
- * clist_mempool.go CheckTx; cometbft.md §6): answers after the mempool's local checks with
+ * clist_mempool.go CheckTx; cometbft/cometbft:mempool/clist_mempool.go): answers after the mempool's local checks with
  * `{code:0,data:"",log:"",codespace:"",hash}` without waiting for the app's CheckTx; the local
  * refusals (cache, too large, full) are -32603 with the plain error text. Over URI, JSON-RPC and
  * websocket; shape checked against the `broadcast_tx_async` fixture.

@@ -1,5 +1,5 @@
 /**
- * Node RPC `broadcast_tx_commit` (cometbft: rpc/core/mempool.go BroadcastTxCommit; cometbft.md §6):
+ * Node RPC `broadcast_tx_commit` (cometbft: rpc/core/mempool.go BroadcastTxCommit; cometbft/cometbft:mempool/clist_mempool.go):
  * subscribes to the tx's Tx event, runs CheckTx, and waits for inclusion up to
  * `[rpc] timeout_broadcast_tx_commit`. Results: a failing CheckTx with the default `tx_result`
  * and height "0"; an included tx with its ExecTxResult and height. Errors: `error on

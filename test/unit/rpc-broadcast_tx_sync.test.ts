@@ -1,6 +1,6 @@
 /**
  * Node RPC `broadcast_tx_sync` (cometbft: rpc/core/mempool.go BroadcastTxSync; mempool/errors.go;
- * cometbft.md §6): waits for the app's CheckTx; a failing code is returned in the result (not an
+ * cometbft/cometbft:mempool/clist_mempool.go): waits for the app's CheckTx; a failing code is returned in the result (not an
  * error) with `data` as upper-case HEX and the tx hash; the mempool's own refusals (cache, too
  * large, full) are -32603 with the plain error text. Over URI ("quoted" and 0x forms), JSON-RPC
  * and websocket (base64); shape checked against the `broadcast_tx_sync` fixture.

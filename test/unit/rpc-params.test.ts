@@ -2,7 +2,7 @@
  * Node RPC request and parameter decoding, table-driven: JSON-RPC values (libs/json rules), URI
  * arguments (http_uri_handler.go), request bodies and websocket messages (types.go, Go's scanner
  * error texts), the route table and caching rule. Expected texts are Go's, as CometBFT 0.38 puts
- * them in `error.data` (../shared/reference/cometbft.md §1.2, §1.3).
+ * them in `error.data` (cometbft/cometbft:rpc/jsonrpc/types/types.go, cometbft/cometbft:rpc/jsonrpc/server/http_uri_handler.go).
  */
 import t, { type Test } from 'tap';
 import { goFloatV, goQuote, marshalJson, scanJson } from '../../src/rpc/server/gojson.js';

@@ -1,5 +1,5 @@
 /**
- * Websocket `subscribe` (cometbft: rpc/core/events.go; reference cometbft.md §2.3; spec §4.1, §6)
+ * Websocket `subscribe` (cometbft: rpc/core/events.go; cometbft/cometbft:rpc/jsonrpc/server/ws_handler.go; spec §4.1, §6)
  * on a real in-process node: notification shape against the fixtures `subscribe_newblock_0` and
  * `subscribe_txs_0`, every height in order, both spellings of the event key, limits and their
  * exact errors, refusal over HTTP, slow clients dropped while blocks keep coming, upstream names.

@@ -3,7 +3,7 @@
  * JSON-RPC over websocket, read from one route table. Envelopes, id echo, params, batches and
  * notifications, every error case with its HTTP status, headers (X-Server-Time, Cache-Control,
  * CORS), body/header/connection limits, websocket pushes and back-pressure. Expected behaviour is
- * CometBFT 0.38's (../shared/reference/cometbft.md §1, §2.3).
+ * CometBFT 0.38's (cometbft/cometbft:rpc/jsonrpc/server/http_server.go, cometbft/cometbft:rpc/jsonrpc/server/ws_handler.go).
  */
 import crypto from 'node:crypto';
 import net from 'node:net';

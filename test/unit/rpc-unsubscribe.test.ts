@@ -1,6 +1,6 @@
 /**
  * Websocket `unsubscribe` (cometbft: rpc/core/events.go Unsubscribe, libs/pubsub Unsubscribe;
- * reference cometbft.md §2.3): matched on the canonical query (either spelling of the event key),
+ * cometbft/cometbft:rpc/jsonrpc/server/ws_handler.go): matched on the canonical query (either spelling of the event key),
  * `subscription not found`, parse errors, other subscriptions untouched, refused over HTTP, and
  * every subscription of a connection removed when it closes.
  */

@@ -1,6 +1,6 @@
 /**
  * Websocket `unsubscribe_all` (cometbft: rpc/core/events.go UnsubscribeAll, libs/pubsub
- * UnsubscribeAll; reference cometbft.md §2.3): every query of the calling client ends, other
+ * UnsubscribeAll; cometbft/cometbft:rpc/jsonrpc/server/ws_handler.go): every query of the calling client ends, other
  * clients are untouched, `subscription not found` when there is nothing to remove, the client
  * slot is freed, and the method is refused over HTTP.
  */

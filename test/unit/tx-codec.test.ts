@@ -35,7 +35,7 @@ const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const fromHex = (h: string): Uint8Array => Uint8Array.from(Buffer.from(h, 'hex'));
 const b32 = (prefix: string, b: Uint8Array): string => bech32.encode(prefix, bech32.toWords(b));
 
-/** Compressed public key of private key 1 (the generator G; cosmos.md §1.9 vectors). */
+/** Compressed public key of private key 1 (the generator G; cosmos/cosmos-sdk:proto/cosmos/crypto/secp256k1/keys.proto vectors). */
 const G = fromHex('0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798');
 /** Compressed public key of private key 2 (2G). */
 const G2 = fromHex('02c6047f9441ed7d6d3045406e95c07cd85c778e4b8cef3ca7abac09b95c709ee5');
@@ -207,7 +207,7 @@ t.test('message signers from (chain.msg.v1.signer)', async (t) => {
   t.throws(() => msgSignerStrings(create(LegacyAminoPubKeySchema)), /no chain\.msg\.v1\.signer/);
 });
 
-t.test('pubkeys and addresses (cosmos.md §1.9 vectors)', async (t) => {
+t.test('pubkeys and addresses (cosmos/cosmos-sdk:proto/cosmos/crypto/secp256k1/keys.proto vectors)', async (t) => {
   const up = { upstreamNames: true };
   // secp256k1
   const secp = decodePubKey(encodePubKey({ algo: 'secp256k1', key: G }, up));

@@ -39,7 +39,7 @@ const UPSTREAM_JSON =
 const UPSTREAM_BINARY =
   'KCgWqQpvqKNhmgotY29zbW9zMXRzeno3cDJ6Z2Q3dnZrYWh5ZnJlNHduNXh5dTgwcnB0ZzZ2OWg1Ei1jb3Ntb3MxdHN6ejdwMnpnZDd2dmthaHlmcmU0d241eHl1ODBycHRnNnY5aDUaCwoFc3Rha2USAjEwEhEKCwoFc3Rha2USAjEwEMCaDCIGZm9vYmFy';
 
-// Compressed secp256k1 point of private key 1 (cosmos.md §1.9) and a 64-byte r‖s.
+// Compressed secp256k1 point of private key 1 (cosmos/cosmos-sdk:proto/cosmos/crypto/secp256k1/keys.proto) and a 64-byte r‖s.
 const SECP_PUB = Buffer.from('0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798', 'hex');
 const SIG = Buffer.alloc(64, 7);
 const ED_PUB = Buffer.alloc(32, 0x11);

@@ -2,7 +2,7 @@
  * The query router: one table of unary handlers, keyed by gRPC method, that the gRPC server, the
  * REST gateway and the node RPC's `abci_query` all call, so each query is written once
  * (cosmos-sdk: baseapp/grpcrouter.go GRPCQueryRouter, whose routes both the gRPC server and
- * `abci_query` reach; ../shared/reference/cosmos.md §2.1).
+ * `abci_query` reach; cosmos/cosmos-sdk:baseapp/abci.go).
  *
  * - Services are registered with their @bufbuild/protobuf descriptors; handlers take and return
  *   messages. Nothing here knows a module.
@@ -357,7 +357,7 @@ export function decodeRequest(input: DescMessage, data: Uint8Array): Message {
   }
 }
 
-/** gRPCErrorToSDKError (cosmos-sdk baseapp/abci.go; cosmos.md §2.1). */
+/** gRPCErrorToSDKError (cosmos-sdk baseapp/abci.go). */
 export function queryError(e: unknown): AbciError {
   if (e instanceof GrpcStatusError) return grpcErrorToAbci(e);
   // A registered SDK error carries gRPC Unknown, which maps to 6; its text is Go's Error() order.

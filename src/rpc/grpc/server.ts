@@ -1,6 +1,6 @@
 /**
  * The gRPC server: unary calls over cleartext HTTP/2 (h2c) on node:http2 — the one server of the
- * node that is not uWebSockets.js, which has no HTTP/2 (../shared/design/ARCHITECTURE.md, ports).
+ * node that is not uWebSockets.js, which has no HTTP/2 (docs/ARCHITECTURE.md, ports).
  * It serves the QueryRouter's services and server reflection (reflection.ts).
  *
  * Wire behaviour, as grpc-go's server answers (internal/transport/http2_server.go, server.go;
@@ -19,7 +19,7 @@
  *   DeadlineExceeded `context deadline exceeded`; a client RST aborts the signal too;
  * - compressed requests are accepted in gzip and deflate; responses are never compressed.
  *
- * Heights (cosmos-sdk baseapp/grpcserver.go; ../shared/reference/cosmos.md §2.2): the request's
+ * Heights (cosmos-sdk baseapp/grpcserver.go): the request's
  * `x-cosmos-block-height` goes to the router; the served height returns in the response header of
  * the same name, on errors too (upstream's interceptor sets it before calling the handler).
  *

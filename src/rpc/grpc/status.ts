@@ -6,8 +6,8 @@
  * Sources: grpc/grpc PROTOCOL-HTTP2.md (Status-Message, Timeout), grpc-go status.FromError
  * (a non-status error is Unknown with err.Error() as message), cosmossdk.io/errors
  * wrappedError.GRPCStatus (root-first message of wrapped SDK errors, code Unknown for errors
- * registered without a gRPC code; ../shared/reference/cosmos.md §2.6) and cosmos-sdk
- * baseapp/grpcserver.go (the height header; cosmos.md §2.2).
+ * registered without a gRPC code; grpc-ecosystem/grpc-gateway:runtime/errors.go) and cosmos-sdk
+ * baseapp/grpcserver.go (the height header).
  */
 import { AbciError, GrpcCode, GrpcStatusError, sdkErrors } from '../../app/errors.js';
 

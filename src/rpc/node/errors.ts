@@ -1,6 +1,6 @@
 /**
  * JSON-RPC error codes, error classes and response envelopes of the node RPC, as CometBFT 0.38
- * writes them (cometbft: rpc/jsonrpc/types/types.go; ../shared/reference/cometbft.md §1.2).
+ * writes them (cometbft: rpc/jsonrpc/types/types.go).
  *
  * Envelopes are built as strings: `{"jsonrpc":"2.0","id":…,"result":…}` or `…,"error":{…}}`,
  * compact, with `id` omitted when it is unknown (parse errors, batch-size errors) and `data`

@@ -7,7 +7,7 @@
  *   must be JSON strings, `[]byte` is base64, `HexBytes` is hex without 0x).
  * - URI params (http_uri_handler.go httpParamsToArgs: bare integers, 0x-hex, "quoted" strings,
  *   JSON arrays).
- * See ../shared/reference/cometbft.md §1.2 and §1.3.
+ * See cometbft/cometbft:rpc/jsonrpc/types/types.go, cometbft/cometbft:rpc/jsonrpc/server/http_uri_handler.go
  *
  * Errors are Go's error texts so that `error.data` matches CometBFT byte for byte in the common
  * cases; the one known difference is that raw JSON is re-serialised from the parsed value (so

@@ -1,6 +1,6 @@
 /**
  * The node RPC server on uWebSockets.js, compatible with CometBFT 0.38's (rpc/jsonrpc/server/*,
- * node/node.go startRPC; ../shared/reference/cometbft.md §1 and §2.3). Three transports read one
+ * node/node.go startRPC; cometbft/cometbft:rpc/jsonrpc/server/http_server.go, cometbft/cometbft:rpc/jsonrpc/server/ws_handler.go). Three transports read one
  * route table (routes.ts):
  * - URI: `GET|POST /<method>?name=value` (http_uri_handler.go), id -1;
  * - JSON-RPC over HTTP: any method on `/` with a JSON body, single or batch (http_json_handler.go);
@@ -23,7 +23,7 @@
  * 5. The mux: `/websocket`, `/<method>` for each route, `/` for JSON-RPC; anything else is Go's
  *    plain-text `404 page not found`.
  *
- * Status codes (reference §1.2): JSON-RPC over HTTP answers 200 for every per-request error,
+ * Status codes (cometbft/cometbft:rpc/jsonrpc/types/types.go): JSON-RPC over HTTP answers 200 for every per-request error,
  * 500 for a parse error, 400 for an unreadable body. URI answers 500 for bad params (-32602) and
  * method errors (-32603), 404 with a JSON -32601 body for websocket-only methods. Unsafe methods
  * are absent unless `[rpc] unsafe = true` (plain 404 over URI, -32601 over JSON-RPC).

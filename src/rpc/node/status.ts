@@ -1,6 +1,6 @@
 /**
  * The `status` and `health` results (rpc/core/status.go, health.go in CometBFT 0.38).
- * Shapes: ../shared/reference/cometbft.md §1.5 and the `status` fixture.
+ * Shapes: cometbft/cometbft:libs/json/encoder.go and the `status` fixture.
  */
 import type { State } from '../../state/state.js';
 import type { BlockStore } from '../../store/blockstore.js';

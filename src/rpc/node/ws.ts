@@ -7,9 +7,9 @@
  *
  * Back-pressure. CometBFT queues up to `experimental_websocket_write_buffer_size` (200) messages
  * per connection and silently drops events that do not fit (or cancels the subscription with
- * `experimental_close_on_slow_client`; reference §2.3). uWS buffers unsent bytes itself and reports
+ * `experimental_close_on_slow_client`; cometbft/cometbft:rpc/jsonrpc/server/ws_handler.go). uWS buffers unsent bytes itself and reports
  * them through `send()`'s return code (1 sent, 0 buffered, 2 dropped) and `getBufferedAmount()`
- * (anchors.md §B4), so the bounds here are in bytes:
+ * (uNetworking/uWebSockets.js:index.d.ts), so the bounds here are in bytes:
  * - a push (event) is skipped, and reported `dropped`, while more than `pushHighWaterBytes` wait to
  *   be written; the caller applies its subscription policy (silent drop, or cancel with
  *   `experimental_close_on_slow_client`);

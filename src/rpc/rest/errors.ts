@@ -2,7 +2,7 @@
  * REST error answers, as grpc-gateway v1's DefaultHTTPProtoErrorHandler writes them (the handler
  * the Cosmos SDK's API server installs): the google.rpc.Status marshalled with the SDK's JSON
  * marshaler, `{"code": <gRPC code>, "message": "<status message>", "details": []}`, with the HTTP
- * status of runtime.HTTPStatusFromCode (../shared/reference/cosmos.md §2.6).
+ * status of runtime.HTTPStatusFromCode (grpc-ecosystem/grpc-gateway:runtime/errors.go).
  */
 import { GrpcCode } from '../../app/errors.js';
 import type { Status } from '../grpc/status.js';

@@ -2,7 +2,7 @@
  * The REST gateway on uWebSockets.js: HTTP/1.1 JSON over the QueryRouter's services, with the
  * routes generated from each method's `google.api.http` option, behaving as the Cosmos SDK's API
  * server does — a grpc-gateway v1.16 ServeMux with the SDK's JSON marshaler, proto error handler
- * and header matcher (cosmos-sdk server/api/server.go; ../shared/reference/cosmos.md §2).
+ * and header matcher (cosmos-sdk server/api/server.go; cosmos/cosmos-sdk:baseapp/grpcrouter.go).
  *
  * Layers, outermost first:
  * 1. `[api] max-open-connections`: in-flight requests beyond it get 503 (upstream's limit

@@ -1,7 +1,7 @@
 /**
  * The Cosmos SDK's protobuf JSON: gogoproto jsonpb with `OrigName: true, EmitDefaults: true`
  * (cosmos/gogoproto jsonpb/jsonpb.go, as the SDK's grpc-gateway marshaler configures it;
- * ../shared/reference/cosmos.md §2.3):
+ * cosmos/gogoproto:jsonpb/jsonpb.go):
  * - proto field names (`account_number`), in declaration order;
  * - defaults emitted: `0` numbers as `"0"`/`0`, `""`, `false`, `[]` for empty lists, `{}` for
  *   empty maps; an unset message field is `null`, and so is empty (nil in Go) `bytes`;

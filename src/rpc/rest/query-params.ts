@@ -1,7 +1,7 @@
 /**
  * Request fields from URL query parameters and path variables, as grpc-gateway v1 fills them
  * (runtime/query.go PopulateQueryParameters / PopulateFieldFromPath, runtime/convert.go;
- * ../shared/reference/cosmos.md §2.4):
+ * grpc-ecosystem/grpc-gateway:runtime/query.go):
  * - a key is a dotted field path (`pagination.limit`); each part is a proto name or a JSON name;
  *   `key[k]=v` sets map entry k of field `key`;
  * - a key whose path does not name a field is ignored; a key on a field that the path or the body

@@ -6,7 +6,7 @@
  * Why emulate Go at all: clients and tests compare CometBFT's `error.data` strings, and CometBFT
  * builds them from Go's own error texts (`error unmarshaling request: invalid character 'x' …`).
  * The texts below follow Go 1.22's encoding/json/scanner.go, strconv/quote.go and fmt; the code is
- * written here from that behaviour. See ../shared/reference/cometbft.md §1.2.
+ * written here from that behaviour. See cometbft/cometbft:rpc/jsonrpc/types/types.go
  */
 
 /** Go's scanner caps nesting at 10000 (encoding/json/scanner.go maxNestingDepth). */

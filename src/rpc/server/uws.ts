@@ -1,6 +1,6 @@
 /**
  * A thin adapter over uWebSockets.js (the Truffle build, the one that loads on Debian 12's glibc:
- * ../shared/reference/anchors.md §0.1). Every server of the node goes through here, so swapping the
+ * npm @trufflesuite/uws-js-unofficial). Every server of the node goes through here, so swapping the
  * transport stays a one-file change.
  *
  * Hygiene, as uWS requires (STYLE.md item 10): an abort handler on every response not answered at

@@ -1,7 +1,7 @@
 /**
  * TxEncodeAmino / TxDecodeAmino: amino JSON ↔ go-amino binary of a legacy `StdTx`
  * (cosmos-sdk: x/auth/tx/service.go, which runs LegacyAmino.UnmarshalJSON then Marshal, and
- * Unmarshal then MarshalJSON, over x/auth/migrations/legacytx StdTx; ../shared/reference/cosmos.md §1.10).
+ * Unmarshal then MarshalJSON, over x/auth/migrations/legacytx StdTx; cosmos/cosmos-sdk:proto/cosmos/tx/v1beta1/service.proto).
  *
  * This is a small go-amino model written for the types chaind has, not a general codec:
  *

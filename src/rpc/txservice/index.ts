@@ -2,7 +2,7 @@
  * `chain.tx.v1beta1.Service` (the SDK's `cosmos.tx.v1beta1.Service`, renamed): Simulate, GetTx,
  * BroadcastTx, GetTxsEvent, GetBlockWithTxs, TxDecode, TxEncode, TxEncodeAmino, TxDecodeAmino,
  * answering as cosmos-sdk x/auth/tx/service.go (v0.50 and later) does, with the node's parts in
- * place of the SDK's in-process CometBFT client (../shared/reference/cosmos.md §1.10, §1.11, §2).
+ * place of the SDK's in-process CometBFT client (cosmos/cosmos-sdk:proto/cosmos/tx/v1beta1/service.proto, cosmos/cosmos-sdk:proto/cosmos/base/abci/v1beta1/abci.proto, cosmos/cosmos-sdk:baseapp/grpcrouter.go).
  *
  * Registration (the lead wires it on the node's QueryRouter):
  *
@@ -29,7 +29,7 @@
  *   mode, mempool refusals CheckCometError does not turn into a TxResponse.
  *
  * Version notes: the Simulate failure text is main's (v0.50 wrote `<err> with gas used: 'U'`);
- * an empty GetTxsEvent query is InvalidArgument as cosmos.md §1.10 records (in v0.50 the empty
+ * an empty GetTxsEvent query is InvalidArgument as cosmos/cosmos-sdk:proto/cosmos/tx/v1beta1/service.proto records (in v0.50 the empty
  * check sits in QueryTxsByEvents and surfaces as Internal).
  *
  * Deliberate differences, each small:

@@ -1,7 +1,7 @@
 /**
  * TxResponse as the Cosmos SDK builds it (cosmos-sdk: types/result.go NewResponseResultTx,
  * NewResponseFormatBroadcastTx, ParseABCILogs; x/auth/tx/query.go mkTxResult;
- * ../shared/reference/cosmos.md §1.11):
+ * cosmos/cosmos-sdk:proto/cosmos/base/abci/v1beta1/abci.proto):
  *
  * - an indexed tx (GetTx, GetTxsEvent): height, `txhash` upper hex, codespace, code, `data` as
  *   upper hex of the FinalizeBlock result's data (the TxMsgData bytes), `raw_log`, `logs` parsed

@@ -1,6 +1,6 @@
 /**
  * The signature-checking ante chain of a signed (protobuf) tx, in the SDK's order
- * (cosmos-sdk: x/auth/ante/ante.go NewAnteHandler; ../shared/reference/cosmos.md §3.2):
+ * (cosmos-sdk: x/auth/ante/ante.go NewAnteHandler):
  *
  *  1. SetUpContext        the gas meter (BaseApp installs it; the block max-gas check here) — setup.go
  *  2. ExtensionOptions    any extension option is refused (code 31) — ext.go

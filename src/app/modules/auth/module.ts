@@ -1,14 +1,14 @@
 /**
  * The auth module: genesis, MsgUpdateParams and the Query service of spec §4.2, with the SDK's
  * errors (cosmos-sdk: x/auth/module.go, x/auth/keeper/msg_server.go, x/auth/keeper/grpc_query.go;
- * ../shared/reference/cosmos.md §1.2, §1.3, §2.5). Queries are protobuf-coded (src/app/proto-route.ts).
+ * cosmos/cosmos-sdk:proto/cosmos/auth/v1beta1/query.proto, cosmos/cosmos-sdk:x/auth/types/params.go, cosmos/cosmos-sdk:types/query/pagination.go). Queries are protobuf-coded (src/app/proto-route.ts).
  *
  * Query errors, as upstream:
  * - gRPC statuses the handlers return themselves: InvalidArgument (`Address cannot be empty`,
  *   `module name is empty`, …), NotFound (`account <addr> not found`, …);
  * - the address codec's errors pass through as they are: a registered SDK error (wrong HRP is
  *   `…: internal logic error`, an empty payload `…: unknown address`) or a plain one (empty string,
- *   bad bech32); abci_query maps the first to code 6 and the second to code 18 (cosmos.md §2.1).
+ *   bad bech32); abci_query maps the first to code 6 and the second to code 18 (cosmos/cosmos-sdk:baseapp/abci.go).
  */
 import { create, fromBinary, isMessage, toBinary } from '@bufbuild/protobuf';
 import { bech32 } from '@scure/base';

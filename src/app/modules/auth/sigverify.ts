@@ -2,7 +2,7 @@
  * Signature data, sign bytes and signature verification of txs (cosmos-sdk: x/auth/tx/sigs.go
  * ModeInfoAndSigToSignatureData, x/auth/signing/verify.go VerifySignature,
  * crypto/keys/multisig/multisig.go VerifyMultisignature, types/tx/signing/signature_data.go;
- * ../shared/reference/cosmos.md §3.3), and the pre-verification stage that runs every signature
+ * cosmos/cosmos-sdk:x/auth/tx/direct.go), and the pre-verification stage that runs every signature
  * of a tx (CheckTx) or of a whole block (FinalizeBlock) through the worker pool in one call before
  * the synchronous ante chain runs.
  *

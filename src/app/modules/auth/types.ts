@@ -2,7 +2,7 @@
  * x/auth types: params with the SDK 0.55 defaults and their validation, the account shape the
  * keeper works with, the error x/auth borrows from x/gov, and the names the module registers
  * (cosmos-sdk: x/auth/types/params.go, x/auth/types/account.go, x/gov/types/errors.go;
- * ../shared/reference/cosmos.md §1.1–1.3).
+ * cosmos/cosmos-sdk:proto/cosmos/auth/v1beta1/auth.proto).
  */
 import { create } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
@@ -26,7 +26,7 @@ export type ModulePermissionName = 'minter' | 'burner' | 'staking';
 
 /**
  * x/auth/types/params.go defaults. sig_verify_cost_mldsa65 = 750: ML-DSA-65 verifies in about 0.8×
- * the time of secp256k1 (95.5 µs against 120 µs), so 0.8 × 1000 (cosmos.md §1.1).
+ * the time of secp256k1 (95.5 µs against 120 µs), so 0.8 × 1000 (cosmos/cosmos-sdk:proto/cosmos/auth/v1beta1/auth.proto).
  */
 export const DEFAULT_MAX_MEMO_CHARACTERS = 256n;
 export const DEFAULT_TX_SIG_LIMIT = 7n;

@@ -1,8 +1,8 @@
 /**
- * The three Authorization implementations a grant may hold (../shared/spec §2.4: Generic, Send,
+ * The three Authorization implementations a grant may hold (the spec §2.4: Generic, Send,
  * Stake): decoding from an Any, MsgTypeURL, ValidateBasic and Accept (cosmos-sdk:
  * x/authz/generic_authorization.go, x/bank/types/send_authorization.go,
- * x/staking/types/authz.go; ../shared/reference/cosmos.md §3.5 "Accept rules").
+ * x/staking/types/authz.go; cosmos/cosmos-sdk:x/authz/keeper/keeper.go "Accept rules").
  *
  * Authorizations are kept as their generated protobuf messages; type URLs inside them (the
  * GenericAuthorization `msg`) are stored in the canonical `/chain.…` spelling, so a grant made

@@ -1,6 +1,5 @@
 /**
- * x/authz errors, codespace `authz` (cosmos-sdk: x/authz/errors.go; ../shared/reference/cosmos.md
- * §3.4). Codes 8, 10 and 11 are not registered upstream on the 0.50–0.55 line either.
+ * x/authz errors, codespace `authz` (cosmos/cosmos-sdk:x/authz/errors.go). Codes 8, 10 and 11 are not registered upstream on the 0.50–0.55 line either.
  */
 import { registerError } from '../../errors.js';
 

@@ -1,6 +1,6 @@
 /**
  * The authz keeper: grants, the expiry queue, the grantee index, Exec dispatch and pruning
- * (cosmos-sdk: x/authz/keeper/keeper.go, keys.go, genesis.go; ../shared/reference/cosmos.md §3.5).
+ * (cosmos-sdk: x/authz/keeper/keeper.go, keys.go, genesis.go).
  * Every method reads and writes through the context's store, so it obeys the tx's cache branch and
  * gas meter.
  *

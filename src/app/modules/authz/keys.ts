@@ -1,6 +1,6 @@
 /**
  * The authz store layout, relative to the module's store prefix (cosmos-sdk: x/authz/keeper/keys.go;
- * ../shared/reference/cosmos.md §3.5):
+ * cosmos/cosmos-sdk:x/authz/keeper/keeper.go):
  *
  *   0x01 | len(granter) | granter | len(grantee) | grantee | msgTypeUrl  → Grant (protobuf)
  *   0x02 | FormatTimeBytes(expiration) | len(granter) | granter | len(grantee) | grantee
@@ -8,7 +8,7 @@
  *   0x03 | len(grantee) | grantee | len(granter) | granter | msgTypeUrl  → 0x00
  *
  * 0x01 and 0x02 are the SDK's. 0x03 is chaind's grantee index: upstream answers GranteeGrants by
- * scanning every grant (cosmos.md §6.1, cosmos-sdk #10943); the index makes it a prefix range. The
+ * scanning every grant (cosmos/cosmos-sdk:x/authz/keeper/grpc_query.go, cosmos-sdk #10943); the index makes it a prefix range. The
  * SDK has no 0x03 key on the 0.50–0.55 line.
  *
  * Type URLs in keys are the canonical (`/chain.…`) spelling, whatever spelling a client sent.

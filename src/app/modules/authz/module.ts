@@ -1,7 +1,7 @@
 /**
  * The authz module: MsgGrant, MsgExec and MsgRevoke, the Query service, genesis and the
  * BeginBlock pruning of expired grants (cosmos-sdk: x/authz/module/module.go, abci.go,
- * x/authz/keeper/msg_server.go; ../shared/reference/cosmos.md §1.4, §3.5, §3.6; spec §3 grant
+ * x/authz/keeper/msg_server.go; cosmos/cosmos-sdk:proto/cosmos/authz/v1beta1/authz.proto, cosmos/cosmos-sdk:x/authz/keeper/keeper.go, cosmos/cosmos-sdk:baseapp/baseapp.go; spec §3 grant
  * lifecycle, §4.2, §4.3).
  *
  * MsgExec runs its inner messages through the app's own message routes. The module finds them

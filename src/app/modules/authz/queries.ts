@@ -1,6 +1,5 @@
 /**
- * The authz Query service (cosmos-sdk: x/authz/keeper/grpc_query.go; ../shared/reference/cosmos.md
- * §1.4, §2.5, §3.5 "Queries"): Grants, GranterGrants, GranteeGrants over committed state, with the
+ * The authz Query service (cosmos/cosmos-sdk:x/authz/keeper/grpc_query.go): Grants, GranterGrants, GranteeGrants over committed state, with the
  * SDK's pagination (src/app/pagination.ts). Expired grants that are not pruned yet are returned,
  * as upstream returns them.
  *

@@ -1,6 +1,6 @@
 /**
  * x/bank messages, params, metadata and genesis as plain objects (cosmos-sdk:
- * proto/cosmos/bank/v1beta1/{bank,tx,genesis}.proto; ../shared/reference/cosmos.md §1.5). JSON
+ * proto/cosmos/bank/v1beta1/{bank,tx,genesis}.proto; cosmos/cosmos-sdk:proto/cosmos/bank/v1beta1/bank.proto). JSON
  * forms use the proto field names, as the SDK's genesis and REST JSON do.
  */
 import { fromBinary } from '@bufbuild/protobuf';

@@ -3,7 +3,7 @@
  * - heights: rpc/core/env.go getHeight and latestUncommittedHeight, rpc/core/blocks.go
  *   filterMinMax (`blockchain`);
  * - pages: rpc/core/env.go validatePage / validatePerPage / validateSkipCount
- *   (../shared/reference/cometbft.md §1.4).
+ *   (cometbft/cometbft:rpc/core/routes.go).
  *
  * Arguments arrive as bigint (the transports decode Go's int64/int into bigint), so errors quote
  * the exact number the client sent, even beyond 2^53.

@@ -2,7 +2,7 @@
  * JSON renderings the chain read methods need beyond src/types/json.ts: the ABCI results of
  * `block_results`, `tx` and `tx_search`, and the tx Merkle proof
  * (cometbft: abci/types/types.go, rpc/core/types/responses.go, types/tx.go;
- * ../shared/reference/cometbft.md §1.5, §4.9).
+ * cometbft/cometbft:libs/json/encoder.go, cometbft/cometbft:crypto/ed25519/ed25519.go).
  *
  * Two encoders meet here, as in CometBFT:
  * - gogo jsonpb (EmitDefaults, EnumsAsInts) for ExecTxResult and EventAttribute: every field is
@@ -54,7 +54,7 @@ export function abciEventJSON(e: AbciEvent) {
 
 /**
  * abci.ValidatorUpdate through cmtjson: the proto PublicKey's oneof has no json tag, so it shows
- * as `Sum`, wrapped with its registered Go type name (names.abciPubKeySumType, reference §4.9):
+ * as `Sum`, wrapped with its registered Go type name (names.abciPubKeySumType, cometbft/cometbft:crypto/ed25519/ed25519.go):
  * `{"pub_key":{"Sum":{"type":"…PublicKey_Ed25519","value":{"ed25519":b64}}},"power":"n"}`.
  */
 export function validatorUpdateJSON(u: ValidatorUpdate, names: Names) {

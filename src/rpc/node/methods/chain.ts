@@ -6,8 +6,7 @@
  * Behaviour, parameters, error texts and cacheability follow CometBFT 0.38: rpc/core/blocks.go,
  * consensus.go (validators, consensus_params), net.go (genesis, genesis_chunked), tx.go,
  * env.go (heights and pages), routes.go (parameter names and Cacheable flags);
- * result shapes from rpc/core/types/responses.go (../shared/reference/cometbft.md §1.4, §1.5,
- * §4.5; fixtures in ../shared/reference/fixtures/cometbft-v038-kvstore.json).
+ * result shapes from rpc/core/types/responses.go (cometbft/cometbft:rpc/core/routes.go, libs/json/encoder.go; fixtures in test/fixtures/cometbft-v038-kvstore.json).
  */
 import { genesisToJson } from '../../../config/genesis.js';
 import { merkleProofs } from '../../../crypto/merkle.js';

@@ -1,7 +1,6 @@
 /**
  * JSON of event data pushed to subscribers: `{"type": <registered name>, "value": …}` as cmtjson
- * renders CometBFT 0.38's EventData* types (cometbft: types/events.go; reference cometbft.md
- * §1.5, §2.2; shapes checked against fixtures `subscribe_newblock_0` and `subscribe_txs_0`).
+ * renders CometBFT 0.38's EventData* types (cometbft/cometbft:types/events.go, libs/json; shapes checked against fixtures `subscribe_newblock_0` and `subscribe_txs_0`).
  *
  * Two encodings of ABCI results meet here, and which one applies depends on how Go reaches the
  * value (cmtjson uses a type's MarshalJSON only when it can take the value's address):

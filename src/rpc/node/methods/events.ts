@@ -1,6 +1,6 @@
 /**
  * Node RPC methods: subscribe, unsubscribe, unsubscribe_all (cometbft: rpc/core/events.go;
- * reference cometbft.md §2.3). Websocket only: over HTTP JSON-RPC they are -32601 and over URI a
+ * cometbft/cometbft:rpc/jsonrpc/server/ws_handler.go). Websocket only: over HTTP JSON-RPC they are -32601 and over URI a
  * 404 with a -32601 body, which the route table's `wsOnly` flag gives (src/rpc/node/server.ts).
  *
  * Each matching event is pushed as a success response carrying the subscribe request's id:

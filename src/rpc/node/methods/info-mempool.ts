@@ -1,6 +1,6 @@
 /**
  * Mempool and transaction methods of the node RPC (cometbft: rpc/core/mempool.go, rpc/core/dev.go;
- * ../shared/reference/cometbft.md §1.4 and §6): broadcast_tx_async, broadcast_tx_sync,
+ * cometbft/cometbft:rpc/core/routes.go, cometbft/cometbft:mempool/clist_mempool.go): broadcast_tx_async, broadcast_tx_sync,
  * broadcast_tx_commit, unconfirmed_txs, num_unconfirmed_txs, check_tx, unsafe_flush_mempool.
  *
  * Errors the mempool refuses a tx with (full, still rechecking, too large, pre-check, in cache,

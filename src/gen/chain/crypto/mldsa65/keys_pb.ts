@@ -1,4 +1,4 @@
-// ML-DSA-65 keys (cosmos.crypto.mldsa65 renamed; SDK 0.55, cosmos.md §5). Address:
+// ML-DSA-65 keys (cosmos.crypto.mldsa65 renamed; SDK 0.55, cosmos/cosmos-sdk:crypto/keys/mldsa). Address:
 // SHA256(key)[:20]. Upstream's amino names are `cometbft/PubKeyMlDsa65` and
 // `cometbft/PrivKeyMlDsa65`; the spec renames the key-type brand word to `consensus`.
 
