@@ -468,7 +468,9 @@ t.test('(d) a byzantine validator double-votes: honest nodes commit one chain an
 });
 
 t.test('(e) a single validator commits one block per timeout_commit', async (t) => {
-  const TIMEOUT_COMMIT = 100;
+  // 300 ms, so that the upper check below leaves a timer-delay margin of a whole timeout: with
+  // 100 ms and a 60 ms margin this flaked whenever the other test file of the suite loaded the CPU.
+  const TIMEOUT_COMMIT = 300;
   const net = makeNet({ n: 1, config: { timeoutCommit: TIMEOUT_COMMIT, skipTimeoutCommit: false } });
   t.teardown(net.stop);
   await net.start();
@@ -476,17 +478,24 @@ t.test('(e) a single validator commits one block per timeout_commit', async (t) 
   const times = net.nodes[0]!.exec.commitTimes;
   const gaps = times.slice(1).map((x, i) => x - times[i]!);
   t.comment(`gaps between commits: ${gaps.join(', ')} ms`);
-  for (const g of gaps) {
-    t.ok(g >= TIMEOUT_COMMIT - 2, `gap ${g} ms is at least timeout_commit`);
-    t.ok(g < TIMEOUT_COMMIT + 60, `gap ${g} ms is not much more than timeout_commit`);
-  }
+  // The times are taken when the executor commits, a little after the commit timeout was armed,
+  // so one late record can shorten the next gap by its delay (253 ms was seen under load). Without
+  // the wait a gap is a few milliseconds: half a timeout separates the two on any load.
+  for (const g of gaps) t.ok(g >= TIMEOUT_COMMIT / 2, `gap ${g} ms shows the timeout_commit wait`);
+  // Not waiting twice (e.g. timeout_commit plus a propose timeout): the median gap stays below two
+  // timeouts. A loaded machine delays single timers, not the median of seven by a whole timeout.
+  const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)]!;
+  t.ok(median < 2 * TIMEOUT_COMMIT, `median gap ${median} ms is less than two timeouts`);
   // With skip_timeout_commit the same validator does not wait.
   const fast = makeNet({ n: 1, config: { timeoutCommit: TIMEOUT_COMMIT, skipTimeoutCommit: true } });
   t.teardown(fast.stop);
-  const t0 = Date.now();
   await fast.start();
   await waitFor(() => fast.ledger.heightOf('node0') >= 8n, 5_000, 'height 8 with skip');
-  t.ok(Date.now() - t0 < 8 * TIMEOUT_COMMIT, `skip_timeout_commit: 8 heights in ${Date.now() - t0} ms`);
+  // Waiting would make every gap at least a timeout; without it most are a few milliseconds.
+  const ft = fast.nodes[0]!.exec.commitTimes;
+  const fastGaps = ft.slice(1).map((x, i) => x - ft[i]!).sort((a, b) => a - b);
+  const fastMedian = fastGaps[Math.floor(fastGaps.length / 2)]!;
+  t.ok(fastMedian < TIMEOUT_COMMIT - 2, `skip_timeout_commit: median gap ${fastMedian} ms, below timeout_commit`);
 });
 
 t.test('(f) 15% message loss: re-broadcast and relays keep the chain going', async (t) => {

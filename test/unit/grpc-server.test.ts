@@ -283,22 +283,22 @@ t.test('x-cosmos-block-height request metadata', async (t) => {
 
 t.test('deadlines', async (t) => {
   const { server, client } = await startServer(t);
+  // The handler would sleep ten minutes unless aborted: that an answer comes at all proves the
+  // deadline, with no wall-clock assertion for a loaded machine to break.
   seen.sleepAborted = null;
-  const started = Date.now();
-  const r = await unary(client, '/chain.fixture.v1.Query/Sleep', SleepRequestSchema, SleepResponseSchema, create(SleepRequestSchema, { millis: 3000 }), {}, {
+  const r = await unary(client, '/chain.fixture.v1.Query/Sleep', SleepRequestSchema, SleepResponseSchema, create(SleepRequestSchema, { millis: 600_000 }), {}, {
     deadline: Date.now() + 150,
   });
-  t.equal(r.err?.code, grpc.status.DEADLINE_EXCEEDED, 'the client sees DeadlineExceeded');
-  t.ok(Date.now() - started < 2000, 'without waiting for the handler');
+  t.equal(r.err?.code, grpc.status.DEADLINE_EXCEEDED, 'the client sees DeadlineExceeded, without waiting for the handler');
   t.ok(seen.sleepAborted, 'the handler ran');
   const reason = (await seen.sleepAborted) as unknown as GrpcStatusError;
   t.ok(reason.grpcCode === GrpcCode.DeadlineExceeded || reason.grpcCode === GrpcCode.Canceled, 'the handler signal was aborted');
 
   // Server side: no client timer, only the grpc-timeout header.
-  const raw = await rawCall(server.port, { ':path': '/chain.fixture.v1.Query/Sleep', 'grpc-timeout': '100m' }, framed(toBinary(SleepRequestSchema, create(SleepRequestSchema, { millis: 3000 }))));
+  const raw = await rawCall(server.port, { ':path': '/chain.fixture.v1.Query/Sleep', 'grpc-timeout': '100m' }, framed(toBinary(SleepRequestSchema, create(SleepRequestSchema, { millis: 600_000 }))));
   t.equal(raw.headers['grpc-status'], '4', 'trailers-only DeadlineExceeded');
   t.equal(raw.headers['grpc-message'], 'context deadline exceeded');
-  t.ok(raw.elapsed < 2000, `answered at the deadline (${raw.elapsed} ms)`);
+  t.ok(raw.elapsed >= 95, `answered at the deadline, not before (${raw.elapsed} ms)`);
 });
 
 t.test('message size limits', async (t) => {

@@ -320,5 +320,6 @@ t.test('compiled once, matched many times', async (t) => {
   }
   const ns = Number(process.hrtime.bigint() - t0) / 300_000;
   t.equal(n, 100_000);
-  t.ok(ns < 5000, `~${ns.toFixed(0)} ns per match`);
+  // A figure, not an assertion: speed is measured by bench/, and a timed check flakes under load.
+  t.comment(`~${ns.toFixed(0)} ns per match`);
 });

@@ -440,11 +440,10 @@ t.test('heights and metadata', async (t) => {
 
 t.test('Grpc-Timeout is a deadline', async (t) => {
   const { get } = await startGateway(t);
-  const started = Date.now();
-  const r = await get('/chain/fixture/v1/sleep/3000', { headers: { 'Grpc-Timeout': '100m' } });
+  // The handler would sleep ten minutes unless aborted: an answer at all proves the deadline.
+  const r = await get('/chain/fixture/v1/sleep/600000', { headers: { 'Grpc-Timeout': '100m' } });
   t.equal(r.status, 504);
   t.same(r.json, { code: 4, message: 'context deadline exceeded', details: [] });
-  t.ok(Date.now() - started < 2000, 'answered at the deadline');
   const bad = await get('/chain/fixture/v1/sleep/1', { headers: { 'Grpc-Timeout': 'soon' } });
   t.equal(bad.status, 400);
   t.same(bad.json, { code: 3, message: 'invalid grpc-timeout: soon', details: [] });

@@ -77,9 +77,16 @@ t.test('broadcast_tx_async: a full mempool is an error', async (t) => {
 });
 
 t.test('broadcast_tx_async does not wait for the app; broadcast_tx_sync does', async (t) => {
-  // The real Mempool and routes over an app whose CheckTx takes 300 ms and fails.
+  // The real Mempool and routes over an app whose CheckTx fails, and finishes only when the test
+  // opens its gate: the order of events proves who waited, whatever the machine's load.
+  let open: () => void = () => {};
+  let gate = new Promise<void>((r) => (open = r));
+  let finished = 0;
   const slow = (): Promise<ResponseCheckTx> =>
-    sleep(300).then(() => ({ code: 5, data: new Uint8Array(0), log: 'no', info: '', gasWanted: 0n, gasUsed: 0n, events: [], codespace: 'x' }));
+    gate.then(() => {
+      finished++;
+      return { code: 5, data: new Uint8Array(0), log: 'no', info: '', gasWanted: 0n, gasUsed: 0n, events: [], codespace: 'x' };
+    });
   const app = { checkTx: slow };
   const mempool = new Mempool({}, { app });
   const ctx = { mempool, app, bus: new EventBus(), names: SPEC_NAMES, logger: nullLogger, config: { rpc: {} } } as unknown as NodeRpcContext;
@@ -87,14 +94,21 @@ t.test('broadcast_tx_async does not wait for the app; broadcast_tx_sync does', a
   const rc: RouteContext = { transport: 'jsonrpc', id: 1, remoteAddr: '127.0.0.1', ws: undefined, signal: new AbortController().signal };
   const async = routes.find((r) => r.name === 'broadcast_tx_async')!.handler;
   const sync = routes.find((r) => r.name === 'broadcast_tx_sync')!.handler;
-  let t0 = Date.now();
   t.same(await async({ tx: utf8('a') }, rc), { code: 0, data: '', log: '', codespace: '', hash: sha256Hex(utf8('a')) });
-  t.ok(Date.now() - t0 < 200, 'async answered before CheckTx finished');
+  t.equal(finished, 0, 'async answered while CheckTx was still running');
   // While that CheckTx is still running its key is cached: a resubmission is refused.
   await t.rejects(Promise.resolve(async({ tx: utf8('a') }, rc)), { message: 'tx already exists in cache' });
-  t0 = Date.now();
-  t.equal(((await sync({ tx: utf8('b') }, rc)) as { code: number }).code, 5);
-  t.ok(Date.now() - t0 >= 250, 'sync waited for CheckTx');
+  let syncDone = false;
+  const pending = Promise.resolve(sync({ tx: utf8('b') }, rc)).then((r) => {
+    syncDone = true;
+    return r;
+  });
+  await sleep(50);
+  t.equal(syncDone, false, 'sync is still waiting for CheckTx');
+  open();
+  t.equal(((await pending) as { code: number }).code, 5, "sync answers with CheckTx's code");
+  t.equal(finished, 2, 'after both CheckTx calls finished');
   // The failed tx left the cache (keep-invalid-txs-in-cache is off): it may be sent again.
+  gate = Promise.resolve();
   t.same(await async({ tx: utf8('a') }, rc), { code: 0, data: '', log: '', codespace: '', hash: sha256Hex(utf8('a')) });
 });
