@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { devAccounts } from '../../src/keys/devaccounts.js';
+import { RoundStep } from '../../src/consensus/types.js';
 import { startTestNode, waitHeight, type TestNode } from './inproc.js';
 import { WsClient } from './ws.js';
 
@@ -51,16 +52,30 @@ export async function sendTx(tn: TestNode): Promise<Uint8Array> {
   if (r.response.code !== 0) throw new Error(`CheckTx failed: ${r.response.log}`);
   return tx;
 }
-/** Waits until no block has come for 500 ms; returns the store height. */
+/**
+ * Waits until the chain stands still and returns the store height. Standing still is a state,
+ * not a quiet spell: consensus waits for txs at the next height (round 0, NewRound), the mempool
+ * is empty, and the last block needs no proof block after it (its header's app hash is the
+ * state's). "No block for 500 ms" was wrong on a loaded machine, where the proof block after a
+ * tx block can take longer than that to come and then grew the chain under a test's feet.
+ */
 export async function settle(tn: TestNode): Promise<bigint> {
-  let last = -1n;
-  let since = Date.now();
   for (;;) {
     const h = tn.ctx.storage.blocks.height();
-    if (h !== last) {
-      last = h;
-      since = Date.now();
-    } else if (Date.now() - since >= 500) return h;
+    const cs = tn.ctx.consensus;
+    const state = tn.ctx.storage.state.load();
+    const header = h > 0n ? tn.ctx.storage.blocks.loadBlock(h)?.header : undefined;
+    const still =
+      h > 0n &&
+      cs.height === h + 1n &&
+      cs.getRoundState().round === 0 &&
+      cs.step === RoundStep.NewRound &&
+      tn.ctx.mempool.size() === 0 &&
+      state !== null &&
+      state.lastBlockHeight === h &&
+      header !== undefined &&
+      Buffer.from(header.appHash).equals(Buffer.from(state.appHash));
+    if (still) return h;
     await sleep(20);
   }
 }
