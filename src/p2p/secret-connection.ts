@@ -165,7 +165,8 @@ export class FrameCipher {
     }
     const len = head.readUInt32LE(0);
     if (len > DATA_MAX_SIZE) throw new P2PError('FRAME_LENGTH', `chunkLength ${len} is greater than dataMaxSize ${DATA_MAX_SIZE}`);
-    return head.subarray(DATA_LEN_SIZE, DATA_LEN_SIZE + len);
+    // A plain Uint8Array view (not a Buffer): callers compare and slice it as bytes.
+    return new Uint8Array(head.buffer, head.byteOffset + DATA_LEN_SIZE, len);
   }
 }
 
