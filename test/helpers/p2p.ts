@@ -2,7 +2,9 @@
 import { createServer, connect, type Socket } from 'node:net';
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import type { NodeInfo } from '../../src/p2p/node-info.js';
-import { nodeIdFromPubKey } from '../../src/p2p/secret-connection.js';
+import { SecretConnection, nodeIdFromPubKey } from '../../src/p2p/secret-connection.js';
+import type { MConnHandlers } from '../../src/p2p/mconnection.js';
+import type { P2PError } from '../../src/p2p/errors.js';
 
 export function makeNodeInfo(key: Ed25519PrivKey, over: Partial<NodeInfo> = {}): NodeInfo {
   return {
@@ -45,4 +47,29 @@ export async function waitFor(cond: () => boolean, ms = 20_000, what = 'conditio
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** Two SecretConnections handshaken over a loopback socket pair. */
+export async function secretPair(): Promise<[SecretConnection, SecretConnection]> {
+  const [a, b] = await socketPair();
+  const [ka, kb] = keyPair();
+  return Promise.all([SecretConnection.handshake(a, ka), SecretConnection.handshake(b, kb)]);
+}
+
+export interface Recorder {
+  got: [number, Uint8Array][];
+  errors: P2PError[];
+  handlers: MConnHandlers;
+}
+
+export function recorder(): Recorder {
+  const r: Recorder = {
+    got: [],
+    errors: [],
+    handlers: {
+      onReceive: (ch, msg) => void r.got.push([ch, msg]),
+      onError: (e) => void r.errors.push(e),
+    },
+  };
+  return r;
 }
