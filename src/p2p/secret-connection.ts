@@ -108,6 +108,8 @@ const U32 = 0x1_0000_0000;
 export class FrameCipher {
   private readonly key: Buffer;
   private readonly nonce = Buffer.alloc(12);
+  /** Plaintext frame scratch space, reused for every seal. */
+  private readonly frame = Buffer.alloc(TOTAL_FRAME_SIZE);
   private lo: number;
   private hi: number;
 
@@ -137,9 +139,10 @@ export class FrameCipher {
   /** Seals `chunk` (≤ 1024 bytes) into `out` at `offset` (1044 bytes). */
   sealInto(chunk: Uint8Array, out: Buffer, offset: number): void {
     if (chunk.length > DATA_MAX_SIZE) throw new RangeError(`frame data over ${DATA_MAX_SIZE} bytes`);
-    const frame = Buffer.alloc(TOTAL_FRAME_SIZE);
+    const frame = this.frame;
     frame.writeUInt32LE(chunk.length, 0);
     frame.set(chunk, DATA_LEN_SIZE);
+    frame.fill(0, DATA_LEN_SIZE + chunk.length);
     const c = createCipheriv('chacha20-poly1305', this.key, this.nextNonce(), { authTagLength: AEAD_TAG_SIZE });
     const n1 = c.update(frame).copy(out, offset);
     const n2 = c.final().copy(out, offset + n1);
