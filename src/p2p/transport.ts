@@ -132,6 +132,11 @@ export function parsePeerAddress(s: string): PeerAddress {
   return { id, host: (m[1] ?? m[2])!, port: Number(m[3]) };
 }
 
+/** The timeouts of a loaded `[p2p]` section (handshake_timeout, dial_timeout; ms). */
+export function transportOptionsFromP2P(p2p: { handshakeTimeout: number; dialTimeout: number }): { handshakeTimeout: number; dialTimeout: number } {
+  return { handshakeTimeout: p2p.handshakeTimeout, dialTimeout: p2p.dialTimeout };
+}
+
 export interface TransportOptions {
   nodeKey: Ed25519PrivKey;
   nodeInfo: NodeInfo;

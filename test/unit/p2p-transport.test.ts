@@ -191,3 +191,17 @@ t.test('two processes: handshake, ID checks, messages on two channels both ways'
   t.equal(closed?.['code'], 'EOF', 'the peer saw an orderly close');
   await tr.close();
 });
+
+t.test('[p2p] config defaults reach the transport and MConnection settings', async (t) => {
+  const { defaultNodeConfig } = await import('../../src/config/node-config.js');
+  const { mconnConfigFromP2P, transportOptionsFromP2P } = await import('../../src/p2p/index.js');
+  const p2p = defaultNodeConfig().p2p;
+  t.same(transportOptionsFromP2P(p2p), { handshakeTimeout: 20_000, dialTimeout: 3_000 });
+  const m = mconnConfigFromP2P(p2p);
+  t.equal(m.sendRate, 5_120_000);
+  t.equal(m.recvRate, 5_120_000);
+  t.equal(m.flushThrottle, 100);
+  t.equal(m.maxPacketMsgPayloadSize, 1024);
+  t.equal(m.pingInterval, 60_000);
+  t.equal(m.pongTimeout, 45_000);
+});
