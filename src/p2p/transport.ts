@@ -78,15 +78,18 @@ export async function upgrade(socket: Socket, opts: UpgradeOptions): Promise<Upg
   try {
     const conn = await withDeadline(socket, timeout, 'secret connection handshake', SecretConnection.handshake(socket, opts.nodeKey, opts.handshake));
     const connId = conn.remoteId;
+    // The dialled ID comes from our own config; hex case is not meaningful there.
     if (opts.dialedId !== undefined && connId !== opts.dialedId.toLowerCase()) {
       throw new P2PError('ID_MISMATCH', `conn.ID (${connId}) dialed ID (${opts.dialedId}) mismatch`);
     }
     const theirs = await withDeadline(socket, timeout, 'NodeInfo handshake', exchangeNodeInfo(conn, opts.nodeInfo));
     await validateNodeInfoAsync(theirs, opts.lookup ?? ((h) => dnsLookup(h)));
-    if (connId !== theirs.id.toLowerCase()) {
+    // Exact string comparison, as CometBFT does: an upper-case ID in NodeInfo passes Validate()
+    // but does not equal the key's (lower-case) ID.
+    if (connId !== theirs.id) {
       throw new P2PError('ID_MISMATCH', `conn.ID (${connId}) NodeInfo.ID (${theirs.id}) mismatch`);
     }
-    if (opts.nodeInfo.id.toLowerCase() === connId) throw new P2PError('SELF', 'connected to self');
+    if (opts.nodeInfo.id === theirs.id) throw new P2PError('SELF', 'connected to self');
     checkCompatible(opts.nodeInfo, theirs);
     return { conn, nodeInfo: theirs, id: connId, outbound: opts.dialedId !== undefined };
   } catch (err) {
@@ -185,6 +188,8 @@ export class Transport {
       server.once('error', reject);
       server.listen(port, host, () => {
         server.off('error', reject);
+        // Later listener failures (accept errors such as EMFILE) are reported, not thrown.
+        server.on('error', (err) => onRejected(err, `${host}:${port}`));
         const addr = server.address();
         resolve(typeof addr === 'object' && addr ? addr.port : port);
       });

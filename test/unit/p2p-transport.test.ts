@@ -70,7 +70,15 @@ t.test('upgrade rejections', async (t) => {
   const liar = await dial(ka, makeNodeInfo(ka, { id: 'cd'.repeat(20) }), ib.id);
   await t.rejects(liar.conn.reader.read(1), { code: /^(EOF|SOCKET|CLOSED)$/ }, 'the listener hangs up on a NodeInfo ID lie');
   liar.conn.close();
-  await waitFor(() => rejected.some((e) => (e as { code?: string }).code === 'ID_MISMATCH' && /NodeInfo\.ID/.test((e as Error).message)), 20_000, 'listener rejects the NodeInfo ID');
+  // Our real ID in upper case: valid hex, but not the same string as the key's ID.
+  const upper = await dial(ka, makeNodeInfo(ka, { id: nodeIdFromPubKey(ka.pubKey).toUpperCase() }), ib.id);
+  await t.rejects(upper.conn.reader.read(1), { code: /^(EOF|SOCKET|CLOSED)$/ }, 'an upper-case NodeInfo ID is not the key ID');
+  upper.conn.close();
+  await waitFor(
+    () => rejected.filter((e) => (e as { code?: string }).code === 'ID_MISMATCH' && /NodeInfo\.ID/.test((e as Error).message)).length === 2,
+    20_000,
+    'listener rejects both NodeInfo IDs',
+  );
   await t.rejects(dial(kb, ib, ib.id), { code: 'SELF' }, 'a connection to ourselves');
   const other = Ed25519PrivKey.generate();
   await t.rejects(dial(other, makeNodeInfo(other, { network: 'other-chain' }), ib.id), { code: 'INCOMPATIBLE' }, 'another network');
