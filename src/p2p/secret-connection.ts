@@ -21,7 +21,8 @@
  */
 import { createCipheriv, createDecipheriv, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, type KeyObject } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { ed25519Address, ed25519Verify, type Ed25519PrivKey } from '../crypto/ed25519.js';
+import { nodeIdFromPubKey } from '../config/keyfiles.js';
+import { ed25519Verify, type Ed25519PrivKey } from '../crypto/ed25519.js';
 import { ProtoDecodeError, ProtoReader, ProtoWriter, WIRE_LEN, expectWire } from '../types/proto.js';
 import { readPublicKey, writePublicKeyBody } from '../types/codec.js';
 import { P2PError } from './errors.js';
@@ -44,9 +45,7 @@ const LABEL_MAC = 'SECRET_CONNECTION_MAC';
 const HKDF_INFO = new TextEncoder().encode('TENDERMINT_SECRET_CONNECTION_KEY_AND_CHALLENGE_GEN');
 
 /** Node ID of an ed25519 public key: lower-case hex of sha256(pub)[:20] (cometbft/cometbft:p2p/key.go). */
-export function nodeIdFromPubKey(pub: Uint8Array): string {
-  return Buffer.from(ed25519Address(pub)).toString('hex');
-}
+export { nodeIdFromPubKey };
 
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);

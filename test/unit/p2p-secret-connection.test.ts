@@ -27,7 +27,7 @@ import {
   generateEphemeral,
   nodeIdFromPubKey,
 } from '../../src/p2p/secret-connection.js';
-import { keyPair, socketPair } from '../helpers/p2p.js';
+import { keyPair, socketPair, waitFor } from '../helpers/p2p.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // dist/test/unit → test/fixtures/p2p in the source tree.
@@ -193,7 +193,7 @@ t.test('in-process handshake over loopback TCP, then plaintext both ways', async
 /** The remote half of a handshake with hooks to misbehave. */
 async function evilPeer(
   socket: Socket,
-  opts: { ephemeral?: Uint8Array; signWith?: Ed25519PrivKey; claim?: Uint8Array; corruptSig?: boolean },
+  opts: { ephemeral?: Uint8Array; signWith?: Ed25519PrivKey; claim?: Uint8Array; corruptSig?: boolean; after?: (key: Uint8Array) => Uint8Array },
 ): Promise<void> {
   const raw = new BufferedReader(new SocketSource(socket));
   const eph = generateEphemeral();
@@ -214,7 +214,92 @@ async function evilPeer(
   if (opts.corruptSig) sig[0]! ^= 1;
   const msg = encodeAuthSigMessage(opts.claim ?? key.pubKey, sig);
   socket.write(new FrameCipher(send).seal(msg));
+  // Raw bytes after the handshake, built with the send key (the next frame uses counter 1).
+  if (opts.after) socket.write(opts.after(send));
 }
+
+/** A frame sealed with `key` at nonce counter 1, declaring `len` data bytes. */
+function rawFrame(key: Uint8Array, len: number): Buffer {
+  const frame = Buffer.alloc(1028);
+  frame.writeUInt32LE(len, 0);
+  const nonce = Buffer.alloc(12);
+  nonce.writeUInt32LE(1, 4);
+  const c = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: 16 });
+  return Buffer.concat([c.update(frame), c.final(), c.getAuthTag()]);
+}
+
+t.test('after the handshake: an oversized frame and a forged frame fail the reader', async (t) => {
+  const cases: [string, (key: Uint8Array) => Uint8Array, string][] = [
+    ['length 1025', (key) => rawFrame(key, 1025), 'FRAME_LENGTH'],
+    ['length 0xffffffff', (key) => rawFrame(key, 0xffffffff), 'FRAME_LENGTH'],
+    [
+      'tampered frame',
+      (key) => {
+        const f = rawFrame(key, 10);
+        f[100]! ^= 4;
+        return f;
+      },
+      'FRAME_MAC',
+    ],
+    ['frame for another key', () => rawFrame(new Uint8Array(32).fill(1), 10), 'FRAME_MAC'],
+  ];
+  for (const [name, after, code] of cases) {
+    const [a, b] = await socketPair();
+    void evilPeer(b, { after }).catch(() => {});
+    const sc = await SecretConnection.handshake(a, Ed25519PrivKey.generate());
+    await t.rejects(sc.reader.read(1), { code }, name);
+    a.destroy();
+    b.destroy();
+  }
+  {
+    // Control: a well-formed frame with 0 declared bytes then one with 3 carries exactly those.
+    const [a, b] = await socketPair();
+    void evilPeer(b, {
+      after: (key) => {
+        const f1 = rawFrame(key, 0);
+        const c = new FrameCipher(key, 2n);
+        return Buffer.concat([f1, c.seal(Uint8Array.of(7, 8, 9))]);
+      },
+    }).catch(() => {});
+    const sc = await SecretConnection.handshake(a, Ed25519PrivKey.generate());
+    t.same(await sc.reader.read(3), Uint8Array.of(7, 8, 9), 'control frames read fine');
+    a.destroy();
+    b.destroy();
+  }
+});
+
+t.test('back-pressure: an unread connection pauses the socket and the writer must wait for drain', async (t) => {
+  const [a, b] = await socketPair();
+  const [ka, kb] = keyPair();
+  const [ca, cb] = await Promise.all([SecretConnection.handshake(a, ka), SecretConnection.handshake(b, kb)]);
+  t.teardown(() => {
+    ca.close();
+    cb.close();
+  });
+  const piece = new Uint8Array(64 * 1024).map((_, i) => i & 0xff);
+  // Write until the socket says stop; nobody reads on the other side.
+  let written = 0;
+  while (ca.write(piece)) {
+    written += piece.length;
+    if (written > 256 * 1024 * 1024) break;
+  }
+  written += piece.length;
+  t.ok(ca.needsDrain, `writer told to wait after ${written} bytes`);
+  // The reader side stops pulling from the kernel once 1 MiB waits unread.
+  await waitFor(() => b.isPaused(), 20_000, 'receiver socket paused');
+  t.ok(b.isPaused(), 'receiving socket paused');
+  // Reading everything back drains the writer.
+  const drained = ca.drain();
+  let read = 0;
+  while (read < written) {
+    const chunk = await cb.reader.read(piece.length);
+    if (read === 0) t.same(chunk, piece, 'content intact');
+    read += chunk.length;
+  }
+  await drained;
+  t.equal(read, written, 'every byte arrived');
+  t.notOk(ca.needsDrain, 'writer drained');
+});
 
 t.test('evil peers: low-order ephemeral key, bad signature, signature by another key', async (t) => {
   const k = Ed25519PrivKey.generate();
