@@ -48,7 +48,7 @@ export class EventClient {
   }
 
   /** Consumes the first message (received or to come) that satisfies `pred`. */
-  next(pred: (m: RpcMessage) => boolean, timeoutMs = 5000): Promise<RpcMessage> {
+  next(pred: (m: RpcMessage) => boolean, timeoutMs = 30_000): Promise<RpcMessage> {
     const i = this.msgs.findIndex(pred);
     if (i >= 0) return Promise.resolve(this.msgs.splice(i, 1)[0]!);
     return new Promise((resolve, reject) => {
@@ -68,7 +68,7 @@ export class EventClient {
   }
 
   /** Sends a request and resolves with its reply (not with events pushed under the same id). */
-  call(id: string | number, method: string, params?: unknown, timeoutMs = 5000): Promise<RpcMessage> {
+  call(id: string | number, method: string, params?: unknown, timeoutMs = 30_000): Promise<RpcMessage> {
     const req: Record<string, unknown> = { jsonrpc: '2.0', id, method };
     if (params !== undefined) req['params'] = params;
     const reply = this.next((m) => m.id === id && !isEvent(m) && !(m.error && m.error.code === -32000), timeoutMs);
@@ -77,7 +77,7 @@ export class EventClient {
   }
 
   /** The next event pushed under `id`. */
-  event(id: string | number, timeoutMs = 5000): Promise<RpcMessage> {
+  event(id: string | number, timeoutMs = 30_000): Promise<RpcMessage> {
     return this.next((m) => m.id === id && isEvent(m), timeoutMs);
   }
 

@@ -81,7 +81,7 @@ export class WsClient {
   }
 
   /** The next text/binary message, or null when the connection closed first. */
-  next(timeoutMs = 3000): Promise<string | null> {
+  next(timeoutMs = 30_000): Promise<string | null> {
     const m = this.inbox.shift();
     if (m !== undefined) return Promise.resolve(m);
     if (this.ended) return Promise.resolve(null);
