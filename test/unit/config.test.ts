@@ -195,6 +195,9 @@ t.test('config.toml defaults are CometBFT 0.38 (and the chaind choices)', async 
 t.test('app.toml defaults', async (t) => {
   const want: AppConfig = {
     minimumGasPrices: '',
+    pruning: 'default',
+    pruningKeepRecent: 0,
+    pruningInterval: 0,
     api: {
       enable: true,
       address: 'tcp://127.0.0.1:1317',
