@@ -87,6 +87,7 @@ const META_EARLIEST = Uint8Array.of(0xff, 0x65); // ff 'e'
 const TAG_ABSENT = 0x00;
 const TAG_PRESENT = 0x01;
 const ABSENT_ROW = Uint8Array.of(TAG_ABSENT);
+const ZERO_KEY = Uint8Array.of(0x00);
 
 function u64be(n: bigint): Bytes {
   const b = Buffer.allocUnsafe(8);
@@ -233,6 +234,12 @@ function* latestRange(db: VersionedDb, start: Bytes | undefined, end: Bytes | un
     if (end !== undefined && compare(k, end) >= 0) continue;
     if (start !== undefined && compare(k, start) < 0) return;
     yield { key: k, value: value as Bytes };
+  }
+  // lmdb-js 3 never yields the one-byte key 00 in a reverse range (its default low bound), so the
+  // lowest possible key is read by hand.
+  if (start === undefined || start.length === 0 || (start.length === 1 && start[0] === 0)) {
+    const v = db.getBinary(ZERO_KEY);
+    if (v != null && (end === undefined || compare(ZERO_KEY, end) < 0)) yield { key: ZERO_KEY, value: v };
   }
 }
 
