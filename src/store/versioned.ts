@@ -293,8 +293,20 @@ export class VersionedStore {
     if (version === this.latestV && version > 0n) return this.get(key);
     if (!this.hasVersion(version)) throw new VersionNotFoundError(version);
     const p = historyPrefix(key);
-    const row = first(this.dbs.history.getRange({ start: concat(p, u64be(version + 1n)), end: prefixEnd(p), limit: 1 }));
-    return row === undefined ? this.get(key) : untag(row.value);
+    const row = this.firstAfter(p, version);
+    return row === undefined ? this.get(key) : untag(row);
+  }
+
+  /**
+   * The key's first history row above `version` (its value at `version`), or undefined: one seek
+   * with no end bound (cheaper in lmdb-js), the row's prefix checked instead. No other key's row
+   * starts with esc(key) 00 00, because esc() never writes 00 00.
+   */
+  private firstAfter(prefix: Bytes, version: bigint): Bytes | undefined {
+    const row = first(this.dbs.history.getRange({ start: concat(prefix, u64be(version + 1n)), limit: 1 }));
+    if (row === undefined || row.key.length !== prefix.length + 8) return undefined;
+    for (let i = 0; i < prefix.length; i++) if (row.key[i] !== prefix[i]) return undefined;
+    return row.value;
   }
 
   /**
@@ -336,11 +348,10 @@ export class VersionedStore {
     const db = this.dbs.history;
     const lo = start === undefined ? undefined : escapeKey(start);
     const hi = end === undefined ? undefined : escapeKey(end);
-    const from = u64be(version + 1n);
     const valueAt = (prefix: Bytes, row: { value: Bytes } | undefined, rowHeight: bigint) => {
       if (row !== undefined && rowHeight > version) return { found: true, value: untag(row.value) };
-      const r = first(db.getRange({ start: concat(prefix, from), end: prefixEnd(prefix), limit: 1 }));
-      return r === undefined ? { found: false, value: undefined } : { found: true, value: untag(r.value) };
+      const r = this.firstAfter(prefix, version);
+      return r === undefined ? { found: false, value: undefined } : { found: true, value: untag(r) };
     };
     if (!reverse) {
       let pos = lo;
