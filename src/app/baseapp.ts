@@ -11,6 +11,8 @@
  *   0x00 'c'            → chain id (UTF-8)
  *   0x00 'm' storeKey   → the module's 2048-byte LtHash (src/app/apphash.ts)
  *   0x01 u8(len) storeKey key → module state; the length byte keeps store prefixes prefix-free
+ * With `versions` (the node always passes it) module state is written through the versioned store
+ * (src/store/versioned.ts), which keeps the latest values here and their history in `app_history`.
  */
 import type {
   AbciEvent,
