@@ -74,7 +74,7 @@ async function abciBalance(tn: TestNode, address: string, height: bigint): Promi
 t.test('a balance at h-1 and at h, over gRPC, REST and abci_query', async (t) => {
   const tn = await startTestNode();
   t.teardown(() => tn.close());
-  await waitHeight(tn, 1n);
+  await waitHeight(tn, 1n, 120_000);
   const chainId = tn.ctx.genesis.chainId;
   const sent = await commitTx(
     tn,
@@ -82,7 +82,7 @@ t.test('a balance at h-1 and at h, over gRPC, REST and abci_query', async (t) =>
   );
   const h = sent.height;
   // Later blocks must not change what h-1 and h answer.
-  await waitHeight(tn, h + 3n);
+  await waitHeight(tn, h + 3n, 120_000);
   const before = DEV_BALANCE.toString();
   const after = (DEV_BALANCE - 1000n - 5000n).toString();
   for (const [height, s0, fresh] of [
@@ -105,7 +105,7 @@ t.test('pruning = custom: a pruned height gets the SDK error on every transport'
   const tn = await startTestNode({ flags: { pruning: 'custom', 'pruning-keep-recent': 2, 'pruning-interval': 10 } });
   t.teardown(() => tn.close());
   // At height 20 every version up to 20-2-1 = 17 is pruned (store/pruning manager.go).
-  await waitHeight(tn, 20n, 60_000);
+  await waitHeight(tn, 20n, 180_000);
   const latest = '(\\d+)';
   const text = `failed to load state at height 5; version does not exist \\(latest height: ${latest}\\)`;
 
