@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createChainApp } from './app/chain.js';
 import type { TxDecoder } from './app/tx.js';
+import { appPruningOptions } from './config/app-config.js';
 import { appStateBytes, type GenesisDoc } from './config/genesis.js';
 import type { RunningNode, StartNodeOptions } from './config/index.js';
 import { nodeIdFromPubKey, readNodeKey } from './config/keyfiles.js';
@@ -50,7 +51,7 @@ import { Query as AuthzQuery } from './gen/chain/authz/v1beta1/query_pb.js';
 import { Query as BankQuery } from './gen/chain/bank/v1beta1/query_pb.js';
 import { Service as TxService } from './gen/chain/tx/v1beta1/service_pb.js';
 import { protoRegistry } from './proto/registry.js';
-import { GrpcServer, grpcServerOptions, latestOnlyHeights, QueryRouter } from './rpc/grpc/index.js';
+import { GrpcServer, grpcServerOptions, QueryRouter } from './rpc/grpc/index.js';
 import { protoQueryService } from './rpc/grpc/app-bridge.js';
 import { RestGateway, restGatewayOptions } from './rpc/rest/index.js';
 import { TX_SERVICE_REGISTER_OPTIONS, txServiceImpl } from './rpc/txservice/index.js';
@@ -157,6 +158,9 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     // auth, bank, authz; protobuf txs; signatures through the worker pool (src/app/chain.ts).
     const app = createChainApp({
       db: storage.dbs.app,
+      // Versioned module state: queries at any retained height (src/store/versioned.ts).
+      history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes },
+      pruning: appPruningOptions(appConfig),
       names,
       pool,
       minGasPrices: appConfig.minimumGasPrices,
@@ -309,7 +313,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const queryRouter = new QueryRouter({
       names,
       registry: protoRegistry,
-      resolveHeight: latestOnlyHeights(() => storage.blocks.height(), 'chaind'),
+      // createQueryContext's rules over the app's retained versions (BaseApp.resolveQueryHeight).
+      resolveHeight: (h) => app.resolveQueryHeight(h),
     });
     for (const svc of [AuthQuery, BankQuery, AuthzQuery]) queryRouter.registerService(svc, protoQueryService(app, svc));
 

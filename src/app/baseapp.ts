@@ -11,6 +11,8 @@
  *   0x00 'c'            → chain id (UTF-8)
  *   0x00 'm' storeKey   → the module's 2048-byte LtHash (src/app/apphash.ts)
  *   0x01 u8(len) storeKey key → module state; the length byte keeps store prefixes prefix-free
+ * With `versions` (the node always passes it) module state is written through the versioned store
+ * (src/store/versioned.ts), which keeps the latest values here and their history in `app_history`.
  */
 import type {
   AbciEvent,
@@ -36,12 +38,13 @@ import { Context, EventManager, ExecMode } from './context.js';
 import { AbciError, abciInfo, errInternal, GrpcStatusError, grpcErrorToAbci, sdkErrors } from './errors.js';
 import { BasicGasMeter, DEFAULT_KV_GAS_CONFIG, GasOverflowError, InfiniteGasMeter, OutOfGasError, outOfGasAbciError, type GasMeter, type KVGasConfig } from './gas.js';
 import type { AppModule, MsgRoute, QueryRoute, ServiceRegistrar } from './module.js';
-import { CacheKVStore, GasKVStore, LmdbReadStore, PrefixStore, ReadOnlyStore, type AppDb, type KVStore } from './store.js';
+import { CacheKVStore, GasKVStore, LmdbReadStore, PrefixStore, ReadOnlyStore, VersionReadStore, type AppDb, type KVStore } from './store.js';
 import { rejectingTxDecoder, type Tx, type TxDecoder, type TxMsg } from './tx.js';
 import { computeProtoSizeForTxs } from '../mempool/mempool.js';
 import { SPEC_NAMES } from '../names/index.js';
 import type { ConsensusParams } from '../types/params.js';
 import type { ValidatorUpdate } from '../types/validator.js';
+import type { VersionedStore } from '../store/versioned.js';
 
 const META_HEIGHT = Uint8Array.of(0x00, 0x68); // 0x00 'h'
 const META_APP_HASH = Uint8Array.of(0x00, 0x61); // 0x00 'a'
@@ -89,6 +92,12 @@ export interface BaseAppModules {
    * in one call (src/app/modules/auth/sigverify.ts). Its results are hints the ante chain looks up.
    */
   preVerifier?: TxPreVerifier;
+  /**
+   * The versioned module state over the same `db` (src/store/versioned.ts): commit writes module
+   * state through it and queries may ask for any retained height. Without it only the latest
+   * height is served.
+   */
+  versions?: VersionedStore;
 }
 
 /**
@@ -205,6 +214,7 @@ export class BaseApp implements Application, ServiceRegistrar {
   private readonly ante: AnteDecorator[];
   private readonly names: TypeUrlNames;
   private readonly preVerifier: TxPreVerifier | undefined;
+  private readonly versions: VersionedStore | undefined;
   private readonly kvGas: KVGasConfig;
   private readonly minRetainBlocks: bigint;
   private readonly minGasPrices: { denom: string; amount: string }[];
@@ -243,6 +253,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     this.ante = deps.anteDecorators ?? defaultAnteChain();
     this.names = deps.names ?? SPEC_NAMES;
     this.preVerifier = deps.preVerifier;
+    this.versions = deps.versions;
     for (const m of deps.modules) this.addModule(m);
     this.reload();
   }
@@ -314,6 +325,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     this.pending = null;
     this.lastBlockTime = 0n;
     this.checkState = new CacheKVStore(this.committedStore);
+    this.versions?.reload();
   }
 
   /** The node passes the current consensus params after a restart (initChain passes them first). */
@@ -351,9 +363,15 @@ export class BaseApp implements Application, ServiceRegistrar {
     });
   }
 
-  /** A read-only context over committed state, for module code outside a block (queries, RPC). */
-  queryContext(): Context {
-    return this.makeContext(ExecMode.Query, new ReadOnlyStore(this.committedStore), { height: this.lastHeight, time: 0n }, new InfiniteGasMeter(), undefined, false);
+  /**
+   * A read-only context over committed state, for module code outside a block (queries, RPC): the
+   * latest state, or the state at `height` (checked by resolveQueryHeight first) read from the
+   * versioned store's history.
+   */
+  queryContext(height?: bigint): Context {
+    const h = height ?? this.lastHeight;
+    const base = h === this.lastHeight || this.versions === undefined ? this.committedStore : new VersionReadStore(this.versions, h);
+    return this.makeContext(ExecMode.Query, new ReadOnlyStore(base), { height: h, time: 0n }, new InfiniteGasMeter(), undefined, false);
   }
 
   // --- app hash -----------------------------------------------------------------------------
@@ -556,9 +574,12 @@ export class BaseApp implements Application, ServiceRegistrar {
   commit(): { retainHeight: bigint } {
     const p = this.pending;
     if (p === null) throw new Error('commit without a finalized block');
-    for (const { key, value } of p.state.dirtyEntries()) {
-      if (value === null) this.db.removeSync(key);
-      else this.db.putSync(key, value);
+    if (this.versions !== undefined) this.versions.commit(p.height, p.state.dirtyEntries());
+    else {
+      for (const { key, value } of p.state.dirtyEntries()) {
+        if (value === null) this.db.removeSync(key);
+        else this.db.putSync(key, value);
+      }
     }
     for (const [sk, lt] of p.changed) this.db.putSync(concatBytes(META_MODULE_HASH, utf8(sk)), lt.toBytes());
     this.db.putSync(META_HEIGHT, u64be(p.height));
@@ -605,7 +626,7 @@ export class BaseApp implements Application, ServiceRegistrar {
       return fail(sdkErrors.invalidRequest.wrap((e as Error).message), height);
     }
     try {
-      const res = route.handler(this.queryContext(), request);
+      const res = route.handler(this.queryContext(height), request);
       const value = route.encodeResponse ? route.encodeResponse(res) : jsonEncode(res);
       return { ...base, value, height };
     } catch (e) {
@@ -626,17 +647,28 @@ export class BaseApp implements Application, ServiceRegistrar {
     const route = this.queryRoutes.get(this.names.parseTypeUrl(path));
     if (route === undefined) throw sdkErrors.unknownRequest.wrap('unknown query path');
     const h = this.queryHeight(height, false);
-    return { height: h, response: route.handler(this.queryContext(), request) as R };
+    return { height: h, response: route.handler(this.queryContext(h), request) as R };
   }
 
-  /** createQueryContext's height rules (baseapp/abci.go); only the latest height is served. */
+  /**
+   * The query router's height rule (QueryRouterOptions.resolveHeight): the height a query for
+   * `requested` (undefined = latest) is served at, or the SDK's error for one that cannot be.
+   */
+  resolveQueryHeight(requested: bigint | undefined): bigint {
+    return this.queryHeight(requested ?? 0n, false);
+  }
+
+  /**
+   * createQueryContext's height rules (cosmos/cosmos-sdk: baseapp/abci.go): no height before the
+   * first block, none in the future, none the store no longer (or never) had.
+   */
   private queryHeight(height: bigint, prove: boolean): bigint {
     if (height < 0n) throw sdkErrors.invalidRequest.wrap('cannot query with height < 0; please provide a valid height');
     if (this.lastHeight === 0n) throw sdkErrors.invalidHeight.wrap(`${this.name} is not ready; please wait for first block`);
     if (height > this.lastHeight) throw sdkErrors.invalidHeight.wrap('cannot query with height in the future; please provide a valid height');
     const h = height === 0n ? this.lastHeight : height;
     if (h <= 1n && prove) throw sdkErrors.invalidRequest.wrap('cannot query with proof when height <= 1; please provide a valid height');
-    if (h !== this.lastHeight) {
+    if (h !== this.lastHeight && (this.versions === undefined || !this.versions.hasVersion(h))) {
       throw sdkErrors.invalidRequest.wrap(`failed to load state at height ${h}; version does not exist (latest height: ${this.lastHeight})`);
     }
     return h;

@@ -24,6 +24,8 @@ import { parseDecCoins } from '../config/app-config.js';
 import type { CryptoPool } from '../pool/types.js';
 import { protoTxDecoder } from '../tx/codec.js';
 import type { EmitNames } from '../proto/registry.js';
+import { pruningOptions, type PruningOptions } from '../store/pruning.js';
+import { VersionedStore, type VersionedDb } from '../store/versioned.js';
 
 /** app.go maccPerms: module accounts and what they may do with the bank. */
 export const MODULE_ACCOUNT_PERMISSIONS: Readonly<Record<string, ModulePermission[]>> = Object.freeze({
@@ -57,6 +59,14 @@ export function minGasPricesOf(s: DecCoinSetting | undefined): { denom: string; 
 export interface ChainAppOptions {
   /** The node's `app` database. */
   db: AppDb;
+  /**
+   * The node's `app_history` and `app_changes` databases: module state becomes versioned
+   * (src/store/versioned.ts) and queries can read any retained height. Without them only the
+   * latest height is served.
+   */
+  history?: { history: VersionedDb; changes: VersionedDb };
+  /** app.toml `pruning*` (src/store/pruning.ts); default the SDK's `default`. */
+  pruning?: PruningOptions;
   /** The names registry (src/names createNames): accepted spellings and the emit spelling. */
   names?: TypeUrlNames & EmitNames;
   /** The worker pool for signature verification; without one signatures are checked inline. */
@@ -119,6 +129,7 @@ export class ChainApp extends BaseApp {
         anteDecorators: ante,
         names: opts.names,
         preVerifier: signed ? sigVerifier : undefined,
+        versions: opts.history === undefined ? undefined : new VersionedStore({ latest: opts.db, ...opts.history }, opts.pruning ?? pruningOptions('default')),
       },
     );
     this.auth = auth;

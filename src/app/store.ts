@@ -5,6 +5,8 @@
  * Layers, bottom up:
  * - `LmdbReadStore`: the committed state in the app's LMDB database; read-only, because the only
  *   writes to LMDB happen in BaseApp.commit() inside the block's write transaction.
+ * - `VersionReadStore`: the committed state at an older height (src/store/versioned.ts), for
+ *   queries with a height.
  * - `CacheKVStore`: a write-back cache over any parent. BaseApp keeps one per block over the
  *   committed state (the SDK's finalizeBlockState) and branches one per tx (the SDK's
  *   CacheMultiStore): `write()` pushes a branch's changes into its parent, dropping the branch
@@ -17,6 +19,7 @@
  */
 import { bytesToKey, concatBytes, keyToBytes, prefixEnd, type Bytes } from './bytes.js';
 import { DEFAULT_KV_GAS_CONFIG, GasDesc, type GasMeter, type KVGasConfig } from './gas.js';
+import type { VersionedStore } from '../store/versioned.js';
 
 export interface KVPair {
   key: Bytes;
@@ -88,6 +91,38 @@ export class LmdbReadStore implements KVStore {
       if (lo !== undefined && k < lo) return;
       yield { key: key as Bytes, value: value as Bytes };
     }
+  }
+}
+
+/**
+ * Committed state at an older height, read from the versioned store's history (queries with a
+ * height). Read-only; a read after the height was pruned throws the store's VersionNotFoundError.
+ */
+export class VersionReadStore implements KVStore {
+  constructor(
+    private readonly store: VersionedStore,
+    readonly version: bigint,
+  ) {}
+
+  get(key: Bytes): Bytes | undefined {
+    assertKey(key);
+    return this.store.getAt(key, this.version);
+  }
+
+  has(key: Bytes): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  set(): void {
+    throw new Error('historical state is read-only');
+  }
+
+  delete(): void {
+    throw new Error('historical state is read-only');
+  }
+
+  iterate(start?: Bytes, end?: Bytes, reverse = false): Iterable<KVPair> {
+    return this.store.iterateAt(this.version, start, end, reverse);
   }
 }
 

@@ -8,6 +8,7 @@
  * (EVM: eth,net,web3). All listeners are on 127.0.0.1.
  */
 import { defaultsOf, type FileSpec, type SectionSpec } from './schema.js';
+import { pruningOptions, PRUNING_STRATEGIES, type PruningOptions, type PruningStrategy } from '../store/pruning.js';
 
 export interface ApiConfig {
   enable: boolean;
@@ -71,6 +72,12 @@ export interface CompatConfig {
 export interface AppConfig {
   /** DecCoins text, e.g. "0.025achain"; "" = accept any fee. Parse with parseDecCoins. */
   minimumGasPrices: string;
+  /** Application-state versions kept for queries (src/store/pruning.ts). */
+  pruning: PruningStrategy;
+  /** Read with `pruning = "custom"` only. */
+  pruningKeepRecent: number;
+  /** Read with `pruning = "custom"` only. */
+  pruningInterval: number;
   api: ApiConfig;
   grpc: GrpcConfig;
   jsonRpc: JsonRpcConfig;
@@ -129,12 +136,23 @@ const base: SectionSpec = {
       doc: 'The minimum gas prices a validator is willing to accept for processing a transaction,\ne.g. "0.025achain". Empty accepts any fee.',
       check: checkDecCoins,
     },
+    {
+      key: 'pruning',
+      kind: { t: 'enum', values: PRUNING_STRATEGIES },
+      def: 'default',
+      doc:
+        'Application-state versions kept for queries at a height:\n' +
+        'default: the last 362880 heights, pruned every 10 blocks;\n' +
+        'nothing: every height;\n' +
+        'everything: the last 2 heights, pruned every 10 blocks;\n' +
+        'custom: pruning-keep-recent and pruning-interval.',
+    },
+    // The SDK writes both as strings ("0"); an int field accepts either.
+    { key: 'pruning-keep-recent', kind: nonNeg, def: 0, doc: 'Heights kept below the latest (pruning = "custom" only; at least 2).' },
+    { key: 'pruning-interval', kind: nonNeg, def: 0, doc: 'Prune every this many blocks (pruning = "custom" only; at least 10).' },
   ],
   // SDK base keys that do not apply to chaind's LMDB store.
   compat: {
-    pruning: undefined,
-    'pruning-keep-recent': undefined,
-    'pruning-interval': undefined,
     'halt-height': 0,
     'halt-time': 0,
     'min-retain-blocks': 0,
@@ -247,6 +265,24 @@ export const APP_CONFIG_SPEC: FileSpec = {
   sections: [base, api, grpc, jsonRpc, evm, compat],
   ignoredSections: ['telemetry', 'rosetta', 'grpc-web', 'state-sync', 'streaming', 'mempool', 'wasm', 'tls'],
 };
+
+/**
+ * The pruning options of an app.toml (server/pruning.go GetPruningOptionsFromFlags: `custom`
+ * validated, the numbers ignored otherwise). Throws PruningOptionsError with the SDK's text.
+ */
+export function appPruningOptions(c: Pick<AppConfig, 'pruning' | 'pruningKeepRecent' | 'pruningInterval'>): PruningOptions {
+  return pruningOptions(c.pruning, BigInt(c.pruningKeepRecent), BigInt(c.pruningInterval));
+}
+
+/** Checks across app.toml fields: [`section.key`, reason] pairs (empty when valid). */
+export function crossCheckAppConfig(c: AppConfig): [string, string][] {
+  try {
+    appPruningOptions(c);
+    return [];
+  } catch (e) {
+    return [['.pruning', (e as Error).message]];
+  }
+}
 
 export function defaultAppConfig(): AppConfig {
   return defaultsOf(APP_CONFIG_SPEC) as AppConfig;

@@ -9,7 +9,7 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import { configError } from './errors.js';
 import { camel, defaultsOf, normalizeFlagName, parseField, type FieldSpec, type FileSpec, type SectionSpec } from './schema.js';
 import { crossCheckNodeConfig, NODE_CONFIG_SPEC, type NodeConfig } from './node-config.js';
-import { APP_CONFIG_SPEC, type AppConfig } from './app-config.js';
+import { APP_CONFIG_SPEC, crossCheckAppConfig, type AppConfig } from './app-config.js';
 
 export type FlagValue = string | number | boolean | string[];
 
@@ -215,6 +215,13 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     const dot = path.indexOf('.');
     const [section, key] = [path.slice(0, dot), path.slice(dot + 1)];
     const source = sources.get(path) ?? NODE_CONFIG_SPEC.file;
+    throw source.startsWith('flag ') ? configError(source, undefined, reason) : configError(source, fieldLabel(section, key), reason);
+  }
+
+  for (const [path, reason] of crossCheckAppConfig(appConfig)) {
+    const dot = path.indexOf('.');
+    const [section, key] = [path.slice(0, dot), path.slice(dot + 1)];
+    const source = sources.get(path) ?? APP_CONFIG_SPEC.file;
     throw source.startsWith('flag ') ? configError(source, undefined, reason) : configError(source, fieldLabel(section, key), reason);
   }
 

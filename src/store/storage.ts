@@ -29,7 +29,9 @@ export const DB_NAMES = [
   'tx_results', // tx hash -> {height, index, result}
   'tx_index', // event index for tx_search (ordered composite keys)
   'block_index', // event index for block_search
-  'app', // application state (module stores)
+  'app', // application state (module stores), latest version (src/store/versioned.ts)
+  'app_history', // esc(app key) 00 00 | height -> the key's value before that height changed it
+  'app_changes', // height | chunk -> keys that height changed (pruning index); version markers
   'meta', // store metadata (base, height, version)
   'evidence', // evidence pool: 00|height|hash -> committed height, 01|height|hash -> pending proto Evidence
 ] as const;

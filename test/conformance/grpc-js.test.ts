@@ -328,11 +328,19 @@ t.test('grpc-js against the node gRPC server', async (t) => {
       'invalid request: Baseapp.RegisterGRPCServer: invalid height header "x-cosmos-block-height": strconv.ParseInt: parsing "abc": invalid syntax',
       "upstream's text (baseapp/grpcserver.go wraps strconv's error)",
     );
-    // chaind serves only its latest state: an older height is refused as an upstream node with
-    // pruning = "everything" refuses it (baseapp CreateQueryContext's text).
-    const old = await call(auth, AuthQuery.method.account, { address: S0.bech32 }, meta(String(sd.sendHeight)));
-    t.equal(old.err?.code, grpc.status.UNKNOWN);
-    t.match(old.err?.details ?? '', new RegExp(`^invalid request: failed to load state at height ${sd.sendHeight}; version does not exist \\(latest height: \\d+\\)$`));
+    // Older heights answer from the versioned state (default pruning keeps them): S0's sequence
+    // before and after its first tx.
+    for (const [h, seq] of [
+      [sd.sendHeight - 1n, 0n],
+      [sd.sendHeight, 1n],
+    ] as const) {
+      const old = await call(auth, AuthQuery.method.account, { address: S0.bech32 }, meta(String(h)));
+      t.notOk(old.err, old.err?.details ?? 'ok');
+      t.equal(heightOf(old), String(h), `served at ${h}`);
+      t.equal(fromBinary(BaseAccountSchema, old.res!.account!.value).sequence, seq, `sequence ${seq} at ${h}`);
+    }
+    const before = await call(auth, AuthQuery.method.account, { address: FRESH.bech32 }, meta(String(sd.sendHeight - 1n)));
+    t.equal(before.err?.code, grpc.status.NOT_FOUND, 'FRESH did not exist before the send');
   });
 
   await t.test('tx Service GetTx and Simulate', async (t) => {

@@ -20,6 +20,7 @@ import {
   type NodeConfig,
 } from '../../src/config/index.js';
 import { settingFlagNames } from '../../src/config/load.js';
+import { appPruningOptions } from '../../src/config/app-config.js';
 
 function tempHome(t: Test): string {
   const dir = mkdtempSync(join(tmpdir(), 'chaind-'));
@@ -195,6 +196,9 @@ t.test('config.toml defaults are CometBFT 0.38 (and the chaind choices)', async 
 t.test('app.toml defaults', async (t) => {
   const want: AppConfig = {
     minimumGasPrices: '',
+    pruning: 'default',
+    pruningKeepRecent: 0,
+    pruningInterval: 0,
     api: {
       enable: true,
       address: 'tcp://127.0.0.1:1317',
@@ -369,6 +373,20 @@ x = 1
   ]);
 });
 
+t.test('app.toml pruning: SDK strings accepted, numbers read only with custom', async (t) => {
+  const home = tempHome(t);
+  writeConfig(home, 'pruning = "custom"\npruning-keep-recent = "2"\npruning-interval = "10"\n', 'app.toml');
+  const { appConfig, warnings } = loadConfig({ home });
+  t.same([appConfig.pruning, appConfig.pruningKeepRecent, appConfig.pruningInterval], ['custom', 2, 10]);
+  t.same(warnings.filter((w) => w.includes('pruning')), [], 'pruning keys are no longer ignored');
+  t.same(appPruningOptions(appConfig), { strategy: 'custom', keepRecent: 2n, interval: 10n });
+  // The SDK's template writes "0" for both with the other strategies: not an error there.
+  const h2 = tempHome(t);
+  writeConfig(h2, 'pruning = "everything"\npruning-keep-recent = "0"\npruning-interval = "0"\n', 'app.toml');
+  t.same(appPruningOptions(loadConfig({ home: h2 }).appConfig), { strategy: 'everything', keepRecent: 2n, interval: 10n });
+  t.throws(() => loadConfig({ home: tempHome(t), flags: { pruning: 'custom' } }), { message: /^flag --pruning: invalid custom pruning options: 'pruning-interval' must not be 0/ });
+});
+
 t.test('invalid values: ConfigError naming file and field', async (t) => {
   const rows: Array<[string, string, string]> = [
     ['config.toml', '[consensus]\ntimeout_commit = "abc"\n', 'config/config.toml: [consensus] timeout_commit: invalid duration "abc"'],
@@ -407,6 +425,18 @@ t.test('invalid values: ConfigError naming file and field', async (t) => {
     ['app.toml', '[grpc]\naddress = "9090"\n', 'config/app.toml: [grpc] address: invalid listen address "9090": missing port'],
     ['app.toml', '[evm]\ntracer = "callTracer"\n', 'config/app.toml: [evm] tracer: invalid value "callTracer"'],
     ['app.toml', '[compat]\nupstream-names = 1\n', 'config/app.toml: [compat] upstream-names: expected true or false, got 1'],
+    // The SDK's pruning validation (store/pruning/types/options.go), only for "custom".
+    ['app.toml', 'pruning = "sometimes"\n', 'config/app.toml: pruning: invalid value "sometimes" (want one of "default", "nothing", "everything", "custom")'],
+    [
+      'app.toml',
+      'pruning = "custom"\npruning-keep-recent = "100"\npruning-interval = "0"\n',
+      `config/app.toml: pruning: invalid custom pruning options: 'pruning-interval' must not be 0. If you want to disable pruning, select pruning = "nothing"`,
+    ],
+    [
+      'app.toml',
+      'pruning = "custom"\npruning-keep-recent = 1\npruning-interval = 10\n',
+      `config/app.toml: pruning: invalid custom pruning options: 'pruning-keep-recent' must not be less than 2. For the most aggressive pruning, select pruning = "everything"`,
+    ],
   ];
   for (const [file, toml, msg] of rows) {
     const home = tempHome(t);

@@ -26,6 +26,7 @@
  * 5. The generated handler: the body (`body: "*"` or a field) decoded with the SDK JSON codec,
  *    then path variables (`type mismatch, parameter: …`), then — unless the body is `*` — query
  *    parameters (query-params.ts); all InvalidArgument (400). Request metadata: `x-cosmos-block-height`
+ *    (or, without that header, `?height=` unless the request message has a `height` field)
  *    and `Grpc-Metadata-*` headers (cosmos-sdk CustomGRPCHeaderMatcher), permanent HTTP headers as
  *    `grpcgateway-*`, `x-forwarded-for`/`-host`; `Grpc-Timeout` sets a deadline.
  * 6. The answer: the response in the SDK's JSON, `Content-Type: application/json`, the served
@@ -341,7 +342,8 @@ export class RestGateway {
       }
       // cosmos-sdk RegisterGRPCServer reads the header only when it is given once.
       const hv = info.metadata.get(BLOCK_HEIGHT_HEADER);
-      height = this.router.resolveHeight(hv !== undefined && hv.length === 1 ? parseHeightHeader(hv[0]!) : undefined);
+      const requested = hv !== undefined ? (hv.length === 1 ? parseHeightHeader(hv[0]!) : undefined) : heightParam(input, info.query);
+      height = this.router.resolveHeight(requested);
       const { response } = await this.router.callAt(rr.route, msg, height, { metadata: info.metadata as Metadata, signal: ex.ac.signal });
       if (ex.aborted || ex.done) return;
       const output = rr.route.desc.output;
@@ -455,6 +457,17 @@ export class RestGateway {
       this.inflight--;
     }
   }
+}
+
+/**
+ * `?height=N` when no `x-cosmos-block-height` header was sent: the height as the header would
+ * give it (the SDK's legacy REST spelling; grpc-gateway itself ignores the parameter). Not read
+ * when the request message has a `height` field of its own, which the parameter then fills.
+ */
+function heightParam(input: DescMessage, query: string): bigint | undefined {
+  if (query === '' || !query.includes('height=') || input.fields.some((f) => f.name === 'height')) return undefined;
+  const vs = parseGoQuery(query).get('height');
+  return vs !== undefined && vs.length === 1 ? parseHeightHeader(vs[0]!) : undefined;
 }
 
 function heightHeaders(h: bigint | undefined): Array<readonly [string, string]> {
