@@ -32,7 +32,7 @@ const report = await runSession({
 console.log('');
 console.log(`seed ${seed}, ${count} cases per surface`);
 for (const s of report.surfaces) {
-  console.log(`${s.result.surface.padEnd(14)} ${String(s.result.cases).padStart(8)} cases  ${s.casesPerSecond.toFixed(0).padStart(6)} cases/s  ${s.result.failures.length} failures  height ${s.heightBefore} → ${s.heightAfter ?? 'stalled'}`);
+  console.log(`${s.result.surface.padEnd(14)} ${String(s.result.cases).padStart(8)} cases  ${s.casesPerSecond.toFixed(0).padStart(6)} cases/s  CPU/case node ${s.nodeCpuMsPerCase.toFixed(2)} ms, fuzzer ${s.clientCpuMsPerCase.toFixed(2)} ms  ${s.result.failures.length} failures  height ${s.heightBefore} → ${s.heightAfter ?? 'stalled'}`);
 }
 console.log(`RSS: start ${(report.firstRssKiB / 1024).toFixed(0)} MiB, peak ${(report.peakRssKiB / 1024).toFixed(0)} MiB, end ${(report.lastRssKiB / 1024).toFixed(0)} MiB`);
 console.log(`node ${report.alive ? `alive at height ${report.finalHeight}` : `DIED (exit ${report.exitCode})`}`);

@@ -60,6 +60,8 @@ const unanswered: Array<[string, 'rpc' | 'api', string, number]> = [
   ['LF-only line ends (KNOWN_BUGS.requestLineFraming)', 'rpc', 'GET /health HTTP/1.1\nHost: x\n\n', 1],
   ['an absolute-form target (KNOWN_BUGS.requestLineFraming)', 'rpc', 'GET http://x/health HTTP/1.1\r\nHost: x\r\n\r\n', 1],
   ['a chunked body (KNOWN_BUGS.chunkedBody)', 'rpc', 'POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2a\r\n{"jsonrpc":"2.0","id":1,"method":"health"}\r\n0\r\n\r\n', 1],
+  ['a 130 KiB request head, under max_header_bytes (KNOWN_BUGS.largeHead)', 'rpc', `GET /health?x=${'a'.repeat(130_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 1],
+  ['REST: a 130 KiB request head (KNOWN_BUGS.largeHead)', 'api', `GET /cosmos/auth/v1beta1/params HTTP/1.1\r\nHost: x\r\nX-Large: ${'a'.repeat(130_000)}\r\n\r\n`, 1],
   ['a non-numeric Content-Length (KNOWN_BUGS.badContentLength)', 'rpc', 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}', 1],
 ];
 for (const [what, port, raw, n] of unanswered) {

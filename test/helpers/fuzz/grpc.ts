@@ -13,7 +13,7 @@ import zlib from 'node:zlib';
 import { create, fromJson, toBinary, type DescMessage } from '@bufbuild/protobuf';
 import { protoRegistry } from '../../../src/proto/registry.js';
 import { REFLECTION_PATHS } from '../../../src/rpc/grpc/reflection.js';
-import { enabled, headerName, headerValue, mutateBytes, pickMutator, type Mutator } from './mutators.js';
+import { enabled, jsLeak, headerName, headerValue, mutateBytes, pickMutator, type Mutator } from './mutators.js';
 import type { Rng } from './prng.js';
 import { SERVED_SERVICES, sampleMessage } from './rest.js';
 import { printable, type FuzzCase, type Lane, type Surface } from './surface.js';
@@ -314,6 +314,15 @@ export function judgeGrpc(c: GrpcCase, head: http2.IncomingHttpHeaders | null, t
   const code = Number(statusText);
   if (!/^\d+$/.test(statusText) || code > 16) return { problem: `grpc-status ${JSON.stringify(statusText)}`, tag: 'bad' };
   const tag = `grpc-status ${code}`;
+  const message = String(trailers?.['grpc-message'] ?? head?.['grpc-message'] ?? '');
+  let decoded = message;
+  try {
+    decoded = decodeURIComponent(message);
+  } catch {
+    // grpc-message is percent-encoded; a bad escape is left as is
+  }
+  const leak = jsLeak(decoded);
+  if (leak) return { problem: `a JavaScript error leaks into grpc-message (${leak}): ${JSON.stringify(decoded.slice(0, 300))}`, tag: 'leak' };
   const http = Number(head?.[':status']);
   if (code !== 0) return { problem: null, tag };
   if (http !== 200) return { problem: `grpc-status 0 with HTTP ${http}`, tag };

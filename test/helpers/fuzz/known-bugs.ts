@@ -28,6 +28,12 @@ export const KNOWN_BUGS = {
    * Node RPC and REST alike (src/rpc/server/uws.ts send → endWithoutBody). harden-http.
    */
   headKeepAlive: false,
+  /**
+   * A request head (request line + headers) past ~128 KiB, alone or as several pipelined
+   * requests: uWS resets the connection (ECONNRESET), where Go answers up to max_header_bytes
+   * (1 MiB) + 4096 and 431 beyond. Node RPC and REST. harden-http.
+   */
+  largeHead: false,
   /** Many requests written back to back without reading (pipelined floods, back-pressure). harden-http / node / rest. */
   pipelineFlood: false,
   /** gRPC: many streams per connection at once, and `grpc-timeout` beyond the clamp. harden-grpc. */

@@ -255,7 +255,8 @@ export const JSON_MUTATORS: readonly Mutator<JsonValue>[] = [
     name: 'json.deepNest',
     weight: 1,
     knownBug: 'jsonDeepNesting',
-    apply: (rng, v) => replaceAt(rng, v, (old) => nest(rng, old, rng.range(5001, 100_000))),
+    // Go's encoding/json stops at 10000 levels; the overflow is between ~5000 and that.
+    apply: (rng, v) => replaceAt(rng, v, (old) => nest(rng, old, rng.chance(0.8) ? rng.range(5001, 10_500) : rng.range(10_500, 100_000))),
   },
   {
     name: 'json.duplicateKeys',
@@ -489,4 +490,16 @@ export function headerName(rng: Rng): string {
   let s = 'x-';
   for (let n = rng.range(1, 30); n > 0; n--) s += chars[rng.int(chars.length)];
   return s;
+}
+
+/**
+ * JavaScript runtime errors leaking into an answer (an error message no Go server writes): a
+ * handler threw something it did not mean to, e.g. a stack overflow or a property of undefined.
+ */
+const JS_LEAKS = /Maximum call stack size exceeded|Cannot read propert|Cannot set propert|is not a function|is not iterable|is not defined|undefined is not|Invalid array length|Invalid string length|out of memory|BigInt|RangeError|TypeError|ReferenceError|SyntaxError: Unexpected|ERR_[A-Z_]{4,}/;
+
+/** The leaked JS error text in `s`, or null. */
+export function jsLeak(s: string): string | null {
+  const m = JS_LEAKS.exec(s);
+  return m ? m[0] : null;
 }

@@ -15,7 +15,7 @@
  */
 import WebSocket from 'ws';
 import { header, HttpConn, buildRequest, type HttpAnswer, type HttpOutcome } from './http-conn.js';
-import { enabled, headerName, headerValue, mutateBytes, mutateJson, mutatePath, mutateQuery, pickMutator, Raw, toJson, type JsonValue, type Mutator } from './mutators.js';
+import { enabled, jsLeak, headerName, headerValue, mutateBytes, mutateJson, mutatePath, mutateQuery, pickMutator, Raw, toJson, type JsonValue, type Mutator } from './mutators.js';
 import { knownBugEnabled } from './known-bugs.js';
 import { framingMutators, type HttpCase, type HttpRequestSpec, httpCaseOf, judgeHttpOutcome } from './http-surface.js';
 import type { Rng } from './prng.js';
@@ -122,6 +122,8 @@ export function envelopeProblem(v: unknown): string | null {
 
 export function judgeNodeRpc(a: HttpAnswer, head: boolean): string | null {
   if (!NODE_STATUSES.has(a.status)) return `HTTP status ${a.status}`;
+  const leak = jsLeak(a.body.toString('utf8'));
+  if (leak) return `a JavaScript error leaks into the answer (${leak})`;
   const ct = (header(a, 'content-type') ?? '').toLowerCase();
   if (head || a.status === 204) return a.body.length === 0 ? null : 'body on a HEAD/204 answer';
   if (ct.startsWith('application/json')) {
@@ -456,6 +458,8 @@ export function nodeWsSurface(t: FuzzTarget): Surface<WsCase> {
               } catch {
                 return { problem: `websocket message is not JSON: ${printable(text, 300)}`, tag: 'bad' };
               }
+              const leak = jsLeak(text);
+              if (leak) return { problem: `a JavaScript error leaks into a websocket answer (${leak}): ${printable(text, 300)}`, tag: 'leak' };
               const p = envelopeProblem(v);
               if (p) return { problem: `websocket message: ${p}: ${printable(text, 300)}`, tag: 'bad' };
               if ((v as { id?: unknown }).id === sentinel) return { problem: null, tag: 'answered' };

@@ -61,6 +61,17 @@ export function rssKiB(pid: number): number | null {
   }
 }
 
+/** CPU time (user + system) a process has used, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 /** Samples RSS every `rssEveryMs` and the height every `heightEveryMs` (over its own connection). */
 export class Watcher {
   peakRssKiB = 0;

@@ -17,7 +17,7 @@ import { httpBindings } from '../../../src/rpc/rest/http-rule.js';
 import { httpStatusFromCode } from '../../../src/rpc/rest/errors.js';
 import { header, type HttpAnswer } from './http-conn.js';
 import type { HttpRequestSpec } from './http-surface.js';
-import { enabled, headerValue, mutateJson, mutatePath, mutateQuery, pickMutator, toJson, type JsonValue, type Mutator } from './mutators.js';
+import { enabled, jsLeak, headerValue, mutateJson, mutatePath, mutateQuery, pickMutator, toJson, type JsonValue, type Mutator } from './mutators.js';
 import { httpMethods, httpSurface, randomHeaders } from './node-rpc.js';
 import type { Rng } from './prng.js';
 import type { FuzzCase, Surface } from './surface.js';
@@ -114,6 +114,8 @@ export function restSeeds(t: FuzzTarget): RestSeed[] {
 }
 
 export function judgeRest(a: HttpAnswer, head: boolean): string | null {
+  const leak = jsLeak(a.body.toString('utf8'));
+  if (leak) return `a JavaScript error leaks into the answer (${leak})`;
   const ct = (header(a, 'content-type') ?? '').toLowerCase();
   if (head) return a.body.length === 0 ? null : 'body on a HEAD answer';
   if (a.status === 200 && a.body.length === 0) return null; // OPTIONS

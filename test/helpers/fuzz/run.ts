@@ -4,7 +4,7 @@
  * and check after each surface that blocks still come.
  */
 import { getJson, statusHeight, waitFor } from '../node.js';
-import { startFuzzNode, Watcher, type FuzzNode } from './node.js';
+import { cpuMs, startFuzzNode, Watcher, type FuzzNode } from './node.js';
 import { formatFailure, runSurface, type FuzzCase, type RunResult, type Surface } from './surface.js';
 import { DEFAULT_LANES, SURFACES } from './surfaces.js';
 import { collectTarget, type FuzzTarget } from './target.js';
@@ -30,6 +30,9 @@ export interface SurfaceReport {
   heightsDuring: bigint[];
   alive: boolean;
   casesPerSecond: number;
+  /** CPU ms per case of the node and of this process (meaningful when surfaces run one at a time). */
+  nodeCpuMsPerCase: number;
+  clientCpuMsPerCase: number;
 }
 
 export interface SessionReport {
@@ -78,9 +81,13 @@ export async function runSession(opts: SessionOptions, during?: (node: FuzzNode,
       const surface: Surface<FuzzCase> = SURFACES[name]!(target);
       const heightBefore = await statusHeight(node.ports.rpc);
       const t0 = Date.now();
+      const nodeCpu0 = cpuMs(node.node.proc.pid!) ?? 0;
+      const clientCpu0 = process.cpuUsage();
       log(`surface ${name}: ${surface.seedNames.length} seeds, ${opts.count} cases, seed ${opts.seed}`);
       const result = await runSurface(surface, { seed: opts.seed, count: opts.count, lanes: opts.lanes ?? DEFAULT_LANES[name] ?? 8, stop: () => !node.alive() || (opts.stopAt !== undefined && Date.now() > opts.stopAt) });
       const t1 = Date.now();
+      const nodeCpu = (cpuMs(node.node.proc.pid!) ?? nodeCpu0) - nodeCpu0;
+      const clientCpu = process.cpuUsage(clientCpu0);
       const alive = node.alive();
       const heightAfter = alive ? await heightAdvances(node, heightBefore, 30_000) : null;
       const r: SurfaceReport = {
@@ -90,9 +97,11 @@ export async function runSession(opts: SessionOptions, during?: (node: FuzzNode,
         heightsDuring: watcher.heightsBetween(t0, t1),
         alive,
         casesPerSecond: result.cases / (result.ms / 1000),
+        nodeCpuMsPerCase: nodeCpu / Math.max(1, result.cases),
+        clientCpuMsPerCase: (clientCpu.user + clientCpu.system) / 1000 / Math.max(1, result.cases),
       };
       const tags = [...result.tags.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}:${v}`).join(' ');
-      log(`surface ${name}: ${result.cases} cases in ${(result.ms / 1000).toFixed(1)} s (${r.casesPerSecond.toFixed(0)}/s), ${result.failures.length} failures, height ${heightBefore} → ${heightAfter ?? 'stalled'}, RSS peak ${(watcher.peakRssKiB / 1024).toFixed(0)} MiB; outcomes ${tags}`);
+      log(`surface ${name}: ${result.cases} cases in ${(result.ms / 1000).toFixed(1)} s (${r.casesPerSecond.toFixed(0)}/s), ${result.failures.length} failures, height ${heightBefore} → ${heightAfter ?? 'stalled'}, RSS peak ${(watcher.peakRssKiB / 1024).toFixed(0)} MiB, CPU per case node ${r.nodeCpuMsPerCase.toFixed(2)} ms / fuzzer ${r.clientCpuMsPerCase.toFixed(2)} ms${opts.parallel ? ' (all surfaces\' CPU: they ran together)' : ''}; outcomes ${tags}`);
       const slow = [...result.bySeed.entries()].sort((a, b) => b[1].ms / b[1].n - a[1].ms / a[1].n).slice(0, 5);
       log(`surface ${name}: slowest seeds ${slow.map(([k, v]) => `${k} ${(v.ms / v.n).toFixed(1)} ms×${v.n}`).join(', ')}`);
       for (const f of result.failures) log(`FAILURE\n${formatFailure(f)}`);
