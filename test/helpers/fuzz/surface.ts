@@ -105,8 +105,9 @@ export async function runSurface<C extends FuzzCase>(surface: Surface<C>, opts: 
     try {
       for (;;) {
         if (failures.length >= maxFailures || opts.stop?.()) return;
-        const i = only ?? next++;
-        if (only !== null ? done > 0 || next++ > 0 : i >= opts.count) return;
+        const n = next++;
+        if (n >= (only !== null ? 1 : opts.count)) return;
+        const i = only ?? n;
         const c = surface.generate(Rng.forCase(opts.seed, surface.name, i), i);
         recent.push(c);
         if (recent.length > 20) recent.shift();
