@@ -6,7 +6,8 @@
  * A protocol-shaped answer (grpc/grpc PROTOCOL-HTTP2.md; grpc-go transport): the stream ends with
  * a `grpc-status` (0–16), in the trailers or in a trailers-only response; a status 0 comes with
  * HTTP 200 and exactly one well-formed message for a unary method. A stream reset or a connection
- * dropped without a grpc-status is a failure.
+ * dropped without a grpc-status is a failure (except REFUSED_STREAM before any response: the call
+ * never started).
  */
 import http2 from 'node:http2';
 import zlib from 'node:zlib';
@@ -308,6 +309,8 @@ export function grpcSurface(t: FuzzTarget): Surface<GrpcCase> {
 
 export function judgeGrpc(c: GrpcCase, head: http2.IncomingHttpHeaders | null, trailers: http2.IncomingHttpHeaders | null, body: Buffer, rstCode: number | undefined): { problem: string | null; tag: string } {
   const statusText = (trailers?.['grpc-status'] ?? head?.['grpc-status']) as string | undefined;
+  // REFUSED_STREAM: the server did not start the call (a stream cap), which HTTP/2 lets it do.
+  if (statusText === undefined && head === null && rstCode === http2.constants.NGHTTP2_REFUSED_STREAM) return { problem: null, tag: 'refused' };
   if (statusText === undefined) {
     return { problem: `stream ended without grpc-status (HTTP ${head?.[':status'] ?? 'none'}, RST_STREAM code ${rstCode ?? 'none'})`, tag: `rst ${rstCode}` };
   }

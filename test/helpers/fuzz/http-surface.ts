@@ -130,15 +130,17 @@ export function framingMutators(): Mutator<Framing>[] {
 export function httpCaseOf(rng: Rng, index: number, seed: string, spec: HttpRequestSpec, framing: Mutator<Framing>[]): HttpCase {
   const target = spec.path + (spec.query !== '' ? `?${spec.query}` : '');
   let f: Framing = { spec, version: 'HTTP/1.1', eol: '\r\n', target, noLength: false, body: spec.body, splits: [], copies: 1 };
+  let framed = '';
   if (rng.chance(0.25)) {
     const on = enabled(framing);
     const m = pickMutator(rng, on);
     spec.applied.push(m.name);
+    framed = m.name;
     f = m.apply(rng, f);
   }
   const one = buildRequest({ method: f.spec.method, target: f.target, version: f.version, headers: f.spec.headers, body: f.body, eol: f.eol, noLength: f.noLength });
   // Pipelined requests past ~128 KiB in all are KNOWN_BUGS.largeHead (uWS resets the connection).
-  if (f.copies > 1 && one.length * f.copies > 64 * 1024 && !knownBugEnabled('largeHead')) f = { ...f, copies: 1 };
+  if (framed === 'frame.pipeline' && one.length * f.copies > 64 * 1024 && !knownBugEnabled('largeHead')) f = { ...f, copies: 1 };
   const raw = f.copies > 1 ? Buffer.concat(Array<Buffer>(f.copies).fill(one)) : one;
   const head = f.spec.method === 'HEAD';
   return {
