@@ -21,7 +21,7 @@ async function exchange(port: number, raw: string, responses = 1, timeoutMs = 50
   try {
     return await c.send(Buffer.from(raw, 'latin1'), { responses, heads: raw.startsWith('HEAD') ? [true] : undefined });
   } finally {
-    c.destroy();
+    c.close();
   }
 }
 

@@ -45,6 +45,13 @@ export type KnownBug = keyof typeof KNOWN_BUGS;
 /** Whether a known-bug mutator runs: switched on above, or listed in FUZZ_KNOWN_BUGS. */
 export function knownBugEnabled(name: KnownBug): boolean {
   if (KNOWN_BUGS[name]) return true;
-  const env = (process.env.FUZZ_KNOWN_BUGS ?? '').split(',').map((s) => s.trim());
-  return env.includes('all') || env.includes(name);
+  const raw = process.env.FUZZ_KNOWN_BUGS ?? '';
+  if (raw !== envRaw) {
+    envRaw = raw;
+    envSet = new Set(raw.split(',').map((s) => s.trim()));
+  }
+  return envSet.has('all') || envSet.has(name);
 }
+
+let envRaw = '';
+let envSet = new Set<string>();

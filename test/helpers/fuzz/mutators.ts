@@ -20,8 +20,16 @@ export interface Mutator<T> {
 
 /** The mutators of a list that run: those without a known bug, and those whose bug is switched on. */
 export function enabled<T>(list: readonly Mutator<T>[]): Mutator<T>[] {
-  return list.filter((m) => m.knownBug === undefined || knownBugEnabled(m.knownBug));
+  const env = process.env.FUZZ_KNOWN_BUGS ?? '';
+  const hit = enabledCache.get(list);
+  if (hit && hit.env === env) return hit.on as Mutator<T>[];
+  const on = list.filter((m) => m.knownBug === undefined || knownBugEnabled(m.knownBug));
+  enabledCache.set(list, { env, on });
+  return on;
 }
+
+/** `enabled` runs once per case: its answer is kept per list (and FUZZ_KNOWN_BUGS value). */
+const enabledCache = new WeakMap<readonly Mutator<unknown>[], { env: string; on: readonly Mutator<unknown>[] }>();
 
 export function pickMutator<T>(rng: Rng, list: readonly Mutator<T>[]): Mutator<T> {
   return rng.weighted(list.map((m) => [m.weight, m] as const));

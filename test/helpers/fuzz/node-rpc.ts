@@ -245,7 +245,7 @@ export function httpSurface(name: string, port: number, seedNames: string[], gen
           if (c.heads[c.heads.length - 1] && !knownBugEnabled('headKeepAlive')) conn.destroy();
           return judgeHttpOutcome(c, outs, judge);
         },
-        close: () => conn.destroy(),
+        close: () => conn.close(),
       };
     },
   };
