@@ -1,0 +1,52 @@
+/**
+ * The fuzzer in the suite (hardening issue 8, item 5): a real `chaind start` child process, and
+ * for each surface (node RPC URI, JSON-RPC over HTTP, JSON-RPC over websocket, REST, gRPC;
+ * test/helpers/fuzz/) 10,000 seeded mutations of valid requests. Asserts that every answer is
+ * protocol-shaped, the node lives, blocks keep coming during and after, and RSS stays bounded.
+ *
+ * A failure prints the seed, the surface, the case index, the mutations and the request; rerun
+ * just that case with `FUZZ_SEED=… FUZZ_SURFACE=… FUZZ_CASE=…`. Other knobs: FUZZ_COUNT (cases
+ * per surface), FUZZ_BUDGET_S (wall-clock budget of the fuzzing, default 80 s, so the file stays
+ * near 90 s: a machine too loaded to finish stops there and the run says how far it got), FUZZ_MAX_RSS_MIB (default 1024),
+ * FUZZ_KNOWN_BUGS (test/helpers/fuzz/known-bugs.ts). The longer run is bench/fuzz.bench.ts.
+ */
+import t from 'tap';
+import { fuzzSeed, runSession } from '../helpers/fuzz/run.js';
+import { formatFailure, reproLine } from '../helpers/fuzz/surface.js';
+
+const seed = fuzzSeed();
+const count = Number(process.env.FUZZ_COUNT ?? 10_000);
+const budgetS = Number(process.env.FUZZ_BUDGET_S ?? 80);
+const maxRssMiB = Number(process.env.FUZZ_MAX_RSS_MIB ?? 1024);
+const single = process.env.FUZZ_CASE !== undefined;
+
+t.test(`fuzz every RPC surface of a running node (seed ${seed})`, { timeout: (budgetS + 240) * 1000 }, async (t) => {
+  t.comment(`seed ${seed}: rerun with FUZZ_SEED=${seed}`);
+  const deadline = Date.now() + budgetS * 1000;
+  const report = await runSession({
+    seed,
+    count,
+    parallel: true,
+    surfaces: single ? [process.env.FUZZ_SURFACE!] : undefined,
+    log: (l) => t.comment(l),
+    stopAt: deadline,
+  });
+  t.ok(report.alive, `the node is alive after the fuzzing (exit ${report.exitCode})`, report.alive ? {} : { output: report.nodeOutput });
+  for (const s of report.surfaces) {
+    const r = s.result;
+    for (const f of r.failures) t.comment(`FAILURE\n${formatFailure(f)}`);
+    t.equal(r.failures.length, 0, `${r.surface}: every answer is protocol-shaped (${r.cases} cases)`, {
+      failures: r.failures.map((f) => ({ problem: f.problem, reproduce: reproLine(f), mutations: f.mutations.join(' '), request: f.request.slice(0, 2000) })),
+    });
+    if (!single && r.failures.length === 0 && s.alive) {
+      if (r.cases < count) t.comment(`WARNING ${r.surface}: the ${budgetS} s budget ran out after ${r.cases} of ${count} cases (machine too loaded?)`);
+      t.ok(r.cases > 0, `${r.surface}: cases ran (${r.cases}, ${s.casesPerSecond.toFixed(0)}/s)`);
+    }
+    t.ok(s.heightAfter !== null, `${r.surface}: blocks keep coming after the surface (height ${s.heightBefore} → ${s.heightAfter ?? 'stalled'})`);
+  }
+  const during = report.surfaces.flatMap((s) => s.heightsDuring);
+  if (!single) {
+    t.ok(during.length >= 2 && during.some((h) => h > during[0]!), `blocks keep coming during the fuzzing (heights seen: ${during.length ? `${during[0]} … ${during[during.length - 1]}` : 'none'})`);
+  }
+  t.ok(report.peakRssKiB / 1024 < maxRssMiB, `RSS stays bounded: start ${(report.firstRssKiB / 1024).toFixed(0)} MiB, peak ${(report.peakRssKiB / 1024).toFixed(0)} MiB, end ${(report.lastRssKiB / 1024).toFixed(0)} MiB (limit ${maxRssMiB} MiB)`);
+});
