@@ -92,6 +92,11 @@ export const SECP256K1_KEY_MEMO_SIZE = 16_384;
 
 /** How many decoded pubkey `Any`s stay decoded (same population, same bound as the key memo). */
 export const PUBKEY_ANY_MEMO_SIZE = 16_384;
+/**
+ * Larger Anys are decoded every time: an ML-DSA-65 key (1,952 B) needs no square root, and the
+ * bound keeps the memo's worst case near 16,384 × 512 B = 8 MB whatever keys txs carry.
+ */
+export const PUBKEY_ANY_MEMO_MAX_BYTES = 512;
 
 /** Decompresses a SEC1 key to its 65-byte form, or null when it is not a curve point. */
 export type Secp256k1Decompressor = (key: Uint8Array) => Uint8Array | null;
@@ -158,6 +163,7 @@ const MAX_MULTISIG_DEPTH = 8;
  * or a key of the wrong length / not on the curve.
  */
 export function decodePubKey(any: Any, depth = 0): PubKey {
+  if (any.value.length > PUBKEY_ANY_MEMO_MAX_BYTES) return decodePubKeyUncached(any, depth);
   const memoKey = `${canonicalTypeName(any.typeUrl)}\0${bytesKey(any.value)}`;
   const hit = decodedAnys.get(memoKey);
   if (hit !== undefined) return hit;
