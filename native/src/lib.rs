@@ -301,6 +301,23 @@ unsafe fn secp_recover_body(env: napi_env, info: napi_callback_info) -> R<napi_v
     }
 }
 
+/// secp256k1Decompress(pubkey33or65) -> Buffer(65) | null.
+unsafe fn secp_decompress_body(env: napi_env, info: napi_callback_info) -> R<napi_value> {
+    let [pubkey] = get_args::<1>(env, info)?;
+    let p = get_bytes(env, pubkey, "pubkey")?;
+    if p.len != 33 && p.len != 65 {
+        return Err(Fail::Arg(format!("pubkey must be 33 or 65 bytes, got {}", p.len)));
+    }
+    match secp::decompress(p.slice()) {
+        Some(pk) => new_buffer(env, &pk),
+        None => {
+            let mut v: napi_value = ptr::null_mut();
+            check(napi_get_null(env, &mut v))?;
+            Ok(v)
+        }
+    }
+}
+
 // ---- registration ----------------------------------------------------------------------------
 
 macro_rules! export_fn {
@@ -319,6 +336,7 @@ export_fn!(js_sha256_into, "sha256Into", sha256_into_body);
 export_fn!(js_merkle_root, "merkleRoot", merkle_root_body);
 export_fn!(js_secp_verify, "secp256k1Verify", secp_verify_body);
 export_fn!(js_secp_recover, "secp256k1Recover", secp_recover_body);
+export_fn!(js_secp_decompress, "secp256k1Decompress", secp_decompress_body);
 
 type Callback = unsafe extern "C" fn(napi_env, napi_callback_info) -> napi_value;
 
@@ -329,7 +347,7 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     // its static context; it aborts only if libsecp256k1 itself is broken.
     secp::secp256k1_selftest();
 
-    let table: [(*const c_char, Callback); 8] = [
+    let table: [(*const c_char, Callback); 9] = [
         (cstr!("keccak256"), js_keccak256),
         (cstr!("keccak256Into"), js_keccak256_into),
         (cstr!("keccak256Batch"), js_keccak256_batch),
@@ -338,6 +356,7 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
         (cstr!("merkleRoot"), js_merkle_root),
         (cstr!("secp256k1Verify"), js_secp_verify),
         (cstr!("secp256k1Recover"), js_secp_recover),
+        (cstr!("secp256k1Decompress"), js_secp_decompress),
     ];
     for (name, cb) in table.iter() {
         let mut f: napi_value = ptr::null_mut();

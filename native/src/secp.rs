@@ -99,6 +99,33 @@ pub fn verify(digest: &[u8; 32], sig: &[u8; 64], pubkey: &[u8]) -> bool {
     }
 }
 
+/// The 65-byte uncompressed form of a 33-byte compressed or 65-byte uncompressed SEC1 key, or
+/// None when it is not a point on the curve. Hybrid keys (0x06/0x07) are refused, as in `verify`.
+/// Decompressing costs a field square root; callers memoise the result per key.
+pub fn decompress(pubkey: &[u8]) -> Option<[u8; 65]> {
+    let prefix_ok = match pubkey.len() {
+        33 => pubkey[0] == 0x02 || pubkey[0] == 0x03,
+        65 => pubkey[0] == 0x04,
+        _ => false,
+    };
+    if !prefix_ok {
+        return None;
+    }
+    unsafe {
+        let ctx = secp256k1_context_static;
+        let mut pk = secp256k1_pubkey { data: [0; 64] };
+        if secp256k1_ec_pubkey_parse(ctx, &mut pk, pubkey.as_ptr(), pubkey.len()) != 1 {
+            return None;
+        }
+        let mut out = [0u8; 65];
+        let mut len: usize = 65;
+        if secp256k1_ec_pubkey_serialize(ctx, out.as_mut_ptr(), &mut len, &pk, SECP256K1_EC_UNCOMPRESSED) != 1 || len != 65 {
+            return None;
+        }
+        Some(out)
+    }
+}
+
 /// Recovers the signer's public key, as 65 uncompressed bytes, from `r||s` plus recid 0..=3.
 /// Recovery accepts high-S (as Ethereum's ecrecover precompile does); callers that need low-S
 /// check it themselves.

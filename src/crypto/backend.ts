@@ -37,6 +37,12 @@ export interface CryptoBackend {
    * High-S signatures are rejected (Cosmos and Ethereum transactions both require low-S).
    */
   secp256k1Verify(digest: Uint8Array, sig: Uint8Array, pubKey: Uint8Array): boolean;
+  /**
+   * The 65-byte uncompressed form of a 33-byte compressed or 65-byte uncompressed SEC1 key, or
+   * null when it is not a curve point (hybrid 0x06/0x07 keys included). Decompression is a field
+   * square root (~0.2 ms in JS, ~5 µs native): memoise per key (src/tx/pubkey.ts does).
+   */
+  secp256k1Decompress(pubKey: Uint8Array): Uint8Array | null;
   /** The 65-byte uncompressed signer key from r||s and recid 0..3, or null. Accepts high-S. */
   secp256k1Recover(digest: Uint8Array, sig: Uint8Array, recid: number): Uint8Array | null;
   /** Ed25519 (RFC 8032, via OpenSSL) with a 32-byte key and a 64-byte signature. */

@@ -74,6 +74,18 @@ function secp256k1Verify(digest: Uint8Array, sig: Uint8Array, pubKey: Uint8Array
   }
 }
 
+function secp256k1Decompress(pubKey: Uint8Array): Uint8Array | null {
+  const pub = bytesArg('secp256k1Decompress', 'pubkey', pubKey);
+  if (pub.length !== 33 && pub.length !== 65) throw argError('secp256k1Decompress', `pubkey must be 33 or 65 bytes, got ${pub.length}`);
+  if (!secp256k1PubKeyWellFormed(pub)) return null;
+  try {
+    return secp.Point.fromBytes(pub).toBytes(false);
+  } catch {
+    // Not on the curve (x has no square root, or y does not match for an uncompressed key).
+    return null;
+  }
+}
+
 function secp256k1Recover(digest: Uint8Array, sig: Uint8Array, recid: number): Uint8Array | null {
   const fn = 'secp256k1Recover';
   exactArg(fn, 'digest', digest, 32);
@@ -131,6 +143,7 @@ export function createJsBackend(): CryptoBackend {
     merkleRoot,
     secp256k1Verify,
     secp256k1Recover,
+    secp256k1Decompress,
     ed25519Verify: ed25519VerifyChecked,
   };
 }

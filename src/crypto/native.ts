@@ -24,6 +24,7 @@ export interface NativeAddon {
   merkleRoot(items: readonly Uint8Array[]): Buffer;
   secp256k1Verify(digest: Uint8Array, sig: Uint8Array, pubKey: Uint8Array): boolean;
   secp256k1Recover(digest: Uint8Array, sig: Uint8Array, recid: number): Buffer | null;
+  secp256k1Decompress(pubKey: Uint8Array): Buffer | null;
 }
 
 const ADDON_EXPORTS: readonly (keyof NativeAddon)[] = [
@@ -35,6 +36,7 @@ const ADDON_EXPORTS: readonly (keyof NativeAddon)[] = [
   'merkleRoot',
   'secp256k1Verify',
   'secp256k1Recover',
+  'secp256k1Decompress',
 ];
 
 /** `<binaryName>.<platform>-<arch>-gnu.node`, as `napi build --platform` names it. */
@@ -90,6 +92,7 @@ export function createNativeBackend(addon: NativeAddon): CryptoBackend {
     merkleRoot: (items) => addon.merkleRoot(items),
     secp256k1Verify: (digest, sig, pub) => addon.secp256k1Verify(digest, sig, pub),
     secp256k1Recover: (digest, sig, recid) => addon.secp256k1Recover(digest, sig, recid),
+    secp256k1Decompress: (pub) => addon.secp256k1Decompress(pub),
     // OpenSSL through node:crypto is already native; the addon has no ed25519 of its own.
     ed25519Verify: ed25519VerifyChecked,
   };

@@ -16,17 +16,18 @@
  */
 import { create, fromBinary } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { sdkErrors, type AbciError } from '../app/errors.js';
+import { getCryptoBackend } from '../crypto/backend.js';
 import { LegacyAminoPubKeySchema } from '../gen/chain/crypto/multisig/keys_pb.js';
 import { PubKeySchema as Ed25519PubKeySchema } from '../gen/chain/crypto/ed25519/keys_pb.js';
 import { PubKeySchema as MlDsa65PubKeySchema } from '../gen/chain/crypto/mldsa65/keys_pb.js';
 import { PubKeySchema as Secp256k1PubKeySchema } from '../gen/chain/crypto/secp256k1/keys_pb.js';
 import { PubKeySchema as EthSecp256k1PubKeySchema } from '../gen/chain/evm/crypto/v1/ethsecp256k1/keys_pb.js';
 import { canonicalTypeName, packAny, type EmitNames } from '../proto/registry.js';
+import { bytesKey, LruMemo } from './memo.js';
 
 export type PubKeyAlgo = 'secp256k1' | 'eth_secp256k1' | 'ed25519' | 'mldsa65' | 'multisig';
 
@@ -79,6 +80,81 @@ export function pubKeyAlgoOfTypeUrl(typeUrl: string): PubKeyAlgo | undefined {
   return ALGO_BY_TYPE.get(canonicalTypeName(typeUrl));
 }
 
+/**
+ * How many secp256k1 keys stay decompressed. A tx's key is looked at by pre-verification, four
+ * ante decorators, FinalizeBlock and every recheck; each look used to cost a field square root
+ * (~0.2 ms in @noble). The memo must hold every signer with txs in flight: the mempool's default
+ * `size` is 5,000 txs (so at most 5,000 distinct signers waiting, rechecked after each block),
+ * plus the signers of the block being executed; 16,384 leaves room for a larger mempool. An entry
+ * is the 33-byte key as a string and the 65-byte point, about 200 B: ~3 MB when full.
+ */
+export const SECP256K1_KEY_MEMO_SIZE = 16_384;
+
+/** How many decoded pubkey `Any`s stay decoded (same population, same bound as the key memo). */
+export const PUBKEY_ANY_MEMO_SIZE = 16_384;
+/**
+ * Larger Anys are decoded every time: an ML-DSA-65 key (1,952 B) needs no square root, and the
+ * bound keeps the memo's worst case near 16,384 × 512 B = 8 MB whatever keys txs carry.
+ */
+export const PUBKEY_ANY_MEMO_MAX_BYTES = 512;
+
+/** Decompresses a SEC1 key to its 65-byte form, or null when it is not a curve point. */
+export type Secp256k1Decompressor = (key: Uint8Array) => Uint8Array | null;
+
+/**
+ * Valid secp256k1 keys, decompressed once: key bytes → 65-byte uncompressed point. Invalid keys
+ * are not remembered (a tx with one fails at once and costs its sender the tx). The decompressor
+ * is the process's crypto backend (libsecp256k1 where the native addon loaded, else @noble);
+ * tests swap it to count calls.
+ */
+export class Secp256k1KeyMemo {
+  private readonly memo: LruMemo<string, Uint8Array>;
+  /** Calls that reached the decompressor. */
+  decompressions = 0;
+
+  constructor(
+    capacity = SECP256K1_KEY_MEMO_SIZE,
+    public decompressor: Secp256k1Decompressor = (k) => getCryptoBackend().secp256k1Decompress(k),
+  ) {
+    this.memo = new LruMemo(capacity);
+  }
+
+  get size(): number {
+    return this.memo.size;
+  }
+
+  get stats() {
+    return this.memo.stats;
+  }
+
+  /** The 65-byte uncompressed point of `key`, or null when `key` is not a valid SEC1 point. */
+  uncompressed(key: Uint8Array): Uint8Array | null {
+    const k = bytesKey(key);
+    const hit = this.memo.get(k);
+    if (hit !== undefined) return hit;
+    this.decompressions++;
+    let point: Uint8Array | null;
+    try {
+      point = key.length === 33 || key.length === 65 ? this.decompressor(key) : null;
+    } catch {
+      point = null;
+    }
+    if (point !== null) this.memo.set(k, point);
+    return point;
+  }
+
+  clear(): void {
+    this.memo.clear();
+    this.decompressions = 0;
+  }
+}
+
+/** The process-wide key memo (src/app's ante chain and pre-verification go through it). */
+export const secp256k1Keys = new Secp256k1KeyMemo();
+
+/** Decoded pubkey Anys: canonical type name + value bytes → key. Entries are shared: never mutate one. */
+const decodedAnys = new LruMemo<string, PubKey>(PUBKEY_ANY_MEMO_SIZE);
+
 /** Multisig nesting bound: a LegacyAminoPubKey may hold multisig keys, but not without end. */
 const MAX_MULTISIG_DEPTH = 8;
 
@@ -87,6 +163,27 @@ const MAX_MULTISIG_DEPTH = 8;
  * or a key of the wrong length / not on the curve.
  */
 export function decodePubKey(any: Any, depth = 0): PubKey {
+  if (any.value.length > PUBKEY_ANY_MEMO_MAX_BYTES) return decodePubKeyUncached(any, depth);
+  const memoKey = `${canonicalTypeName(any.typeUrl)}\0${bytesKey(any.value)}`;
+  const hit = decodedAnys.get(memoKey);
+  if (hit !== undefined) return hit;
+  const pk = decodePubKeyUncached(any, depth);
+  // Only top-level results: a nested key's depth matters for the nesting bound.
+  if (depth === 0) decodedAnys.set(memoKey, pk);
+  return pk;
+}
+
+/** The memo of decoded pubkey Anys, for tests. */
+export const pubKeyAnyMemo = {
+  get size(): number {
+    return decodedAnys.size;
+  },
+  clear(): void {
+    decodedAnys.clear();
+  },
+};
+
+function decodePubKeyUncached(any: Any, depth: number): PubKey {
   const algo = pubKeyAlgoOfTypeUrl(any.typeUrl);
   if (algo === undefined) throw invalid(`unrecognized public key type: ${any.typeUrl}`);
   let msg;
@@ -104,11 +201,8 @@ export function decodePubKey(any: Any, depth = 0): PubKey {
   const key = msg.key;
   if (key.length !== KEY_LEN[algo]) throw invalid(`invalid ${algo} public key length: ${key.length}, expected ${KEY_LEN[algo]}`);
   if (algo === 'secp256k1' || algo === 'eth_secp256k1') {
-    try {
-      secp256k1.Point.fromBytes(key);
-    } catch {
-      throw invalid(`invalid ${algo} public key: not a compressed curve point`);
-    }
+    // A 33-byte key with prefix 02/03 whose x is on the curve; decompressed once per key.
+    if (secp256k1Keys.uncompressed(key) === null) throw invalid(`invalid ${algo} public key: not a compressed curve point`);
   }
   return { algo, key };
 }
@@ -121,7 +215,8 @@ export function encodePubKey(pk: SinglePubKey, names?: EmitNames): Any {
 
 /** keccak256(uncompressed point without the 0x04 byte)[12:]: the Ethereum address. */
 export function ethAddressOfSecp256k1(compressedOrUncompressed: Uint8Array): Uint8Array {
-  const uncompressed = secp256k1.Point.fromBytes(compressedOrUncompressed).toBytes(false);
+  const uncompressed = secp256k1Keys.uncompressed(compressedOrUncompressed);
+  if (uncompressed === null) throw new Error('invalid secp256k1 public key: not a curve point');
   return keccak_256(uncompressed.subarray(1)).subarray(12);
 }
 
@@ -160,8 +255,19 @@ export function aminoBinaryPubKey(pk: PubKey): Uint8Array {
   throw sdkErrors.notSupported.wrap(`no legacy amino encoding for ${pk.algo} keys`);
 }
 
-/** The 20-byte account address of a key. */
+const addressOfKey = new WeakMap<PubKey, Uint8Array>();
+
+/** The 20-byte account address of a key (remembered per key object: memoised keys are shared). */
 export function pubKeyAddress(pk: PubKey): Uint8Array {
+  let a = addressOfKey.get(pk);
+  if (a === undefined) {
+    a = computePubKeyAddress(pk);
+    addressOfKey.set(pk, a);
+  }
+  return a;
+}
+
+function computePubKeyAddress(pk: PubKey): Uint8Array {
   switch (pk.algo) {
     case 'secp256k1':
       return ripemd160(sha256(pk.key));

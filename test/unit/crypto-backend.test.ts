@@ -149,6 +149,32 @@ function runTable(tt: Test, b: CryptoBackend): void {
     q.equal(b.secp256k1Verify(digest, new Uint8Array(64).fill(0xff), pub), false, 'r, s >= n');
   });
 
+  tt.test('secp256k1 decompress', async (q) => {
+    // The generator G: its compressed and uncompressed SEC1 forms (SEC 2, 2.4.1).
+    const gx = '79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798';
+    const gy = '483ada7726a3c4655da4fbfc0e1108a8fd17b448a68554199c47d08ffb10d4b8';
+    q.equal(hex(b.secp256k1Decompress(unhex(`02${gx}`))), `04${gx}${gy}`, 'G compressed');
+    q.equal(hex(b.secp256k1Decompress(unhex(`04${gx}${gy}`))), `04${gx}${gy}`, 'G uncompressed');
+    // -G has the same x and the odd y = p - gy.
+    const p = 0xfffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2fn;
+    const negGy = (p - BigInt(`0x${gy}`)).toString(16).padStart(64, '0');
+    q.equal(hex(b.secp256k1Decompress(unhex(`03${gx}`))), `04${gx}${negGy}`, '-G from prefix 03');
+    for (let i = 1; i <= 8; i++) {
+      const comp = secp.getPublicKey(secretKey(i), true);
+      q.equal(hex(b.secp256k1Decompress(comp)), hex(secp.getPublicKey(secretKey(i), false)), `key ${i}`);
+    }
+    // x = 5: 5³ + 7 = 132 is not a square mod p, so no point has this x.
+    q.equal(b.secp256k1Decompress(unhex(`02${'00'.repeat(31)}05`)), null, 'x with no y');
+    q.not(b.secp256k1Decompress(unhex(`02${'00'.repeat(31)}06`)), null, 'x = 6 has a y');
+    q.equal(b.secp256k1Decompress(unhex(`05${gx}`)), null, 'prefix 05');
+    q.equal(b.secp256k1Decompress(unhex(`06${gx}${gy}`)), null, 'hybrid key refused');
+    q.equal(b.secp256k1Decompress(unhex(`04${gx}${negGy.replace(/.$/, (c) => (c === '0' ? '1' : '0'))}`)), null, 'uncompressed y off the curve');
+    q.equal(b.secp256k1Decompress(unhex(`02${'ff'.repeat(32)}`)), null, 'x >= p');
+    q.equal(b.secp256k1Decompress(new Uint8Array(33)), null, 'all zero');
+    argThrows(q, () => b.secp256k1Decompress(new Uint8Array(32)), 'decompress 32 bytes');
+    argThrows(q, () => (b as unknown as Record<string, (...a: unknown[]) => unknown>)['secp256k1Decompress']!('02'), 'decompress string');
+  });
+
   tt.test('secp256k1 recover', async (q) => {
     for (let i = 1; i <= 4; i++) {
       const sk = secretKey(i);
@@ -232,6 +258,19 @@ t.test('native and JS agree', { skip: tryNativeBackend() ? false : `native backe
     }
   }
   tt.pass('merkleRoot equal for n = 0..130');
+  // Random 33-byte strings with prefix 02/03: about half have an x on the curve.
+  let valid = 0;
+  for (let i = 0; i < 200; i++) {
+    const k = randomBytes(33);
+    k[0] = 2 + (i & 1);
+    const n = native.secp256k1Decompress(k);
+    if (n !== null) valid++;
+    if (hex(n) !== hex(js.secp256k1Decompress(k))) {
+      tt.fail(`secp256k1Decompress differs for ${hex(k)}`);
+      return;
+    }
+  }
+  tt.ok(valid > 50 && valid < 150, `secp256k1Decompress equal on 200 random keys (${valid} on the curve)`);
   for (let len = 0; len <= 300; len += 17) {
     const d = randomBytes(len);
     tt.equal(hex(native.keccak256(d)), hex(js.keccak256(d)), `keccak256 of ${len} bytes`);

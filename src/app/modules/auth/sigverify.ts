@@ -37,6 +37,7 @@ import type { CryptoPool, SigItem } from '../../../pool/types.js';
 import { CryptoPoolError } from '../../../pool/types.js';
 import { emitTypeUrl } from '../../../proto/registry.js';
 import type { DecodedTxRaw } from '../../../tx/codec.js';
+import { bytesKey, LruMemo } from '../../../tx/memo.js';
 import { decodePubKey, type PubKey, type SinglePubKey } from '../../../tx/pubkey.js';
 import { signBytesDirect, signBytesDirectAux, signBytesLegacyAmino } from '../../../tx/signbytes.js';
 import type { AccountKeeper } from './keeper.js';
@@ -274,6 +275,15 @@ function sigKey(sig: Bytes): string {
   return Buffer.from(sig.buffer, sig.byteOffset, sig.byteLength).toString('base64');
 }
 
+/**
+ * How many valid signature checks are remembered across txs and blocks. What CheckTx verified
+ * must still be there when the tx's block runs (FinalizeBlock) and at every recheck in between:
+ * the mempool holds up to `size` txs (default 5,000), each normally one check, and a block may
+ * also bring txs this node never saw. 16,384 covers a full default mempool three times over. An
+ * entry is a ~170-byte string key: ~3 MB when full.
+ */
+export const VERIFIED_SIG_MEMO_SIZE = 16_384;
+
 /** What pre-verification needs to know per tx: its signers (msg signers, then the fee payer). */
 export type SignersOf = (ctx: Context, tx: Tx) => Bytes[];
 
@@ -286,6 +296,8 @@ export interface SignatureVerifierOptions {
   backend?: CryptoBackend;
   /** Called when pre-verification could not use the pool (FinalizeBlock goes on without it). */
   onPoolError?: (err: unknown) => void;
+  /** Capacity of the memo of valid checks; default VERIFIED_SIG_MEMO_SIZE. */
+  verifiedMemoSize?: number;
 }
 
 /**
@@ -295,11 +307,34 @@ export interface SignatureVerifierOptions {
 export class SignatureVerifier {
   private readonly results = new WeakMap<Tx, Map<string, CacheEntry[]>>();
   private backendCache: CryptoBackend | undefined;
-  /** Counters for tests and metrics: checks answered from the pool's results / on the spot. */
-  readonly stats = { pooled: 0, cacheHits: 0, syncVerified: 0 };
+  /**
+   * Checks that passed, on this node, in any mode: (key type, key, signature, SHA-256 of the sign
+   * bytes). A check is a pure function of that triple, so answering it from here gives the same
+   * verdict as verifying it again, and FinalizeBlock stays deterministic: a tx that CheckTx
+   * admitted is not verified again when its block runs, and one this node never saw (another
+   * proposer's block) misses and is verified. Only passes are kept: a bad signature is refused
+   * every time it is presented, at full price.
+   */
+  private readonly verified: LruMemo<string, true>;
+  /**
+   * Counters for tests and metrics: checks sent to the pool, answered from the pool's results of
+   * this tx, answered from the memo of valid checks, and verified on the spot.
+   */
+  readonly stats = { pooled: 0, cacheHits: 0, memoHits: 0, syncVerified: 0 };
 
   constructor(private readonly opts: SignatureVerifierOptions) {
     this.backendCache = opts.backend;
+    this.verified = new LruMemo(opts.verifiedMemoSize ?? VERIFIED_SIG_MEMO_SIZE);
+  }
+
+  /** Number of valid checks remembered (bounded by the memo's capacity). */
+  get verifiedMemoSize(): number {
+    return this.verified.size;
+  }
+
+  /** The memo key of a single-key check: the sign bytes enter as their SHA-256. */
+  private memoKey(algo: SinglePubKey['algo'], key: Bytes, msg: Bytes, sig: Bytes): string {
+    return `${algo}\0${bytesKey(key)}\0${bytesKey(sig)}\0${bytesKey(this.backend.sha256(msg))}`;
   }
 
   private get backend(): CryptoBackend {
@@ -317,6 +352,7 @@ export class SignatureVerifier {
     if (pool === undefined || txs.length === 0) return;
     const items: SigItem[] = [];
     const owners: { tx: Tx; entry: CacheEntry; sig: Bytes }[] = [];
+    const memoOnly: SingleVerifier = (p, msg, sig) => this.verified.has(this.memoKey(p.algo, p.key, msg, sig));
     for (const tx of txs) {
       let raw: DecodedTxRaw;
       let signers: Bytes[];
@@ -339,7 +375,11 @@ export class SignatureVerifier {
           if (d === undefined) continue;
           const accountNumber = ctx.height === 0n ? 0n : acc.accountNumber;
           const sd: SignerData = { chainId: ctx.chainId, accountNumber, sequence: si.sequence, pubKey: acc.pubKey ?? keyAny };
+          // Verified before (CheckTx of this tx, an earlier block): the decorator will find it,
+          // and an amino signature's other spelling, which failed, need not be tried again.
+          if (verifySignerSignature(raw, pk, d, sd, memoOnly) === null) continue;
           for (const t of collectTriples(raw, pk, d, sd)) {
+            if (this.verified.has(this.memoKey(t.pk.algo, t.pk.key, t.msg, t.sig))) continue;
             const item = sigItemOf(t.pk, t.msg, t.sig);
             if (item === null) continue;
             items.push(item);
@@ -365,6 +405,7 @@ export class SignatureVerifier {
     for (let i = 0; i < owners.length; i++) {
       const { tx, sig, entry } = owners[i]!;
       entry.ok = verdicts[i] === true;
+      if (entry.ok) this.verified.set(this.memoKey(entry.algo, entry.key, entry.msg, sig), true);
       let m = this.results.get(tx);
       if (m === undefined) {
         m = new Map();
@@ -384,8 +425,15 @@ export class SignatureVerifier {
         this.stats.cacheHits++;
         return hit.ok;
       }
+      const k = this.memoKey(pk.algo, pk.key, msg, sig);
+      if (this.verified.get(k) === true) {
+        this.stats.memoHits++;
+        return true;
+      }
       this.stats.syncVerified++;
-      return verifySingleSync(this.backend, pk, msg, sig);
+      const ok = verifySingleSync(this.backend, pk, msg, sig);
+      if (ok) this.verified.set(k, true);
+      return ok;
     };
   }
 }
