@@ -209,6 +209,30 @@ export class EvmContext {
     return { receipts, gasUsed: cumulative, logsBloom, changes, stateRoot, nodes };
   }
 
+  /**
+   * A read-only call (eth_call, balanceOf in tests and benches) against the latest state: it runs
+   * inside a checkpoint that is always reverted, so nothing it does reaches the next block. Not
+   * to be interleaved with executeBlock on the same context (it shares the caches).
+   */
+  async call(opts: { to?: Uint8Array; caller?: Uint8Array; data?: Uint8Array; value?: bigint; gasLimit?: bigint; block?: Block }) {
+    const sm = this.stateManager;
+    await sm.checkpoint();
+    try {
+      return await this.vm.evm.runCall({
+        ...(opts.to ? { to: new Address(opts.to) } : {}),
+        ...(opts.caller ? { caller: new Address(opts.caller), origin: new Address(opts.caller) } : {}),
+        data: opts.data ?? new Uint8Array(0),
+        value: opts.value ?? 0n,
+        gasLimit: opts.gasLimit ?? 30_000_000n,
+        ...(opts.block ? { block: opts.block } : {}),
+      });
+    } finally {
+      await sm.revert();
+      this.vm.evm.journal.cleanJournal();
+      sm.originalStorageCache.clear();
+    }
+  }
+
   /** Writes a block's state (flat + trie nodes). Run it inside the block's LMDB transaction. */
   persistBlock(result: Pick<BlockResult, 'changes' | 'nodes'>): void {
     this.flat.apply(result.changes);
