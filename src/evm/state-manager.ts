@@ -248,7 +248,10 @@ export class FlatStateManager implements StateManagerInterface {
     const sk = bytesKey(key);
     let v = m.get(sk);
     if (v === undefined) {
-      v = this.wiped.has(ak) ? EMPTY : (this.flat.getStorage(address.bytes, key) ?? EMPTY);
+      // Under a wipe a miss is zero, and is not cached: if the wipe is reverted, the slot must
+      // read the flat value again, and a cached zero would not be journaled.
+      if (this.wiped.has(ak)) return EMPTY;
+      v = this.flat.getStorage(address.bytes, key) ?? EMPTY;
       m.set(sk, v);
     }
     return v;

@@ -58,6 +58,18 @@ export function transferData(to: Uint8Array, amount: bigint): Uint8Array {
   return concat(SEL_TRANSFER, word(to), word(amount));
 }
 
+export function approveData(spender: Uint8Array, amount: bigint): Uint8Array {
+  return concat(hexToBytes('0x095ea7b3'), word(spender), word(amount));
+}
+
+export function transferFromData(from: Uint8Array, to: Uint8Array, amount: bigint): Uint8Array {
+  return concat(hexToBytes('0x23b872dd'), word(from), word(to), word(amount));
+}
+
+export function allowanceData(owner: Uint8Array, spender: Uint8Array): Uint8Array {
+  return concat(hexToBytes('0xdd62ed3e'), word(owner), word(spender));
+}
+
 export function balanceOfData(who: Uint8Array): Uint8Array {
   return concat(SEL_BALANCE_OF, word(who));
 }

@@ -29,6 +29,9 @@ import {
 import {
   type Key,
   TRANSFER_TOPIC,
+  allowanceData,
+  approveData,
+  transferFromData,
   balanceOfData,
   balanceSlot,
   deployData,
@@ -176,6 +179,24 @@ for (const crypto of availableCryptoBackends()) {
     t.same(bytesToHex(r2.res.stateRoot), bytesToHex(r2.refRoot), 'block 2 root equals MerkleStateManager');
     t.equal(await balanceOf(ctx, token, d.address), 41n);
 
+    // Block 3: a tx that writes storage and then reverts, between two that commit, inside the
+    // one block checkpoint. D approves B for 100 (D holds 41); B's transferFrom(D→C, 50) first
+    // lowers the allowance to 50, then _move fails: the allowance write must be undone.
+    const txs3 = [
+      exec(common, d, { nonce: 1n, to: token, data: approveData(b.address, 100n) }, crypto),
+      exec(common, b, { nonce: 2n, to: token, data: transferFromData(d.address, c.address, 50n) }, crypto),
+      exec(common, b, { nonce: 3n, to: token, data: transferFromData(d.address, c.address, 30n) }, crypto),
+    ];
+    const r3 = await runBoth(chain, 3n, txs3);
+    t.same(
+      r3.res.receipts.map((r) => r.status),
+      [1, 0, 1],
+    );
+    t.same(bytesToHex(r3.res.stateRoot), bytesToHex(r3.refRoot), 'block 3 root equals MerkleStateManager');
+    t.equal(bytesToBigInt((await ctx.call({ to: token, data: allowanceData(d.address, b.address) })).execResult.returnValue), 70n, 'allowance 100 - 30: the reverted write is gone');
+    t.equal(await balanceOf(ctx, token, d.address), 11n);
+    t.equal(await balanceOf(ctx, token, c.address), 90n);
+
     // Proofs at the new root: same bytes as @ethereumjs's getMerkleStateProof, and they verify.
     const slots = [balanceSlot(a.address), balanceSlot(d.address), word(99n)];
     const ours = await ctx.trie.getProof(token, slots);
@@ -184,7 +205,7 @@ for (const crypto of availableCryptoBackends()) {
     const theirsQ = { ...theirs, storageProof: theirs.storageProof.map((p) => ({ ...p, value: `0x${BigInt(p.value).toString(16)}` })) };
     t.same(ours, theirsQ, 'EIP-1186 proof equals @ethereumjs getMerkleStateProof');
     const verifier = await createMPT({ useKeyHashing: true });
-    const acct = await verifyMPTWithMerkleProof(verifier, r2.res.stateRoot, token, ours.accountProof.map((x) => hexToBytes(x as `0x${string}`)));
+    const acct = await verifyMPTWithMerkleProof(verifier, r3.res.stateRoot, token, ours.accountProof.map((x) => hexToBytes(x as `0x${string}`)));
     t.ok(acct, 'account proof verifies against the root');
     const fields = RLP.decode(acct!) as Uint8Array[];
     t.same(bytesToHex(fields[2]!), ours.storageHash);
@@ -202,7 +223,7 @@ for (const crypto of availableCryptoBackends()) {
     t.equal(
       await verifyMPTWithMerkleProof(
         await createMPT({ useKeyHashing: true }),
-        r2.res.stateRoot,
+        r3.res.stateRoot,
         hexToBytes('0x00000000000000000000000000000000000000ab'),
         none.accountProof.map((x) => hexToBytes(x as `0x${string}`)),
       ),
