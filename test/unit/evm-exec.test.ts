@@ -63,7 +63,7 @@ interface Chain {
 
 async function newChain(t: Test, crypto: CryptoBackend, keys: Key[], kv = new MemoryKV()): Promise<Chain> {
   const common = createEvmCommon({ chainId: CHAIN_ID, crypto });
-  const ctx = await EvmContext.create({ common, flat: new KVFlatState(kv), trie: new StateTrie({ nodes: kv, crypto }) });
+  const ctx = await EvmContext.create({ common, crypto, flat: new KVFlatState(kv), trie: new StateTrie({ nodes: kv, crypto }) });
   const g = await ctx.applyGenesis(keys.map((k) => ({ address: k.address, balance: 1000n * ETH })));
   ctx.persistBlock(g);
   const sm = new MerkleStateManager({ common });
@@ -232,6 +232,23 @@ for (const crypto of availableCryptoBackends()) {
     );
   });
 }
+
+t.test('a sender that does not match the signature aborts the block and leaves no trace', async (t) => {
+  const crypto = availableCryptoBackends()[0]!;
+  const keys = makeKeys(3, 'mismatch');
+  const chain = await newChain(t, crypto, keys);
+  const good = exec(chain.common, keys[0]!, { nonce: 0n, to: keys[1]!.address, value: 5n, gasLimit: 21_000n }, crypto);
+  const bad = { ...exec(chain.common, keys[1]!, { nonce: 0n, to: keys[0]!.address, value: 5n, gasLimit: 21_000n }, crypto), sender: keys[2]!.address };
+  const root = chain.ctx.trie.root;
+  await t.rejects(chain.ctx.executeBlock(env(1n), [good, bad]), { code: 'EVM_BLOCK_SENDER_MISMATCH' });
+  t.equal(chain.ctx.stateManager.checkpointDepth, 0);
+  t.equal(chain.ctx.stateManager.isDirty(), true, 'dirty marks stay, values are reverted');
+  t.equal(chain.ctx.stateManager.getAccountRecord(keys[0]!.address)!.nonce, 0n, 'the first tx was rolled back');
+  const res = await chain.ctx.executeBlock(env(1n), [good]);
+  t.not(bytesToHex(res.stateRoot), bytesToHex(root));
+  await runTx(chain.ref.vm, { tx: good.tx, block: chain.ctx.makeBlock(env(1n)), skipHardForkValidation: true });
+  t.equal(bytesToHex(res.stateRoot), bytesToHex(await chain.ref.sm.getStateRoot()), 'the retried block equals MerkleStateManager');
+});
 
 t.test('empty state root', async (t) => {
   const kv = new MemoryKV();
