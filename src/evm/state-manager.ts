@@ -354,7 +354,8 @@ export class FlatStateManager implements StateManagerInterface {
         this.dirtyAccounts.add(ak);
         continue;
       }
-      const wiped = this.dirtyWiped.has(ak);
+      // The current (journaled) flag, not dirtyWiped: a wipe that was reverted is no wipe.
+      const wiped = this.wiped.has(ak);
       const m = this.storage.get(ak);
       const slots: { slot: Uint8Array; value: Uint8Array }[] = [];
       for (const sk of this.dirtyStorage.get(ak) ?? []) {
@@ -372,7 +373,7 @@ export class FlatStateManager implements StateManagerInterface {
     for (const ak of this.dirtyAccounts) {
       let rec = this.accounts.get(ak);
       if (rec === undefined) continue; // reverted to "as at block start"
-      if (rec !== null && this.dirtyWiped.has(ak)) rec = { ...rec, storageRoot: KECCAK256_RLP };
+      if (rec !== null && this.wiped.has(ak)) rec = { ...rec, storageRoot: KECCAK256_RLP };
       accounts.push({ address: keyBytes(ak), account: rec ?? undefined });
       if (rec) referenced.add(bytesKey(rec.codeHash));
     }

@@ -120,6 +120,28 @@ t.test('storage wipe and its revert', async (t) => {
   t.equal(await val(sm, C, 2), '0x', 'after the block, reads agree with the flat state');
 });
 
+t.test('a reverted wipe or delete is no wipe at flush', async (t) => {
+  const { sm, flat } = seeded();
+  await sm.checkpoint();
+  await sm.checkpoint();
+  await sm.clearStorage(C);
+  await sm.revert();
+  await sm.checkpoint();
+  await sm.deleteAccount(C);
+  await sm.revert();
+  await sm.putStorage(C, slot(3), new Uint8Array([4]));
+  await sm.commit();
+  const ch = sm.flush();
+  t.same(
+    ch.storage.map((s) => [bytesToHex(s.address), s.wiped, s.slots.length]),
+    [[C.toString(), false, 1]],
+  );
+  const cRec = ch.accounts.find((a) => bytesToHex(a.address) === C.toString())!.account!;
+  t.same(cRec.storageRoot, new Uint8Array(32).fill(3), 'storage root untouched (the trie updates it from the old one)');
+  flat.apply(ch);
+  t.equal([...flat.storageEntries(C.bytes)].length, 3, 'slots 1, 2 kept, 3 added');
+});
+
 t.test('deleting an account deletes its storage', async (t) => {
   const { sm } = seeded();
   await sm.checkpoint();
