@@ -20,6 +20,9 @@ import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { Address, createContractAddress } from '@ethereumjs/util';
+import { createBlock } from '@ethereumjs/block';
+import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
+import { createVM, runTx } from '@ethereumjs/vm';
 import { open } from 'lmdb';
 import { getCryptoBackend } from '../src/crypto/backend.js';
 import {
@@ -218,8 +221,54 @@ async function rootOnly(): Promise<void> {
   }
 }
 
+/**
+ * Child mode: the same kind of ERC-20 block through @ethereumjs's own MerkleStateManager (its
+ * default caches, the block wrapped in one checkpoint so the trie is written once), for the ratio.
+ */
+async function reference(): Promise<void> {
+  const sm = new MerkleStateManager({ common, caches: new Caches() });
+  const vm = await createVM({ common, stateManager: sm });
+  const keys = makeKeys(HOLDERS, 'bench');
+  const nonces = keys.map(() => 0n);
+  for (const k of keys) await sm.modifyAccountFields(new Address(k.address), { balance: 1_000_000n * ETH });
+  await sm.getStateRoot();
+  const signed = (k: number, spec: Omit<Parameters<typeof signTx>[2], 'nonce'>): TypedTransaction =>
+    signTx(common, keys[k]!, { ...spec, nonce: nonces[k]!++ });
+  let height = 1n;
+  const runBlock = async (txs: TypedTransaction[]) => {
+    for (const tx of txs) recoverSender(tx, crypto);
+    const block = createBlock({ header: { number: height, timestamp: 1_700_000_000n + height, gasLimit: 1_000_000_000n, baseFeePerGas: 0n } }, { common });
+    height++;
+    const c0 = cpuMs();
+    await sm.checkpoint();
+    for (const tx of txs) {
+      const r = await runTx(vm, { tx, block, skipHardForkValidation: true });
+      if (r.execResult.exceptionError) throw new Error(`reference: ${r.execResult.exceptionError.error}`);
+    }
+    await sm.commit();
+    await sm.getStateRoot();
+    return cpuMs() - c0;
+  };
+  const token = createContractAddress(new Address(keys[0]!.address), 0n).bytes;
+  await runBlock([signed(0, { data: deployData(10n ** 30n), gasLimit: 3_000_000n })]);
+  await runBlock(keys.slice(1).map((k) => signed(0, { to: token, data: transferData(k.address, 10n ** 24n) })));
+  let best = Infinity;
+  for (let b = 0; b < BLOCKS; b++) {
+    const txs: TypedTransaction[] = [];
+    for (let i = 0; i < ROOT_TRANSFERS; i++) {
+      const from = (i + b * 17 + 5) % HOLDERS;
+      const to = (from * 7 + 13 + b * 17 + 5) % HOLDERS;
+      txs.push(signed(from, { to: token, data: transferData(keys[to === from ? (to + 1) % HOLDERS : to]!.address, 1n + BigInt(i)) }));
+    }
+    best = Math.min(best, await runBlock(txs));
+  }
+  console.log(JSON.stringify({ refCpuUsPerTx: (best * 1000) / ROOT_TRANSFERS }));
+}
+
 if (MODE === 'root') {
   await rootOnly();
+} else if (MODE === 'ref') {
+  await reference();
 } else {
   await main();
   if (process.env['BENCH_EVM_SKIP_ROOT'] !== '1') {
@@ -240,6 +289,13 @@ if (MODE === 'root') {
       } catch {
         console.log(`root bench (${setting}) failed: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
       }
+    }
+    const ref = spawnSync(process.execPath, [self], { env: { ...process.env, BENCH_EVM_MODE: 'ref' }, encoding: 'utf8' });
+    try {
+      const j = JSON.parse(ref.stdout.trim().split('\n').pop() ?? '') as { refCpuUsPerTx: number };
+      console.log(`reference: @ethereumjs MerkleStateManager (caches, one checkpoint per block), ${ROOT_TRANSFERS} ERC-20 transfers: ${fmt(j.refCpuUsPerTx)} CPU µs/tx incl. root`);
+    } catch {
+      console.log(`reference bench failed: ${ref.stderr.trim().split('\n').slice(-3).join(' | ')}`);
     }
     if (res['native'] && res['js']) {
       console.log(`state root js/native: ${fmt(res['js'] / res['native'], 2)}x wall, ${fmt(resCpu['js']! / resCpu['native']!, 2)}x CPU`);
