@@ -10,6 +10,7 @@
  * CREATE/CREATE2 address derivation. Both are rare per block.
  */
 import { type Common, Hardfork, Mainnet, createCustomCommon } from '@ethereumjs/common';
+import { paramsTx } from '@ethereumjs/tx';
 import { type CryptoBackend, getCryptoBackend } from '../crypto/backend.js';
 
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -45,7 +46,7 @@ export function makeEcrecover(crypto: CryptoBackend) {
 
 export function createEvmCommon(opts: EvmCommonOptions): Common {
   const crypto = opts.crypto ?? getCryptoBackend();
-  return createCustomCommon({ chainId: Number(opts.chainId), name: 'chaind' }, Mainnet, {
+  const common = createCustomCommon({ chainId: Number(opts.chainId), name: 'chaind' }, Mainnet, {
     hardfork: Hardfork.Prague,
     customCrypto: {
       keccak256: (d) => crypto.keccak256(d),
@@ -53,4 +54,9 @@ export function createEvmCommon(opts: EvmCommonOptions): Common {
       ecrecover: makeEcrecover(crypto),
     },
   });
+  // The tx library merges its parameter table into the tx's Common copy on every construction
+  // (a JSON deep copy + cache rebuild, about half of a decode); merged here once, decodeTx can
+  // pass an empty table (ethereumjs/ethereumjs-monorepo:packages/tx/src/util/internal.ts).
+  common.updateParams(paramsTx);
+  return common;
 }

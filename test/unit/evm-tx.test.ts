@@ -44,6 +44,7 @@ t.test('decodes every accepted type and recovers the sender', async (t) => {
       const raw = signed.serialize();
       const tx = decodeTx(raw, common);
       t.equal(tx.type, type, `${crypto.name} ${name}: type`);
+      t.equal(tx.getIntrinsicGas(), signed.getIntrinsicGas(), `${crypto.name} ${name}: gas parameters present`);
       const sender = recoverSender(tx, crypto);
       t.equal(bytesToHex(sender), bytesToHex(k!.address), `${crypto.name} ${name}: sender`);
       // @ethereumjs's own (noble) recovery on a fresh decode agrees.
