@@ -101,6 +101,10 @@ async function balanceOf(ctx: EvmContext, token: Uint8Array, who: Uint8Array): P
   return bytesToBigInt(r.execResult.returnValue);
 }
 
+// Signing with @noble and running blocks on both crypto backends takes seconds alone and many
+// times that on a loaded 2-core machine: more than tap's default 30 s per file.
+t.setTimeout(240_000);
+
 for (const crypto of availableCryptoBackends()) {
   t.test(`ERC-20 blocks and state roots (${crypto.name} crypto)`, async (t) => {
     const keys = makeKeys(4);
@@ -232,6 +236,7 @@ for (const crypto of availableCryptoBackends()) {
     );
   });
 }
+
 
 t.test('a sender that does not match the signature aborts the block and leaves no trace', async (t) => {
   const crypto = availableCryptoBackends()[0]!;

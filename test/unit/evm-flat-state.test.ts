@@ -67,6 +67,10 @@ function exercise(t: Tap, flat: FlatState, write: (fn: () => void) => void): voi
 
 
 
+// Signing with @noble and running blocks on both crypto backends takes seconds alone and many
+// times that on a loaded 2-core machine: more than tap's default 30 s per file.
+t.setTimeout(240_000);
+
 t.test('prefixEnd', async (t) => {
   t.same(prefixEnd(new Uint8Array([1, 2])), new Uint8Array([1, 3]));
   t.same(prefixEnd(new Uint8Array([1, 0xff])), new Uint8Array([2]));

@@ -39,6 +39,10 @@ function seeded(): { flat: KVFlatState; sm: FlatStateManager } {
 
 const val = async (sm: FlatStateManager, a: Address, n: number) => bytesToHex(await sm.getStorage(a, slot(n)));
 
+// Signing with @noble and running blocks on both crypto backends takes seconds alone and many
+// times that on a loaded 2-core machine: more than tap's default 30 s per file.
+t.setTimeout(240_000);
+
 t.test('nested checkpoints under the block checkpoint', async (t) => {
   const { sm } = seeded();
   await sm.checkpoint(); // block

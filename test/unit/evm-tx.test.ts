@@ -14,6 +14,10 @@ import { makeKeys, signTx } from '../helpers/evm.js';
 
 const CHAIN_ID = 9001n;
 
+// Signing with @noble and running blocks on both crypto backends takes seconds alone and many
+// times that on a loaded 2-core machine: more than tap's default 30 s per file.
+t.setTimeout(240_000);
+
 t.test('decodes every accepted type and recovers the sender', async (t) => {
   const [k, other] = makeKeys(2, 'txs');
   for (const crypto of availableCryptoBackends()) {

@@ -26,6 +26,10 @@ async function rootHere(): Promise<string> {
   return bytesToHex(res.stateRoot);
 }
 
+// Signing with @noble and running blocks on both crypto backends takes seconds alone and many
+// times that on a loaded 2-core machine: more than tap's default 30 s per file.
+t.setTimeout(240_000);
+
 t.test('same root in a worker thread', async (t) => {
   const main = await rootHere();
   const src = `
