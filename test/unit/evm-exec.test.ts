@@ -10,7 +10,8 @@ import type { Common } from '@ethereumjs/common';
 import { verifyMPTWithMerkleProof, createMPT } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
 import { MerkleStateManager, getMerkleStateProof } from '@ethereumjs/statemanager';
-import { Address, bytesToBigInt, createContractAddress, bytesToHex, hexToBytes } from '@ethereumjs/util';
+import { createTx } from '@ethereumjs/tx';
+import { Address, bigIntToHex, bytesToBigInt, createContractAddress, eoaCode7702SignAuthorization, bytesToHex, hexToBytes } from '@ethereumjs/util';
 import { createVM, runTx, type VM } from '@ethereumjs/vm';
 import { open } from 'lmdb';
 import t, { type Test } from 'tap';
@@ -201,6 +202,24 @@ for (const crypto of availableCryptoBackends()) {
     t.equal(await balanceOf(ctx, token, d.address), 11n);
     t.equal(await balanceOf(ctx, token, c.address), 90n);
 
+    // Block 4: an EIP-7702 set-code tx: C delegates its code to the token and A calls C's (the
+    // token's) balanceOf in the same tx. The authority is recovered by @ethereumjs/util; the
+    // delegation lands in the flat state like any code hash.
+    const auth = eoaCode7702SignAuthorization({ chainId: bigIntToHex(CHAIN_ID), address: bytesToHex(token), nonce: bigIntToHex(2n) }, c.priv);
+    const setCode = createTx(
+      { type: 4, nonce: 3n, to: bytesToHex(c.address), data: balanceOfData(c.address), maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, gasLimit: 200_000n, authorizationList: [auth] },
+      { common },
+    ).sign(a.priv);
+    const r4 = await runBoth(chain, 4n, [{ tx: setCode, sender: recoverSender(setCode, crypto) }]);
+    t.same(
+      r4.res.receipts.map((r) => r.status),
+      [1],
+    );
+    t.same(bytesToHex(r4.res.stateRoot), bytesToHex(r4.refRoot), 'block 4 (7702) root equals MerkleStateManager');
+    const cCode = await ctx.stateManager.getCode(new Address(c.address));
+    t.equal(bytesToHex(cCode), '0xef0100' + bytesToHex(token).slice(2), 'C carries the delegation designator');
+    t.equal(ctx.stateManager.getAccountRecord(c.address)!.nonce, 3n, 'the authorization bumped C\'s nonce');
+
     // Proofs at the new root: same bytes as @ethereumjs's getMerkleStateProof, and they verify.
     const slots = [balanceSlot(a.address), balanceSlot(d.address), word(99n)];
     const ours = await ctx.trie.getProof(token, slots);
@@ -209,7 +228,7 @@ for (const crypto of availableCryptoBackends()) {
     const theirsQ = { ...theirs, storageProof: theirs.storageProof.map((p) => ({ ...p, value: `0x${BigInt(p.value).toString(16)}` })) };
     t.same(ours, theirsQ, 'EIP-1186 proof equals @ethereumjs getMerkleStateProof');
     const verifier = await createMPT({ useKeyHashing: true });
-    const acct = await verifyMPTWithMerkleProof(verifier, r3.res.stateRoot, token, ours.accountProof.map((x) => hexToBytes(x as `0x${string}`)));
+    const acct = await verifyMPTWithMerkleProof(verifier, r4.res.stateRoot, token, ours.accountProof.map((x) => hexToBytes(x as `0x${string}`)));
     t.ok(acct, 'account proof verifies against the root');
     const fields = RLP.decode(acct!) as Uint8Array[];
     t.same(bytesToHex(fields[2]!), ours.storageHash);
@@ -227,7 +246,7 @@ for (const crypto of availableCryptoBackends()) {
     t.equal(
       await verifyMPTWithMerkleProof(
         await createMPT({ useKeyHashing: true }),
-        r3.res.stateRoot,
+        r4.res.stateRoot,
         hexToBytes('0x00000000000000000000000000000000000000ab'),
         none.accountProof.map((x) => hexToBytes(x as `0x${string}`)),
       ),
