@@ -1,0 +1,88 @@
+/**
+ * The tiny key/value surface the EVM core stores everything through (flat state and trie nodes).
+ *
+ * Four operations, synchronous, binary keys and values: that is all the flat state and the trie
+ * node store need, and it is small enough to put later on chaind's versioned store (src/store)
+ * without touching the EVM code. Two implementations live here: `MemoryKV` (tests, benches, the
+ * reference side of comparisons) and `LmdbKV` over a plain lmdb-js database handle.
+ *
+ * Writes through `LmdbKV` are plain `db.put`/`db.remove`: the caller runs them inside its block's
+ * `transactionSync` so that flat state, trie nodes and the block land in one LMDB transaction.
+ */
+import type { Database } from 'lmdb';
+
+export interface KVStore {
+  get(key: Uint8Array): Uint8Array | undefined;
+  put(key: Uint8Array, value: Uint8Array): void;
+  del(key: Uint8Array): void;
+  /** Every entry whose key starts with `prefix`, in ascending key order. */
+  range(prefix: Uint8Array): Iterable<[Uint8Array, Uint8Array]>;
+}
+
+/** The key as a latin1 string: one char per byte, the cheapest Map key for bytes in V8. */
+export function bytesKey(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+}
+
+export function keyBytes(s: string): Uint8Array {
+  return new Uint8Array(Buffer.from(s, 'latin1'));
+}
+
+/** An in-memory KVStore (a Map with latin1-string keys; range sorts, so it is for tests). */
+export class MemoryKV implements KVStore {
+  readonly map = new Map<string, Uint8Array>();
+
+  get(key: Uint8Array): Uint8Array | undefined {
+    return this.map.get(bytesKey(key));
+  }
+  put(key: Uint8Array, value: Uint8Array): void {
+    this.map.set(bytesKey(key), value);
+  }
+  del(key: Uint8Array): void {
+    this.map.delete(bytesKey(key));
+  }
+  *range(prefix: Uint8Array): Iterable<[Uint8Array, Uint8Array]> {
+    const p = bytesKey(prefix);
+    const keys = [...this.map.keys()].filter((k) => k.startsWith(p)).sort();
+    for (const k of keys) yield [keyBytes(k), this.map.get(k)!];
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+/** One past the last key with this prefix (the exclusive end of a prefix range). */
+export function prefixEnd(prefix: Uint8Array): Uint8Array | undefined {
+  const end = Uint8Array.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i]! += 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A KVStore over an lmdb-js database opened by the caller with `keyEncoding: 'binary'` and
+ * `encoding: 'binary'` (values come back as Buffers, keys are compared bytewise).
+ */
+export class LmdbKV implements KVStore {
+  constructor(readonly db: Database<Buffer | Uint8Array, Uint8Array>) {}
+
+  get(key: Uint8Array): Uint8Array | undefined {
+    const v = this.db.get(key) as Uint8Array | undefined;
+    return v ?? undefined;
+  }
+  put(key: Uint8Array, value: Uint8Array): void {
+    void this.db.put(key, value);
+  }
+  del(key: Uint8Array): void {
+    void this.db.remove(key);
+  }
+  *range(prefix: Uint8Array): Iterable<[Uint8Array, Uint8Array]> {
+    const end = prefixEnd(prefix);
+    const it = this.db.getRange(end ? { start: prefix, end } : { start: prefix });
+    for (const { key, value } of it) yield [key as Uint8Array, value as Uint8Array];
+  }
+}
