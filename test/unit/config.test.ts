@@ -204,7 +204,7 @@ t.test('app.toml defaults', async (t) => {
       rpcMaxBodyBytes: 1_000_000,
       enabledUnsafeCors: false,
     },
-    grpc: { enable: true, address: '127.0.0.1:9090', maxRecvMsgSize: 10_485_760, maxSendMsgSize: 2_147_483_647 },
+    grpc: { enable: true, address: '127.0.0.1:9090', maxRecvMsgSize: 10_485_760, maxSendMsgSize: 2_147_483_647, maxOpenConnections: 256, handshakeTimeout: 10_000, idleTimeout: 300_000, maxConcurrentStreams: 100, maxRecvBufferBytes: 134_217_728 },
     jsonRpc: {
       enable: true,
       address: '127.0.0.1:8545',
