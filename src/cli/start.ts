@@ -15,6 +15,8 @@ import { displayPath, loadConfig, settingFlagNames, type FlagValue } from '../co
 import type { RunningNode, StartNode, StartNodeOptions } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
+import { nofileLogFields, raiseNofile, type NofileRaise } from './rlimit.js';
+import type { AppConfig } from '../config/app-config.js';
 import { type CliIo, EXIT_FAILURE, EXIT_OK, parse, resolveHome } from './common.js';
 
 export const START_USAGE = `Usage: chaind start [--home DIR] [--<section>.<key> VALUE ...]
@@ -47,6 +49,8 @@ export interface StartDeps {
   signals?: Pick<EventEmitter, 'on' | 'off'>;
   /** Where log lines go; default stdout. */
   logWrite?: (line: string) => void;
+  /** Checks and raises the open-file limit (default raiseNofile of rlimit.ts). */
+  raiseNofile?: () => NofileRaise;
 }
 
 async function importStartNode(): Promise<StartNode> {
@@ -68,6 +72,29 @@ async function importStartNode(): Promise<StartNode> {
   if (typeof mod.startNode !== 'function') throw new Error('src/node.ts does not export startNode');
   return mod.startNode;
 }
+
+/**
+ * Logs the open-file limit, and warns when the servers' connection caps together (plus a reserve
+ * for LMDB, the WAL, peers and the private validator) do not fit in it: then a flood of
+ * connections could still starve the node of descriptors.
+ */
+function logNofile(logger: Logger, r: NofileRaise, rpcMax: number, app: AppConfig): void {
+  const fields = nofileLogFields(r);
+  if (r.method === 'failed') logger.warn('cannot raise the open-file limit (RLIMIT_NOFILE) to the hard limit', fields);
+  else logger.info(r.method === 'prlimit' ? 'raised the open-file limit (RLIMIT_NOFILE) to the hard limit' : 'open-file limit (RLIMIT_NOFILE)', fields);
+  const soft = r.after?.soft;
+  if (soft === null || soft === undefined) return;
+  const caps = [rpcMax, app.api.enable ? app.api.maxOpenConnections : -1, app.grpc.enable ? app.grpc.maxOpenConnections : -1];
+  if (caps.some((c) => c === 0)) {
+    logger.warn('a server has no connection cap (max-open-connections 0): enough connections can exhaust the open-file limit', { soft });
+    return;
+  }
+  const need = caps.filter((c) => c > 0).reduce((a, b) => a + b, 0) + FD_RESERVE;
+  if (need > soft) logger.warn('the connection caps together exceed the open-file limit', { soft, caps_plus_reserve: need });
+}
+
+/** Descriptors kept for everything but client connections (LMDB, WAL, peers, privval, workers). */
+const FD_RESERVE = 256;
 
 function describe(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -92,6 +119,7 @@ export async function runStart(args: string[], io: CliIo, deps: StartDeps = {}):
 
   const opts: StartNodeOptions = { home, config: loaded.config, appConfig: loaded.appConfig, genesis, logger, paths: loaded.paths };
   logger.info('starting chaind', { version: VERSION, home, chain_id: genesis.chainId });
+  logNofile(logger, (deps.raiseNofile ?? raiseNofile)(), loaded.config.rpc.maxOpenConnections, loaded.appConfig);
   let node: RunningNode;
   try {
     const startNode = deps.startNode ?? (await importStartNode());

@@ -27,6 +27,14 @@ export interface GrpcConfig {
   address: string;
   maxRecvMsgSize: number;
   maxSendMsgSize: number;
+  /** 0 = unlimited. */
+  maxOpenConnections: number;
+  /** ms; 0 = none. */
+  handshakeTimeout: number;
+  /** ms; 0 = none. */
+  idleTimeout: number;
+  maxConcurrentStreams: number;
+  maxRecvBufferBytes: number;
 }
 
 export const JSON_RPC_NAMESPACES = ['eth', 'net', 'web3', 'txpool', 'debug', 'personal', 'miner'] as const;
@@ -125,6 +133,12 @@ function checkNamespaces(list: string[]): string | undefined {
 
 const nonNeg = { t: 'int', min: 0 } as const;
 
+/** Node timers overflow past 2^31-1 ms (they fire after 1 ms): refuse longer durations. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+function checkTimer(ms: number): string | undefined {
+  return ms > MAX_TIMER_MS ? `must be at most ${MAX_TIMER_MS} ms (about 596h), got ${ms} ms` : undefined;
+}
+
 const base: SectionSpec = {
   name: '',
   doc: 'Base configuration.',
@@ -188,6 +202,40 @@ const grpc: SectionSpec = {
     { key: 'address', kind: { t: 'laddr' }, def: '127.0.0.1:9090', doc: 'Address the gRPC server listens on (host:port).' },
     { key: 'max-recv-msg-size', kind: { t: 'int', min: 1 }, def: 10_485_760, doc: 'Maximum size of a received message, in bytes (10 MiB).' },
     { key: 'max-send-msg-size', kind: { t: 'int', min: 1 }, def: 2_147_483_647, doc: 'Maximum size of a sent message, in bytes.' },
+    // chaind's own limits (grpc-go has none of these by default); why these values:
+    // docs/ARCHITECTURE.md "gRPC limits and fd limits".
+    {
+      key: 'max-open-connections',
+      kind: nonNeg,
+      def: 256,
+      doc: 'Maximum number of simultaneous connections; 0 = unlimited. Connections past it are\nclosed at once. gRPC clients multiplex their calls over one connection.',
+    },
+    {
+      key: 'handshake-timeout',
+      kind: { t: 'duration', min: 0 },
+      def: 10_000,
+      check: checkTimer,
+      doc: 'A connection that has not sent the HTTP/2 preface and SETTINGS by then is closed; 0 = none.',
+    },
+    {
+      key: 'idle-timeout',
+      kind: { t: 'duration', min: 0 },
+      def: 300_000,
+      check: checkTimer,
+      doc: 'A connection without an open call for this long is sent GOAWAY and closed; 0 = none.',
+    },
+    {
+      key: 'max-concurrent-streams',
+      kind: { t: 'int', min: 1, max: 2_147_483_647 },
+      def: 100,
+      doc: 'Maximum number of concurrent calls (HTTP/2 streams) on one connection; more are refused.',
+    },
+    {
+      key: 'max-recv-buffer-bytes',
+      kind: { t: 'int', min: 1 },
+      def: 134_217_728,
+      doc: 'Maximum bytes of unfinished request messages held across all calls (128 MiB); a call\nthat would go past it fails with RESOURCE_EXHAUSTED.',
+    },
   ],
 };
 

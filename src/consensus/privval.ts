@@ -25,6 +25,11 @@
  *
  * Calls are serialized internally: two concurrent sign requests never interleave their checks
  * and writes.
+ *
+ * A failed state write (EMFILE when the node is out of descriptors, ENOSPC, a directory moved
+ * away) is retried a few times with back-off; if it still fails the call throws
+ * PRIVVAL_PERSIST_FAILED and no signature leaves. Consensus (state.ts) retries the same step later,
+ * so a transient I/O failure delays the node instead of stalling it until a restart.
  */
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
@@ -50,7 +55,9 @@ export type PrivValidatorErrorCode =
   | 'PRIVVAL_CONFLICTING_DATA'
   | 'PRIVVAL_NO_SIGN_BYTES'
   | 'PRIVVAL_BAD_VOTE'
-  | 'PRIVVAL_BAD_FILE';
+  | 'PRIVVAL_BAD_FILE'
+  /** The state (or audit log) could not be written: nothing was signed; retrying may succeed. */
+  | 'PRIVVAL_PERSIST_FAILED';
 
 /** `message` is CometBFT's inner error text; SignVote wraps it as `error signing vote: …`. */
 export class PrivValidatorError extends Error {
@@ -167,12 +174,18 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
   const fh = await fsp.open(tmp, 'w', mode);
   try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    // A half-written temp file must not pile up across retries.
+    await fsp.unlink(tmp).catch(() => undefined);
+    throw e;
   }
-  await fsp.rename(tmp, file);
   try {
     const dh = await fsp.open(dir, 'r');
     try {
@@ -289,7 +302,14 @@ export function parsePrivValidatorKey(text: string): Ed25519PrivKey {
 export interface PrivValidatorOptions {
   /** Audit log path; default process.env.CHAIND_SIGN_LOG; null disables. */
   signLogPath?: string | null;
+  /** Attempts of a state write before PRIVVAL_PERSIST_FAILED (default 4). */
+  persistAttempts?: number;
+  /** Back-off before the 2nd attempt, doubled each time up to 1 s (default 50 ms: 50, 100, 200). */
+  persistBackoffMs?: number;
 }
+
+export const DEFAULT_PERSIST_ATTEMPTS = 4;
+export const DEFAULT_PERSIST_BACKOFF_MS = 50;
 
 /**
  * The double-sign rules over an in-memory LastSignState; subclasses decide where it persists.
@@ -301,10 +321,14 @@ export class MemoryPrivValidator implements PrivValidator {
   private chain: Promise<unknown> = Promise.resolve();
   private readonly signLogPath: string | null;
   private signLogFd: number | null = null;
+  private readonly persistAttempts: number;
+  private readonly persistBackoffMs: number;
 
   constructor(key: Ed25519PrivKey, lss: LastSignState = emptyLastSignState(), opts: PrivValidatorOptions = {}) {
     this.key = key;
     this.lss = lss;
+    this.persistAttempts = Math.max(1, opts.persistAttempts ?? DEFAULT_PERSIST_ATTEMPTS);
+    this.persistBackoffMs = opts.persistBackoffMs ?? DEFAULT_PERSIST_BACKOFF_MS;
     const envLog = process.env.CHAIND_SIGN_LOG;
     this.signLogPath = opts.signLogPath !== undefined ? opts.signLogPath : envLog !== undefined && envLog !== '' ? envLog : null;
   }
@@ -363,12 +387,12 @@ export class MemoryPrivValidator implements PrivValidator {
     const same = checkHRS(lss, height, round, step);
     if (same) {
       if (bytesEqual(signBytes, lss.signBytes!)) {
-        await this.audit(height, round, step, lss.signBytes!);
+        await this.withRetry('sign audit log', () => this.audit(height, round, step, lss.signBytes!));
         return { signature: lss.signature!, timestamp: null };
       }
       const ts = onlyDifferByTimestamp(lss.signBytes!, signBytes, timestampField);
       if (ts !== null) {
-        await this.audit(height, round, step, lss.signBytes!);
+        await this.withRetry('sign audit log', () => this.audit(height, round, step, lss.signBytes!));
         return { signature: lss.signature!, timestamp: ts };
       }
       throw new PrivValidatorError('PRIVVAL_CONFLICTING_DATA', 'conflicting data');
@@ -376,10 +400,36 @@ export class MemoryPrivValidator implements PrivValidator {
     const signature = this.key.sign(signBytes);
     const next: LastSignState = { height, round, step, signature, signBytes: Uint8Array.from(signBytes) };
     // Persist first: if this throws, the signature never leaves and the old state stays in force.
-    await this.persist(next);
+    await this.withRetry('priv_validator_state.json', () => this.persist(next));
     this.lss = next;
-    await this.audit(height, round, step, next.signBytes!);
+    // A failed audit line leaves the state saved: a retry of the same H/R/S returns the same
+    // signature (the same-HRS path above) and writes the line then.
+    await this.withRetry('sign audit log', () => this.audit(height, round, step, next.signBytes!));
     return { signature, timestamp: null };
+  }
+
+  /** Runs a write, retrying with back-off; PRIVVAL_PERSIST_FAILED when every attempt failed. */
+  private async withRetry(what: string, write: () => Promise<void>): Promise<void> {
+    let delay = this.persistBackoffMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await write();
+        return;
+      } catch (e) {
+        if (attempt >= this.persistAttempts) {
+          const code = (e as { code?: unknown }).code;
+          const err = new PrivValidatorError(
+            'PRIVVAL_PERSIST_FAILED',
+            `cannot save ${what} (${attempt} attempts): ${(e as Error).message}`,
+          );
+          (err as Error & { errno?: unknown }).errno = code;
+          (err as Error).cause = e;
+          throw err;
+        }
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 1000);
+    }
   }
 
   private async audit(height: bigint, round: number, step: number, signBytes: Uint8Array): Promise<void> {
@@ -388,8 +438,9 @@ export class MemoryPrivValidator implements PrivValidator {
       fs.mkdirSync(path.dirname(this.signLogPath), { recursive: true });
       this.signLogFd = fs.openSync(this.signLogPath, 'a', 0o600);
     }
-    const line = JSON.stringify({ height: height.toString(), round, step, signbytes_hex: hexUpper(signBytes) }) + '\n';
-    fs.writeSync(this.signLogFd, line);
+    const line = Buffer.from(JSON.stringify({ height: height.toString(), round, step, signbytes_hex: hexUpper(signBytes) }) + '\n');
+    let off = 0;
+    while (off < line.length) off += fs.writeSync(this.signLogFd, line, off, line.length - off);
     await new Promise<void>((resolve, reject) => fs.fsync(this.signLogFd!, (e) => (e ? reject(e) : resolve())));
   }
 

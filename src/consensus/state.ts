@@ -158,6 +158,21 @@ export interface RoundStateSnapshot {
   triggeredTimeoutPrecommit: boolean;
 }
 
+/** Back-off of a signature retry after PRIVVAL_PERSIST_FAILED: 200 ms doubling to 5 s. */
+const SIGN_RETRY_FIRST_MS = 200;
+const SIGN_RETRY_MAX_MS = 5000;
+
+/**
+ * I/O errors that go away by themselves: the process or the system out of descriptors, a full
+ * disk or quota, an interrupted or would-block call, memory pressure.
+ */
+const TRANSIENT_IO = new Set(['EMFILE', 'ENFILE', 'ENOSPC', 'EDQUOT', 'EAGAIN', 'EWOULDBLOCK', 'EINTR', 'EBUSY', 'ENOMEM']);
+
+export function isTransientIoError(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TRANSIENT_IO.has(code);
+}
+
 type QueueItem =
   | { kind: 'msg'; msg: ConsensusMessage; peerId: string; verifiedKey: Uint8Array | null }
   | { kind: 'timeout'; ti: TimeoutInfo }
@@ -222,6 +237,9 @@ export class ConsensusState {
   private halted = false;
   private replaying = false;
   private rebroadcastTimer: NodeJS.Timeout | null = null;
+  /** A signature retry after the private validator could not save its state (see signFailed). */
+  private signRetryTimer: NodeJS.Timeout | null = null;
+  private signRetry: { key: string; attempt: number } | null = null;
   private lastProgressMs = Date.now();
 
   private readonly blockCache = new Map<string, CachedBlock>();
@@ -365,6 +383,8 @@ export class ConsensusState {
     this.ticker.stop();
     if (this.rebroadcastTimer) clearInterval(this.rebroadcastTimer);
     this.rebroadcastTimer = null;
+    if (this.signRetryTimer) clearTimeout(this.signRetryTimer);
+    this.signRetryTimer = null;
     await this.loopDone;
     if (this.wal) await this.wal.close();
   }
@@ -451,9 +471,14 @@ export class ConsensusState {
       case 'msg': {
         const own = item.peerId === OWN_PEER;
         if (this.wal && !this.replaying) {
+          const wal = this.wal;
           try {
-            await this.wal.writeMessage(item.msg, item.peerId, own);
+            // Own messages must be durable before they leave: a transient failure (descriptors
+            // exhausted, disk full) is waited out rather than halting consensus for good.
+            if (own) await this.retryTransientIo('own message', () => wal.writeMessage(item.msg, item.peerId, true));
+            else await wal.writeMessage(item.msg, item.peerId, false);
           } catch (e) {
+            if (this.stopped) return;
             if (own) return this.fatal(new ConsensusError('WAL_WRITE_FAILED', `failed to write own message to the WAL: ${(e as Error).message}`));
             this.log.error('failed writing to WAL', { err: (e as Error).message });
           }
@@ -482,9 +507,61 @@ export class ConsensusState {
     }
   }
 
+  /**
+   * Runs a WAL write, retrying with back-off (100 ms doubling to 5 s) while it fails with a
+   * transient I/O error (isTransientIoError) and the node runs; any other error is thrown. The
+   * loop waits meanwhile: nothing that needs this record may go ahead of it.
+   */
+  private async retryTransientIo(what: string, write: () => Promise<void>): Promise<void> {
+    let delay = 100;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await write();
+        if (attempt > 1) this.log.info('WAL write succeeded after retrying', { what, attempts: attempt });
+        return;
+      } catch (e) {
+        if (!isTransientIoError(e) || this.stopped) throw e;
+        this.log.error('WAL write failed; retrying', { what, attempt, retry_in_ms: delay, err: (e as Error).message });
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      if (this.stopped) throw new ConsensusError('STOPPED', 'consensus stopped');
+      delay = Math.min(delay * 2, 5000);
+    }
+  }
+
+  /**
+   * A sign call failed. When the private validator could not save its state (PRIVVAL_PERSIST_FAILED:
+   * nothing was signed, nothing left), the same step is tried again after a back-off (200 ms
+   * doubling to 5 s) for as long as consensus is still at it; once the I/O works again the node
+   * goes on by itself. Any other failure (double-sign refusal, …) is logged and dropped as before.
+   */
+  private signFailed(key: string, err: unknown, still: () => boolean, again: () => Promise<void>): boolean {
+    if ((err as { code?: unknown }).code !== 'PRIVVAL_PERSIST_FAILED' || this.stopped || this.halted || this.replaying) return false;
+    const attempt = this.signRetry?.key === key ? this.signRetry.attempt + 1 : 1;
+    this.signRetry = { key, attempt };
+    const delay = Math.min(SIGN_RETRY_MAX_MS, SIGN_RETRY_FIRST_MS * 2 ** Math.min(attempt - 1, 10));
+    this.log.error('cannot sign: the private validator could not save its state; retrying', { what: key, attempt, retry_in_ms: delay, err: (err as Error).message });
+    if (this.signRetryTimer) clearTimeout(this.signRetryTimer);
+    this.signRetryTimer = setTimeout(() => {
+      this.signRetryTimer = null;
+      this.enqueue({ kind: 'task', fn: async () => (still() ? again() : undefined) }, true);
+    }, delay);
+    return true;
+  }
+
+  /** A signature went out: a later failure starts its back-off afresh. */
+  private signSucceeded(key: string): void {
+    if (this.signRetry?.key === key && this.signRetry.attempt > 0) {
+      this.log.info('signed after retrying', { what: key, attempts: this.signRetry.attempt + 1 });
+    }
+    this.signRetry = null;
+  }
+
   private fatal(err: Error): void {
     if (this.halted) return;
     this.halted = true;
+    if (this.signRetryTimer) clearTimeout(this.signRetryTimer);
+    this.signRetryTimer = null;
     this.ticker.stop();
     if (this.rebroadcastTimer) clearInterval(this.rebroadcastTimer);
     this.rebroadcastTimer = null;
@@ -1133,12 +1210,20 @@ export class ConsensusState {
       signature: new Uint8Array(0),
     };
     let signed: Proposal;
+    const key = `proposal ${height}/${round}`;
     try {
       signed = await pv.signProposal(this.state.chainId, proposal);
     } catch (e) {
-      if (!this.replaying) this.log.error('propose step; failed signing proposal', { height, round, err: (e as Error).message });
+      const retry = this.signFailed(
+        key,
+        e,
+        () => this.rs.height === height && this.rs.round === round && this.rs.step === RoundStep.Propose && this.rs.proposal === null,
+        () => this.decideProposal(height, round),
+      );
+      if (!retry && !this.replaying) this.log.error('propose step; failed signing proposal', { height, round, err: (e as Error).message });
       return;
     }
+    this.signSucceeded(key);
     this.log.debug('signed proposal', { height, round, hash: hexUpper(blockId.hash) });
     this.enqueue({ kind: 'msg', msg: { kind: 'proposal', proposal: signed, block }, peerId: OWN_PEER, verifiedKey: null }, true);
   }
@@ -1380,9 +1465,11 @@ export class ConsensusState {
     this.log.info('finalizing commit of block', { height, hash: hexUpper(blockId.hash), txs: block.data.txs.length });
     // EndHeight first, synced: a replay of height+1 starts after it (state.go finalizeCommit).
     if (this.wal?.isOpen) {
+      const wal = this.wal;
       try {
-        await this.wal.endHeight(height);
+        await this.retryTransientIo(`EndHeight ${height}`, () => wal.endHeight(height));
       } catch (e) {
+        if (this.stopped) return;
         return this.fatal(new ConsensusError('WAL_WRITE_FAILED', `failed to write EndHeight ${height} to the WAL: ${(e as Error).message}`));
       }
     }
@@ -1463,12 +1550,26 @@ export class ConsensusState {
       extensionSignature: new Uint8Array(0),
     };
     let signed: Vote;
+    const key = `${type === SignedMsgType.Prevote ? 'prevote' : 'precommit'} ${vote.height}/${vote.round}`;
     try {
       signed = await pv.signVote(this.state.chainId, vote);
     } catch (e) {
-      this.log.error('failed signing vote', { height: vote.height, round: vote.round, type, err: (e as Error).message });
+      const { height, round } = vote;
+      // Only while consensus still wants this vote: same height and round, not past its step,
+      // and not already holding one of ours.
+      const lastStep = type === SignedMsgType.Prevote ? RoundStep.PrevoteWait : RoundStep.PrecommitWait;
+      const still = () => {
+        const now = this.rs;
+        if (now.height !== height || now.round !== round || now.step > lastStep) return false;
+        const set = type === SignedMsgType.Prevote ? now.votes.prevotes(round) : now.votes.precommits(round);
+        return (set?.getByAddress(pv.address) ?? null) === null;
+      };
+      if (!this.signFailed(key, e, still, () => this.signAddVote(type, blockId))) {
+        this.log.error('failed signing vote', { height: vote.height, round: vote.round, type, err: (e as Error).message });
+      }
       return;
     }
+    this.signSucceeded(key);
     this.log.debug('signed and pushed vote', { height: vote.height, round: vote.round, type, hash: hexUpper(blockId.hash) });
     this.enqueue({ kind: 'msg', msg: { kind: 'vote', vote: signed }, peerId: OWN_PEER, verifiedKey: null }, true);
   }

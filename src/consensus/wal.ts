@@ -326,7 +326,20 @@ export class WAL {
     if (this.fd === null) throw new ConsensusError('WAL_CLOSED', 'WAL is not open');
     const rec = encodeRecord({ time: this.now(), msg: m });
     let off = 0;
-    while (off < rec.length) off += fs.writeSync(this.fd, rec, off, rec.length - off);
+    try {
+      while (off < rec.length) off += fs.writeSync(this.fd, rec, off, rec.length - off);
+    } catch (e) {
+      // A torn record (disk full mid-write) would end a replay early: cut it off so that a retry
+      // appends a whole record after the last good one.
+      if (off > 0) {
+        try {
+          fs.ftruncateSync(this.fd, this.headSize);
+        } catch {
+          // the replay's repair truncates it then
+        }
+      }
+      throw e;
+    }
     this.headSize += rec.length;
   }
 
@@ -361,16 +374,39 @@ export class WAL {
     this.rotate();
   }
 
+  /**
+   * The head becomes the next numbered file and a new head is opened. The new head is opened
+   * before the old descriptor is closed, and a failure (EMFILE when the process is out of
+   * descriptors) leaves the old head in place: rotation is then retried at the next EndHeight,
+   * and the records keep going to the current head, which a replay reads all the same.
+   */
   private rotate(): void {
     if (this.fd === null) return;
-    const rotated = this.rotatedFiles();
-    const lastMatch = rotated.length > 0 ? /\.(\d+)$/.exec(rotated[rotated.length - 1]!) : null;
-    const last = lastMatch ? Number(lastMatch[1]) : -1;
-    const next = `${this.path}.${String(last + 1).padStart(3, '0')}`;
+    let next: string;
+    try {
+      const rotated = this.rotatedFiles();
+      const lastMatch = rotated.length > 0 ? /\.(\d+)$/.exec(rotated[rotated.length - 1]!) : null;
+      const last = lastMatch ? Number(lastMatch[1]) : -1;
+      next = `${this.path}.${String(last + 1).padStart(3, '0')}`;
+      fs.renameSync(this.path, next);
+    } catch (e) {
+      this.logger.error('WAL: rotation deferred', { err: (e as Error).message });
+      return;
+    }
+    let fd: number;
+    try {
+      fd = fs.openSync(this.path, 'a', 0o600);
+    } catch (e) {
+      try {
+        fs.renameSync(next, this.path);
+      } catch (e2) {
+        this.logger.error('WAL: cannot move the head back after a failed rotation', { err: (e2 as Error).message });
+      }
+      this.logger.error('WAL: rotation deferred', { err: (e as Error).message });
+      return;
+    }
     fs.closeSync(this.fd);
-    this.fd = null;
-    fs.renameSync(this.path, next);
-    this.fd = fs.openSync(this.path, 'a', 0o600);
+    this.fd = fd;
     this.headSize = 0;
     this.syncDir();
     const all = this.rotatedFiles();

@@ -208,7 +208,7 @@ t.test('app.toml defaults', async (t) => {
       rpcMaxBodyBytes: 1_000_000,
       enabledUnsafeCors: false,
     },
-    grpc: { enable: true, address: '127.0.0.1:9090', maxRecvMsgSize: 10_485_760, maxSendMsgSize: 2_147_483_647 },
+    grpc: { enable: true, address: '127.0.0.1:9090', maxRecvMsgSize: 10_485_760, maxSendMsgSize: 2_147_483_647, maxOpenConnections: 256, handshakeTimeout: 10_000, idleTimeout: 300_000, maxConcurrentStreams: 100, maxRecvBufferBytes: 134_217_728 },
     jsonRpc: {
       enable: true,
       address: '127.0.0.1:8545',
@@ -423,6 +423,11 @@ t.test('invalid values: ConfigError naming file and field', async (t) => {
     ['app.toml', '[json-rpc]\napi = "eth,admin"\n', 'config/app.toml: [json-rpc] api: unknown namespace "admin" (known: eth,net,web3,txpool,debug,personal,miner)'],
     ['app.toml', '[json-rpc]\nevm-timeout = "5 s"\n', 'config/app.toml: [json-rpc] evm-timeout: invalid duration "5 s"'],
     ['app.toml', '[grpc]\naddress = "9090"\n', 'config/app.toml: [grpc] address: invalid listen address "9090": missing port'],
+    ['app.toml', '[grpc]\nmax-open-connections = -1\n', 'config/app.toml: [grpc] max-open-connections: must be >= 0, got -1'],
+    ['app.toml', '[grpc]\nmax-concurrent-streams = 0\n', 'config/app.toml: [grpc] max-concurrent-streams: must be >= 1, got 0'],
+    ['app.toml', '[grpc]\nmax-recv-buffer-bytes = "lots"\n', 'config/app.toml: [grpc] max-recv-buffer-bytes: expected an integer, got "lots"'],
+    ['app.toml', '[grpc]\nhandshake-timeout = "ten"\n', 'config/app.toml: [grpc] handshake-timeout: invalid duration "ten"'],
+    ['app.toml', '[grpc]\nidle-timeout = "600h"\n', 'config/app.toml: [grpc] idle-timeout: must be at most 2147483647 ms (about 596h), got 2160000000 ms'],
     ['app.toml', '[evm]\ntracer = "callTracer"\n', 'config/app.toml: [evm] tracer: invalid value "callTracer"'],
     ['app.toml', '[compat]\nupstream-names = 1\n', 'config/app.toml: [compat] upstream-names: expected true or false, got 1'],
     // The SDK's pruning validation (store/pruning/types/options.go), only for "custom".

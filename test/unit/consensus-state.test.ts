@@ -23,7 +23,7 @@ import { emptyBlockId, emptyCommit } from '../../src/types/codec.js';
 import { blockIdOf } from '../../src/types/partset.js';
 import { proposalSignBytes, voteSignBytes } from '../../src/types/signbytes.js';
 import { ConsensusState } from '../../src/consensus/state.js';
-import { MemoryPrivValidator } from '../../src/consensus/privval.js';
+import { FilePV, MemoryPrivValidator } from '../../src/consensus/privval.js';
 import { ManualTicker } from '../../src/consensus/ticker.js';
 import { WAL } from '../../src/consensus/wal.js';
 import { RoundStep, testConsensusConfig, type ConsensusEventName, type ConsensusMessage, type DuplicateVoteEvidence } from '../../src/consensus/types.js';
@@ -468,4 +468,37 @@ t.test('create_empty_blocks = false: proof block at the initial height, then wai
     await fire();
     t.equal(exec.applied.length, 2, 'interval elapsed → empty block');
   }
+});
+
+t.test('a private validator that cannot save its state: no vote while it fails, the vote goes out once it works (no restart)', async (t) => {
+  const me = nonProposer(0);
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
+  t.teardown(() => fs.rmSync(home, { recursive: true, force: true }));
+  const { keyFile, stateFile } = FilePV.defaultPaths(home);
+  const pv = FilePV.generate(keyFile, stateFile, { key: keyAt(me), signLogPath: null, persistAttempts: 1 });
+  t.teardown(() => pv.close());
+  const h = await harness(t, me, { pv });
+  await h.fire(RoundStep.NewHeight);
+  const X = await block(h.exec, 0);
+  const dataDir = path.dirname(stateFile);
+  fs.renameSync(dataDir, `${dataDir}.away`);
+  h.cs.receive({ kind: 'proposal', proposal: h.proposal(0, X.block), block: X.block }, 'p0');
+  await h.settle();
+  t.equal(h.cs.step, RoundStep.Prevote);
+  t.equal(h.ownVotes(SignedMsgType.Prevote, 0).length, 0, 'no prevote: its state could not be saved');
+  fs.renameSync(`${dataDir}.away`, dataDir);
+  const deadline = Date.now() + 60_000;
+  while (h.ownVotes(SignedMsgType.Prevote, 0).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const pvs = h.ownVotes(SignedMsgType.Prevote, 0);
+  t.equal(pvs.length, 1, 'the prevote went out after the state could be saved');
+  t.same(pvs[0]!.blockId, X.id, 'for the proposal block');
+  t.equal(JSON.parse(fs.readFileSync(stateFile, 'utf8')).step, 2, 'the prevote is on disk');
+  // Consensus goes on: the polka and the commit follow as usual.
+  const others = [0, 1, 2, 3].filter((i) => i !== me);
+  for (const i of others.slice(0, 2)) h.cs.receive({ kind: 'vote', vote: h.vote(i, SignedMsgType.Prevote, X.id, 0) }, `p${i}`);
+  await h.settle();
+  t.equal(h.ownVotes(SignedMsgType.Precommit, 0).length, 1, 'precommit signed');
+  for (const i of others.slice(0, 2)) h.cs.receive({ kind: 'vote', vote: h.vote(i, SignedMsgType.Precommit, X.id, 0) }, `p${i}`);
+  await h.settle();
+  t.equal(h.cs.height, 2n, 'the block was committed');
 });

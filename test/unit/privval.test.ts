@@ -178,6 +178,43 @@ t.test('a failing write means no signature', async (t) => {
   t.equal(readState(stateFile).height, '2');
 });
 
+t.test('a state write that fails is retried with back-off; one that keeps failing is PRIVVAL_PERSIST_FAILED', async (t) => {
+  const home = tmp(t);
+  const { keyFile, stateFile } = FilePV.defaultPaths(home);
+  FilePV.generate(keyFile, stateFile, { key: Ed25519PrivKey.fromSeed(new Uint8Array(32).fill(7)), signLogPath: null }).close();
+  const dataDir = path.dirname(stateFile);
+  const away = `${dataDir}.away`;
+
+  // Every attempt fails (the data directory is gone): the typed error, nothing signed, no temp file left.
+  const pv = FilePV.load(keyFile, stateFile, { signLogPath: null, persistAttempts: 3, persistBackoffMs: 1 });
+  t.teardown(() => pv.close());
+  fs.renameSync(dataDir, away);
+  try {
+    await pv.signVote(CHAIN, mkVote(pv, 1n, 0, SignedMsgType.Prevote, bid(1)));
+    t.fail('signed without saving its state');
+  } catch (e) {
+    t.type(e, PrivValidatorError);
+    t.equal((e as PrivValidatorError).code, 'PRIVVAL_PERSIST_FAILED');
+    t.match((e as Error).message, /cannot save priv_validator_state\.json \(3 attempts\): .*ENOENT/);
+  }
+  t.equal(pv.lastSignState.height, 0n, 'the in-memory state did not move');
+  fs.renameSync(away, dataDir);
+  t.same(fs.readdirSync(dataDir), ['priv_validator_state.json'], 'no temp file left behind');
+
+  // The directory comes back while the validator is still retrying: the same call succeeds.
+  const patient = FilePV.load(keyFile, stateFile, { signLogPath: null, persistAttempts: 1000, persistBackoffMs: 5 });
+  t.teardown(() => patient.close());
+  fs.renameSync(dataDir, away);
+  let settled = false;
+  const signing = patient.signVote(CHAIN, mkVote(patient, 1n, 0, SignedMsgType.Prevote, bid(1))).finally(() => (settled = true));
+  await new Promise((r) => setTimeout(r, 50));
+  t.notOk(settled, 'no signature while the state cannot be saved');
+  fs.renameSync(away, dataDir);
+  const v = await signing;
+  t.equal(v.signature.length, 64);
+  t.equal(readState(stateFile).height, '1', 'the state was saved before the signature was returned');
+});
+
 t.test('concurrent sign calls are serialized: one wins, the conflicting one is refused', async (t) => {
   const { pv } = newPV(t);
   const rs = await Promise.allSettled([

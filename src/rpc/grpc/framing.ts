@@ -34,6 +34,17 @@ export class FrameReader {
 
   constructor(private readonly maxMessageBytes: number) {}
 
+  /** Bytes buffered now (of a frame not yet complete). */
+  get held(): number {
+    return this.buffered;
+  }
+
+  /** Drops whatever is buffered (the call ended; the bytes are not needed). */
+  clear(): void {
+    this.chunks = [];
+    this.buffered = 0;
+  }
+
   /** True when part of a frame is buffered (the body must not end here). */
   get partial(): boolean {
     return this.buffered > 0 || this.need !== null;

@@ -1,7 +1,19 @@
 /** The gRPC server, the query router it shares with the REST gateway and abci_query, and reflection. */
 export { QueryRouter, decodeRequest, queryError } from './router.js';
 export type { CallContext, CallOptions, CallResult, HandlerResult, Metadata, QueryRouterOptions, RegisterOptions, Resolved, Route, ServiceImpl, UnaryHandler } from './router.js';
-export { GrpcServer, grpcServerOptions, contentSubtype, DEFAULT_MAX_RECV_MSG_SIZE, DEFAULT_MAX_SEND_MSG_SIZE, DEFAULT_CLOSE_GRACE_MS } from './server.js';
+export {
+  GrpcServer,
+  grpcServerOptions,
+  contentSubtype,
+  DEFAULT_MAX_RECV_MSG_SIZE,
+  DEFAULT_MAX_SEND_MSG_SIZE,
+  DEFAULT_CLOSE_GRACE_MS,
+  DEFAULT_MAX_OPEN_CONNECTIONS,
+  DEFAULT_HANDSHAKE_TIMEOUT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_CONCURRENT_STREAMS,
+  DEFAULT_MAX_RECV_BUFFER_BYTES,
+} from './server.js';
 export type { GrpcServerOptions } from './server.js';
 export { DescriptorPool, REFLECTION_PATHS, REFLECTION_SERVICES, answerReflection } from './reflection.js';
 export { jsonQueryService, latestOnlyHeights } from './app-bridge.js';
@@ -13,6 +25,7 @@ export {
   decodeGrpcMessage,
   encodeGrpcMessage,
   parseGrpcTimeout,
+  MAX_TIMER_MS,
   parseHeightHeader,
   sdkStatusMessage,
   statusError,

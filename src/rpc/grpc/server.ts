@@ -25,9 +25,24 @@
  *
  * close() is grpc-go's GracefulStop: stop accepting, GOAWAY every connection, let in-flight calls
  * finish, then cut whatever is left after the grace period.
+ *
+ * Limits (app.toml [grpc]; docs/ARCHITECTURE.md "gRPC limits and fd limits"), because every open
+ * connection holds a file descriptor and every unfinished request message holds memory:
+ * - `max-open-connections`: connections past the cap are closed as soon as they are accepted
+ *   (net.Server maxConnections); the server goes on serving the others;
+ * - `handshake-timeout`: a connection whose client has not sent the HTTP/2 preface and SETTINGS
+ *   by then is destroyed (grpc-go ServerOption ConnectionTimeout, default 120 s);
+ * - `idle-timeout`: a connection with no open stream for that long gets GOAWAY and is closed
+ *   (grpc-go keepalive.ServerParameters MaxConnectionIdle, default infinity);
+ * - `max-concurrent-streams`: SETTINGS_MAX_CONCURRENT_STREAMS; a stream past it on one connection
+ *   is refused with RST_STREAM REFUSED_STREAM (grpc-go http2_server.go operateHeaders);
+ * - `max-recv-msg-size` bounds what one unfinished stream may hold (checked on the length prefix)
+ *   and `max-recv-buffer-bytes` what all unfinished streams hold together: the stream whose bytes
+ *   would go past it ends ResourceExhausted. A stream that ends in an error has its buffered
+ *   bytes dropped and, when the client has not half-closed it, is reset (grpc-go finishStream).
  */
 import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { toBinary, fromBinary } from '@bufbuild/protobuf';
 import { AbciError } from '../../app/errors.js';
 import type { GrpcConfig } from '../../config/app-config.js';
@@ -53,6 +68,12 @@ const STREAM_WINDOW_BYTES = 1 << 20;
 const SESSION_WINDOW_BYTES = 16 << 20;
 /** node:http2 refuses new streams past this much session memory (MB); the default 10 MB is below one max-size response. */
 const MAX_SESSION_MEMORY_MB = 64;
+/** Defaults of the limits (app.toml [grpc]; why these values: docs/ARCHITECTURE.md). */
+export const DEFAULT_MAX_OPEN_CONNECTIONS = 256;
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+export const DEFAULT_MAX_CONCURRENT_STREAMS = 100;
+export const DEFAULT_MAX_RECV_BUFFER_BYTES = 128 * 1024 * 1024;
 
 export interface GrpcServerOptions {
   /** `[grpc] address`, e.g. `127.0.0.1:9090` (port 0 picks a free port). */
@@ -66,11 +87,40 @@ export interface GrpcServerOptions {
   reflection?: boolean;
   logger?: Logger;
   closeGraceMs?: number;
+  /** `[grpc] max-open-connections`; 0 = unlimited. */
+  maxOpenConnections?: number;
+  /** `[grpc] handshake-timeout`, ms until the client's preface and SETTINGS; 0 = none. */
+  handshakeTimeoutMs?: number;
+  /** `[grpc] idle-timeout`, ms a connection may stay without a stream; 0 = none. */
+  idleTimeoutMs?: number;
+  /** `[grpc] max-concurrent-streams` per connection (≥ 1). */
+  maxConcurrentStreams?: number;
+  /** `[grpc] max-recv-buffer-bytes`, unfinished request bytes held across all streams (≥ 1). */
+  maxRecvBufferBytes?: number;
 }
 
 /** GrpcServerOptions from app.toml's `[grpc]` section. */
 export function grpcServerOptions(cfg: GrpcConfig, router: QueryRouter, logger?: Logger): GrpcServerOptions {
-  return { address: cfg.address, router, maxRecvMsgSize: cfg.maxRecvMsgSize, maxSendMsgSize: cfg.maxSendMsgSize, logger };
+  return {
+    address: cfg.address,
+    router,
+    maxRecvMsgSize: cfg.maxRecvMsgSize,
+    maxSendMsgSize: cfg.maxSendMsgSize,
+    maxOpenConnections: cfg.maxOpenConnections,
+    handshakeTimeoutMs: cfg.handshakeTimeout,
+    idleTimeoutMs: cfg.idleTimeout,
+    maxConcurrentStreams: cfg.maxConcurrentStreams,
+    maxRecvBufferBytes: cfg.maxRecvBufferBytes,
+    logger,
+  };
+}
+
+/** Per-connection bookkeeping for the handshake and idle timers and the stream cap. */
+interface SessionState {
+  socket: Socket | undefined;
+  streams: number;
+  handshake: NodeJS.Timeout | undefined;
+  idle: NodeJS.Timeout | undefined;
 }
 
 /** Request headers that are transport, not metadata (grpc-go internal/transport isReservedHeader). */
@@ -90,6 +140,17 @@ export class GrpcServer {
   private pool: { version: number; pool: DescriptorPool } | null = null;
   private bound: AddressInfo | null = null;
   private closing: Promise<void> | null = null;
+  private readonly maxConns: number;
+  private readonly handshakeMs: number;
+  private readonly idleMs: number;
+  private readonly maxStreams: number;
+  private readonly maxBuffered: number;
+  /** Bytes of unfinished request messages held by all streams. */
+  private buffered = 0;
+  private dropped = 0;
+  /** The session created for the socket whose 'connection' event comes next. */
+  private newest: http2.ServerHttp2Session | null = null;
+  private lastDropLog = 0;
 
   constructor(private readonly opts: GrpcServerOptions) {
     this.router = opts.router;
@@ -98,6 +159,21 @@ export class GrpcServer {
     this.reflection = opts.reflection ?? true;
     this.log = opts.logger;
     this.graceMs = opts.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+    this.maxConns = opts.maxOpenConnections ?? DEFAULT_MAX_OPEN_CONNECTIONS;
+    this.handshakeMs = opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    this.idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.maxStreams = opts.maxConcurrentStreams ?? DEFAULT_MAX_CONCURRENT_STREAMS;
+    this.maxBuffered = opts.maxRecvBufferBytes ?? DEFAULT_MAX_RECV_BUFFER_BYTES;
+  }
+
+  /** Open connections (sessions) right now. */
+  get connections(): number {
+    return this.sessions.size;
+  }
+
+  /** Bytes of unfinished request messages held across all streams right now. */
+  get bufferedBytes(): number {
+    return this.buffered;
   }
 
   /** The bound port (the real one when the address asked for port 0). */
@@ -114,18 +190,22 @@ export class GrpcServer {
     const addr = parseListenAddr(this.opts.address, 'grpc.address');
     const server = http2.createServer({
       maxSessionMemory: MAX_SESSION_MEMORY_MB,
-      settings: { initialWindowSize: STREAM_WINDOW_BYTES },
+      settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: this.maxStreams },
     });
     this.server = server;
-    server.on('session', (s) => {
-      this.sessions.add(s);
-      s.on('close', () => this.sessions.delete(s));
-      s.on('error', (e) => this.log?.debug('gRPC connection error', { err: e.message }));
-      try {
-        s.setLocalWindowSize(SESSION_WINDOW_BYTES);
-      } catch {
-        // the session may already be closing
-      }
+    // Past the cap net.Server closes a new socket at once (and emits 'drop'): its descriptor is
+    // given back before any HTTP/2 state exists for it.
+    if (this.maxConns > 0) server.maxConnections = this.maxConns;
+    server.on('drop', () => this.onDrop());
+    server.on('session', (s) => this.onSession(s));
+    // node:http2 emits 'session' for a new socket and then 'connection' with the socket itself,
+    // synchronously: pair them. Destroying a session that never got the client's preface leaves
+    // its socket open, so the timers below destroy the socket.
+    server.on('connection', (sock: Socket) => {
+      const s = this.newest;
+      this.newest = null;
+      const st = s ? sessionState.get(s) : undefined;
+      if (st) st.socket = sock;
     });
     server.on('stream', (stream, headers) => this.onStream(stream, headers));
     await new Promise<void>((resolve, reject) => {
@@ -159,7 +239,11 @@ export class GrpcServer {
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => {
         timer = setTimeout(() => {
-          for (const s of this.sessions) s.destroy();
+          for (const s of this.sessions) {
+            const st = sessionState.get(s);
+            if (st) cut(s, st);
+            else s.destroy();
+          }
           resolve();
         }, this.graceMs);
         timer.unref();
@@ -170,6 +254,86 @@ export class GrpcServer {
       this.server = null;
     })();
     return this.closing;
+  }
+
+  private onDrop(): void {
+    this.dropped++;
+    const now = Date.now();
+    if (now - this.lastDropLog < 10_000) return;
+    this.lastDropLog = now;
+    this.log?.warn('gRPC connection refused: max-open-connections reached', { max: this.maxConns, refused_total: this.dropped });
+  }
+
+  private onSession(s: http2.ServerHttp2Session): void {
+    this.sessions.add(s);
+    const st: SessionState = { socket: undefined, streams: 0, handshake: undefined, idle: undefined };
+    sessionState.set(s, st);
+    this.newest = s;
+    s.on('error', (e) => this.log?.debug('gRPC connection error', { err: e.message }));
+    s.on('close', () => {
+      this.sessions.delete(s);
+      clearTimeout(st.handshake);
+      clearTimeout(st.idle);
+    });
+    if (this.handshakeMs > 0) {
+      // The client's SETTINGS frame follows its preface: until it arrives the connection is not
+      // HTTP/2 yet and only holds a descriptor.
+      st.handshake = setTimeout(() => {
+        this.log?.debug('gRPC connection closed: no HTTP/2 preface within handshake-timeout', { ms: this.handshakeMs });
+        cut(s, st);
+      }, this.handshakeMs);
+      s.once('remoteSettings', () => {
+        clearTimeout(st.handshake);
+        st.handshake = undefined;
+      });
+    }
+    this.armIdle(s, st);
+    try {
+      s.setLocalWindowSize(SESSION_WINDOW_BYTES);
+    } catch {
+      // the session may already be closing
+    }
+  }
+
+  /** Starts the idle timer of a connection that has no open stream. */
+  private armIdle(s: http2.Http2Session, st: SessionState): void {
+    if (this.idleMs <= 0 || st.streams > 0 || s.destroyed || s.closed) return;
+    clearTimeout(st.idle);
+    st.idle = setTimeout(() => {
+      st.idle = undefined;
+      if (st.streams > 0 || s.destroyed) return;
+      this.log?.debug('gRPC connection closed: idle', { ms: this.idleMs });
+      // GOAWAY, then cut it if the client does not close its side in time.
+      s.close();
+      const later = setTimeout(() => cut(s, st), this.graceMs);
+      later.unref();
+    }, this.idleMs);
+  }
+
+  /** Counts a stream on its connection; false when the connection already has the maximum. */
+  private trackStream(stream: http2.ServerHttp2Stream): boolean {
+    const s = stream.session;
+    const st = s ? sessionState.get(s) : undefined;
+    if (!s || !st) return true;
+    if (st.streams >= this.maxStreams) return false;
+    st.streams++;
+    clearTimeout(st.idle);
+    st.idle = undefined;
+    stream.once('close', () => {
+      st.streams--;
+      this.armIdle(s, st);
+    });
+    return true;
+  }
+
+  /**
+   * Accounts `n` more buffered request bytes (negative: released). False when taking them would
+   * go past max-recv-buffer-bytes; nothing is accounted then.
+   */
+  private reserve(n: number): boolean {
+    if (n > 0 && this.buffered + n > this.maxBuffered) return false;
+    this.buffered += n;
+    return true;
   }
 
   private descriptorPool(): DescriptorPool {
@@ -186,6 +350,12 @@ export class GrpcServer {
   private onStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
     // A stream reset by the peer emits 'error'; without a listener it would be an uncaught error.
     stream.on('error', () => {});
+    if (!this.trackStream(stream)) {
+      // nghttp2 enforces the SETTINGS value once the client has acknowledged it; this covers the
+      // streams a client opens before that (grpc-go answers them the same way).
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
     const ct = header(headers, 'content-type');
     const sub = contentSubtype(ct);
     if (sub === null) {
@@ -235,22 +405,67 @@ export class GrpcServer {
     const encoding = header(headers, 'grpc-encoding');
     const reader = new FrameReader(this.maxRecv);
     let started = false;
+    const release = this.holder(reader);
+    stream.on('close', release);
     stream.on('data', (chunk: Buffer) => {
       if (call.finished || started) return;
       try {
-        const frames = reader.push(chunk);
+        const frames = this.pushHeld(reader, chunk);
         if (frames.length === 0) return;
         const body = decompress(frames[0]!, encoding, this.maxRecv);
         started = true;
+        release();
         void this.runUnary(call, headers, route, body);
       } catch (e) {
+        release();
         call.fail(toStatus(e));
+        this.resetIfOpen(stream);
       }
     });
     stream.on('end', () => {
       if (call.finished || started) return;
-      if (reader.partial) call.fail({ code: GrpcCode.Internal, message: 'grpc: unexpected EOF in the middle of a request message' });
+      const partial = reader.partial;
+      release();
+      if (partial) call.fail({ code: GrpcCode.Internal, message: 'grpc: unexpected EOF in the middle of a request message' });
       else call.fail({ code: GrpcCode.Internal, message: 'grpc: the request has no message' });
+    });
+  }
+
+  /**
+   * Feeds a chunk to a stream's reader with the server-wide accounting: the bytes the reader
+   * holds after the push count against max-recv-buffer-bytes; past it, ResourceExhausted.
+   */
+  private pushHeld(reader: FrameReader, chunk: Buffer): ReturnType<FrameReader['push']> {
+    const before = reader.held;
+    if (!this.reserve(chunk.length)) {
+      throw statusError(GrpcCode.ResourceExhausted, `grpc: server is holding too many unfinished request bytes (max-recv-buffer-bytes ${this.maxBuffered})`);
+    }
+    try {
+      return reader.push(chunk);
+    } finally {
+      // Only what stays buffered counts: completed frames have left the reader.
+      this.buffered += reader.held - (before + chunk.length);
+    }
+  }
+
+  /** A release function for a reader's accounted bytes: drops them and its buffer, once. */
+  private holder(reader: FrameReader): () => void {
+    return () => {
+      this.reserve(-reader.held);
+      reader.clear();
+    };
+  }
+
+  /**
+   * After a status that ends the call early: the client may still be sending (an oversized
+   * message); reset the stream so it stops and nothing more is read (grpc-go finishStream sends
+   * RST_STREAM when the client has not half-closed).
+   */
+  private resetIfOpen(stream: http2.ServerHttp2Stream): void {
+    if (stream.destroyed || stream.closed) return;
+    // After the trailers-only HEADERS is written; close() queues the RST behind it.
+    setImmediate(() => {
+      if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
     });
   }
 
@@ -292,13 +507,15 @@ export class GrpcServer {
       stream.once('wantTrailers', () => stream.sendTrailers(statusHeaders(st)));
       stream.end();
     };
+    const release = this.holder(reader);
     stream.on('close', () => {
       done = true;
+      release();
     });
     stream.on('data', (chunk: Buffer) => {
       if (done) return;
       try {
-        for (const f of reader.push(chunk)) {
+        for (const f of this.pushHeld(reader, chunk)) {
           const data = decompress(f, encoding, this.maxRecv);
           let req;
           try {
@@ -315,10 +532,15 @@ export class GrpcServer {
           stream.write(frame(toBinary(version.response, res as never)));
         }
       } catch (e) {
+        release();
         end(toStatus(e));
+        this.resetIfOpen(stream);
       }
     });
-    stream.on('end', () => end({ code: GrpcCode.OK, message: '' }));
+    stream.on('end', () => {
+      release();
+      end({ code: GrpcCode.OK, message: '' });
+    });
   }
 
   /** An answer before the call is accepted (grpc-go earlyAbortStream): an HTTP status and a gRPC status. */
@@ -335,6 +557,22 @@ export class GrpcServer {
     stream.respond({ ':status': 200, 'content-type': ct, ...extra, ...statusHeaders(st) }, { endStream: true });
     stream.resume();
   }
+}
+
+const sessionState = new WeakMap<http2.Http2Session, SessionState>();
+
+/**
+ * Destroys a connection: its socket, then the session. Node's session.destroy() alone, and a
+ * socket.destroy() after it, leave the descriptor open while the peer sends nothing (the close
+ * waits on the session's pending write); resetAndDestroy() first closes it at once (TCP RST).
+ */
+function cut(s: http2.Http2Session, st: SessionState): void {
+  const sock = st.socket;
+  if (sock && !sock.destroyed) {
+    if (typeof sock.resetAndDestroy === 'function') sock.resetAndDestroy();
+    else sock.destroy();
+  }
+  s.destroy();
 }
 
 /** One unary call's life: answered once (success, failure, deadline), or cancelled by the client. */

@@ -95,25 +95,42 @@ export function decodeGrpcMessage(s: string): string {
   return out.toString('utf8', 0, n);
 }
 
-/** PROTOCOL-HTTP2.md Timeout: 1–8 ASCII digits and a unit; milliseconds, or null when malformed. */
+/** The longest delay a Node timer takes; past it setTimeout fires after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * PROTOCOL-HTTP2.md Timeout: 1–8 ASCII digits and a unit; milliseconds, or null when malformed
+ * (grpc-go internal/transport/http_util.go decodeTimeout refuses the same strings).
+ *
+ * The result is clamped to MAX_TIMER_MS (about 24.8 days). grpc-go saturates a duration that
+ * overflows int64 and such a deadline never fires in practice; here 99999999H (11,415 years) would
+ * overflow the timer instead and end the call at once with DeadlineExceeded.
+ */
 export function parseGrpcTimeout(v: string): number | null {
   const m = /^(\d{1,8})([HMSmun])$/.exec(v);
   if (!m) return null;
   const n = Number(m[1]);
+  let ms: number;
   switch (m[2]) {
     case 'H':
-      return n * 3_600_000;
+      ms = n * 3_600_000;
+      break;
     case 'M':
-      return n * 60_000;
+      ms = n * 60_000;
+      break;
     case 'S':
-      return n * 1000;
+      ms = n * 1000;
+      break;
     case 'm':
-      return n;
+      ms = n;
+      break;
     case 'u':
-      return n / 1000;
+      ms = n / 1000;
+      break;
     default:
-      return n / 1_000_000;
+      ms = n / 1_000_000;
   }
+  return Math.min(ms, MAX_TIMER_MS);
 }
 
 const INT64_MAX = (1n << 63n) - 1n;
