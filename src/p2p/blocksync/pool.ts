@@ -20,8 +20,8 @@
  *    slow, however small the blocks (empty blocks are a few hundred bytes; CometBFT's rate check
  *    alone would drop a good peer serving them);
  *  - NoBlockResponse: the height is asked of another peer, never again of that one;
- *  - a block that fails verification: `redoBadBlocks` drops the peers that sent it (and the next
- *    block, whose LastCommit verified it) and asks other peers for all their heights.
+ *  - a block that fails verification: `rejectBlocks` drops the peer that sent it, discards the
+ *    other blocks it sent and asks other peers for all its heights.
  */
 import type { Block } from '../../types/block.js';
 import type { ExtendedCommit } from '../../types/codec.js';
@@ -251,30 +251,28 @@ export class BlockPool {
   }
 
   /**
-   * The block at `height` or `height + 1` failed verification: both peers that sent them are
-   * dropped (either may be the liar: a forged block, or a forged LastCommit for it), and the two
-   * heights plus everything else those peers served or were asked for go to other peers.
+   * The blocks at `heights` failed verification: the peers that sent them are dropped, every
+   * not-yet-applied block they sent is discarded, and all their heights go to other peers. The
+   * reactor works out which block was bad (CometBFT drops the senders of both the block and the
+   * next one, cometbft/cometbft:blocksync/reactor.go, which can drop an honest peer).
    */
-  redoBadBlocks(reason: string): string[] {
+  rejectBlocks(heights: readonly bigint[], reason: string): string[] {
     const dropped: string[] = [];
-    for (const h of [this._height, this._height + 1n]) {
+    for (const h of heights) {
       const r = this.requesters.get(h);
       const id = r?.got?.peerId;
+      if (r) r.got = null;
       if (id !== undefined && !dropped.includes(id)) dropped.push(id);
     }
     for (const id of dropped) {
-      // Every not-yet-applied block from that peer is suspect too.
       for (const r of this.requesters.values()) if (r.got?.peerId === id) r.got = null;
       this.banned.add(id);
     }
     for (const id of dropped) {
-      this.removePeer(id);
-      this.onPeerError(id, reason);
-    }
-    // Heights whose block came from a peer that had already left are asked again as well.
-    for (const h of [this._height, this._height + 1n]) {
-      const r = this.requesters.get(h);
-      if (r?.got && dropped.length === 0) r.got = null;
+      if (this.peers.has(id)) {
+        this.removePeer(id);
+        this.onPeerError(id, reason);
+      }
     }
     this.schedule();
     return dropped;

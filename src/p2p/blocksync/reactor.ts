@@ -345,6 +345,32 @@ export class BlocksyncReactor {
     if (peerHeight >= ours + n) this.o.onFallenBehind?.(peerId, peerHeight, ours);
   }
 
+  /**
+   * Which of the two blocks is bad, if any. When H+1's LastCommit does not sign H's BlockID, the
+   * commit is checked against the BlockID it names itself: a commit +2/3 of the validators did
+   * sign cannot come from a lying peer, so then block H is the forgery; otherwise H+1 is.
+   */
+  private verifyPair(blockId: BlockID, block: Block, commit: Commit): { height: bigint; err: string } | null {
+    const s = this._state;
+    const height = block.header.height;
+    try {
+      verifyCommit(s.chainId, s.validators, blockId, height, commit);
+    } catch (e) {
+      try {
+        verifyCommit(s.chainId, s.validators, commit.blockId, height, commit);
+      } catch {
+        return { height: height + 1n, err: `its LastCommit does not verify: ${(e as Error).message}` };
+      }
+      return { height, err: (e as Error).message };
+    }
+    try {
+      this.o.executor.validateBlock(s, block);
+    } catch (e) {
+      return { height, err: (e as Error).message };
+    }
+    return null;
+  }
+
   /** Applies blocks while the next two are here (one at a time: applyBlock is async). */
   private trySync(): void {
     if (this.applying || !this.syncing || this.fatal) return;
@@ -363,15 +389,13 @@ export class BlocksyncReactor {
       const block = first.block;
       const height = block.header.height;
       const blockId: BlockID = { hash: headerHash(block.header), partSetHeader: makePartSet(first.blockBytes).header };
-      try {
-        // +2/3 of H's validators (state.validators: the set of lastBlockHeight + 1) signed H's
-        // BlockID in H+1's LastCommit; then the block itself against the state.
-        verifyCommit(this._state.chainId, this._state.validators, blockId, height, second.block.lastCommit);
-        this.o.executor.validateBlock(this._state, block);
-      } catch (e) {
-        const reason = `invalid block at height ${height}: ${(e as Error).message}`;
-        const dropped = pool.redoBadBlocks(reason);
-        this.o.logger?.info('blocksync: bad block', { height: height.toString(), err: (e as Error).message, dropped });
+      // +2/3 of H's validators (state.validators: the set of lastBlockHeight + 1) signed H's
+      // BlockID in H+1's LastCommit; then the block itself against the state.
+      const bad = this.verifyPair(blockId, block, second.block.lastCommit);
+      if (bad !== null) {
+        const reason = `invalid block at height ${bad.height}: ${bad.err}`;
+        const dropped = pool.rejectBlocks([bad.height], reason);
+        this.o.logger?.info('blocksync: bad block', { height: bad.height.toString(), err: bad.err, dropped });
         continue;
       }
       let next: State;
