@@ -6,7 +6,7 @@
  * max and mean block interval while it lasted (from the headers' times; timeout_commit is 1 s)
  * and the node's RSS before and at peak. See docs/ARCHITECTURE.md "RPC under load".
  *
- * Usage: node dist/bench/flood.bench.js [scale, default 1] [hold seconds, default 8]
+ * Usage: node dist/bench/flood.bench.js [scale, default 1] [hold seconds, default 8] [only floods whose name has this]
  */
 import fs from 'node:fs';
 import { allocPorts, runCli, startNode, statusHeight, tmpHome, waitFor } from '../test/helpers/node.js';
@@ -14,6 +14,7 @@ import { formatFlood, issueFloods, measureFlood } from '../test/helpers/flood.js
 
 const SCALE = Number(process.argv[2] ?? 1);
 const HOLD_MS = Number(process.argv[3] ?? 8) * 1000;
+const ONLY = process.argv[4] ?? '';
 
 async function main(): Promise<void> {
   const home = tmpHome('chaind-flood-');
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   const node = startNode(home, ports);
   try {
     await waitFor('height >= 3', async () => (await statusHeight(ports.rpc)) >= 3n, 60_000);
-    for (const flood of issueFloods(SCALE, HOLD_MS)) {
+    for (const flood of issueFloods(SCALE, HOLD_MS).filter((f) => f.name.includes(ONLY))) {
       if (node.proc.exitCode !== null) throw new Error(`node exited: ${node.output().slice(-3000)}`);
       const r = await measureFlood(node.proc.pid!, ports, flood);
       console.log(formatFlood(r));

@@ -261,7 +261,7 @@ const rpc: SectionSpec = {
     {
       key: 'max_loop_slice',
       kind: { t: 'duration' },
-      def: 10,
+      def: 5,
       doc:
         'RPC work (node RPC, REST, metrics) per event-loop turn; requests beyond it wait for the next turn\n' +
         'with their connection paused, so consensus timers keep their slot under any RPC load. 0 = unbounded.',

@@ -792,8 +792,20 @@ export class NodeRpcServer {
     }
   }
 
-  /** ws_handler.go readRoutine, for one message. */
+  /**
+   * ws_handler.go readRoutine, for one message. Its recover answers a panic with -32603, id -1
+   * and the panic's text, and goes on reading: so does any error escaping here.
+   */
   private async onWsRequest(conn: UwsConnection, message: Buffer): Promise<void> {
+    try {
+      await this.serveWs(conn, message);
+    } catch (e) {
+      this.log?.error('node RPC: websocket request failed', { conn: conn.id, err: e as Error });
+      conn.reply(errorEnvelope(-1, rpcErrorObject('INTERNAL_ERROR', e instanceof Error ? e.message : String(e))));
+    }
+  }
+
+  private async serveWs(conn: UwsConnection, message: Buffer): Promise<void> {
     const d = decodeWsMessage(message);
     if (!d.ok) {
       conn.reply(errorEnvelope(null, rpcErrorObject('PARSE_ERROR', `error unmarshaling request: ${d.error}`)));

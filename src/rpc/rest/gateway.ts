@@ -37,7 +37,7 @@ import type { ApiConfig } from '../../config/app-config.js';
 import type { Logger } from '../../log.js';
 import { BLOCK_HEIGHT_HEADER, GrpcCode, parseGrpcTimeout, parseHeightHeader, statusError, toStatus, type Status } from '../grpc/status.js';
 import type { Metadata, QueryRouter, Route } from '../grpc/router.js';
-import { goHtmlEscape, scanJson } from '../server/gojson.js';
+import { goHtmlEscape, RPC_JSON_MAX_DEPTH, scanJson } from '../server/gojson.js';
 import { goUnescape, isFormContentType, parseGoQuery } from '../server/http.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
 import { listen, parseContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type TemplatedApp } from '../server/uws.js';
@@ -75,6 +75,13 @@ export function restGatewayOptions(cfg: ApiConfig, router: QueryRouter, logger?:
     logger,
   };
 }
+
+/**
+ * REST calls under way at once. Each ends after an await, so its work escapes the loop slice's
+ * clock; 16 of them (a typical call costs well under a millisecond) keep a turn short while
+ * still overlapping the router's waits.
+ */
+export const REST_MAX_RUNNING = 16;
 
 /** One HTTP binding of one method, ready to match. */
 export interface RestRoute {
@@ -163,6 +170,9 @@ export class RestGateway {
   private app: TemplatedApp | null = null;
   private listening: Listening | null = null;
   private inflight = 0;
+  /** REST calls started and not yet answered (see serveInSlice). */
+  private running = 0;
+  private readonly blocked: Array<() => void> = [];
   private table: { version: number; byMethod: Map<string, RestRoute[]> } | null = null;
 
   constructor(private readonly opts: RestGatewayOptions) {
@@ -332,19 +342,39 @@ export class RestGateway {
     return ex;
   }
 
-  /** Serves now, or in a later loop turn with the socket paused meanwhile (../server/slice.ts). */
+  /**
+   * Serves now, or in a later loop turn with the socket paused meanwhile (../server/slice.ts).
+   * A REST call finishes after an await (the query router is async), past the slice's clock, so
+   * the calls under way are bounded too: beyond REST_MAX_RUNNING the next waits for one to end.
+   */
   private serveInSlice(res: HttpResponse, ex: Exchange, info: RequestInfo, headers: Array<readonly [string, string]>, body: Buffer): void {
-    if (this.slice.admit()) {
-      void this.serve(res, ex, info, headers, body);
+    if (this.running < REST_MAX_RUNNING && this.slice.admit()) {
+      this.run(res, ex, info, headers, body);
       return;
     }
     res.pause();
-    this.slice.defer(() => {
+    const attempt = (): void => {
       if (ex.aborted || ex.done) return;
+      if (this.running >= REST_MAX_RUNNING) {
+        this.blocked.push(attempt);
+        return;
+      }
       res.resume();
-      void this.serve(res, ex, info, headers, body);
-    });
+      this.run(res, ex, info, headers, body);
+    };
+    this.slice.defer(attempt);
   }
+
+  private run(res: HttpResponse, ex: Exchange, info: RequestInfo, headers: Array<readonly [string, string]>, body: Buffer): void {
+    this.running++;
+    void this.serve(res, ex, info, headers, body).finally(this.ended);
+  }
+
+  private readonly ended = (): void => {
+    this.running--;
+    const next = this.blocked.shift();
+    if (next) this.slice.defer(next);
+  };
 
   private tooLarge(res: HttpResponse, ex: Exchange, headers: Array<readonly [string, string]>): void {
     const st: Status = { code: GrpcCode.InvalidArgument, message: 'http: request body too large' };
@@ -446,7 +476,7 @@ export class RestGateway {
     if (rr.binding.body !== '' && body.length > 0) {
       // The gateway decodes with a json.Decoder: the first JSON value counts, whatever follows is
       // ignored, an empty body is io.EOF (an empty request), and syntax errors read as Go's.
-      const scan = scanJson(body, 'decode');
+      const scan = scanJson(body, 'decode', RPC_JSON_MAX_DEPTH);
       if (!scan.ok && scan.error !== 'EOF') throw statusError(GrpcCode.InvalidArgument, scan.error);
       if (scan.ok) {
         const parsed: unknown = JSON.parse(body.subarray(0, scan.end).toString('utf8'));
