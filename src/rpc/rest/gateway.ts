@@ -77,11 +77,11 @@ export function restGatewayOptions(cfg: ApiConfig, router: QueryRouter, logger?:
 }
 
 /**
- * REST calls under way at once. Each ends after an await, so its work escapes the loop slice's
- * clock; 16 of them (a typical call costs well under a millisecond) keep a turn short while
- * still overlapping the router's waits.
+ * REST calls under way at once. Each ends after an await, so its work runs in the microtasks
+ * after the slice's clock was read; 4 of them (a typical call costs well under a millisecond)
+ * bound that unmeasured work per loop iteration to a few ms.
  */
-export const REST_MAX_RUNNING = 16;
+export const REST_MAX_RUNNING = 4;
 
 /** One HTTP binding of one method, ready to match. */
 export interface RestRoute {
