@@ -235,10 +235,10 @@ export class NodeRpcServer {
       maxPayloadLength: this.cfg.maxBodyBytes,
       idleTimeout: WS_IDLE_TIMEOUT_S,
       sendPingsAutomatically: true,
-      // A send past this closes the connection rather than dropping the message silently: uWS
-      // never buffers more for one client (ws.ts closes slow clients well before, on its own).
+      // uWS never buffers more for one client; ws.ts closes a client this far behind itself, before
+      // uWS would drop a send. (closeOnBackpressureLimit is left off: in this build it closed
+      // connections whose pushes ws.ts was already skipping, before the subscription policy ran.)
       maxBackpressure: this.wsLimits.slowClientBytes,
-      closeOnBackpressureLimit: 1,
       compression: uws.DISABLED,
       // Nothing thrown in these may leave uWS's callback (the process would end).
       upgrade: (res, req, context) => this.onUpgrade(res, req, context),
