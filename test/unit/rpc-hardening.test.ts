@@ -65,6 +65,8 @@ function raw(port: number, data: string | Buffer, waitMs = 2000): Promise<{ text
 }
 
 const BIG = 'x'.repeat(64 * 1024);
+/** Far more than the kernel's socket buffers take at once: written through onWritable. */
+const HUGE = Array.from({ length: 4 * 1024 }, (_, i) => `${i}`.padStart(1023, '.') + '|').join('');
 
 function hardeningRoutes(calls: { big: number; slow: number }): Route[] {
   return [
@@ -92,6 +94,7 @@ function hardeningRoutes(calls: { big: number; slow: number }): Route[] {
       },
     }),
     route({ name: 'evidence', params: [{ name: 'evidence', type: 'json' }], handler: ({ evidence }) => ({ evidence }) }),
+    route({ name: 'huge', params: [], handler: () => ({ data: HUGE }) }),
   ];
 }
 
@@ -197,6 +200,45 @@ t.test("a json-typed URI parameter reports encoding/json's syntax error, not V8'
   t.equal(r.status, 500);
   const j = (await r.json()) as { error: { code: number; data: string } };
   t.equal(j.error.data, "error converting http params to arguments: invalid character '%' looking for beginning of value");
+});
+
+t.test('an answer larger than the socket buffers reaches a slow reader intact (tryEnd + onWritable)', async (t) => {
+  const { port, base } = await startRpc(t);
+  const want = JSON.stringify({ jsonrpc: '2.0', id: -1, result: { data: HUGE } });
+  // A reader that stops for a while, twice: the rest of the body waits with the server meanwhile.
+  const s = net.connect(port, '127.0.0.1');
+  await new Promise((r) => s.once('connect', r));
+  const chunks: Buffer[] = [];
+  let got = 0;
+  let paused = 0;
+  const done = new Promise<void>((resolve) => {
+    s.on('data', (d: Buffer) => {
+      chunks.push(d);
+      got += d.length;
+      if (paused < 2 && got > (paused + 1) * 1_000_000) {
+        paused++;
+        s.pause();
+        setTimeout(() => s.resume(), 300);
+      }
+      const text = Buffer.concat(chunks).toString('latin1');
+      const head = text.indexOf('\r\n\r\n');
+      if (head > 0) {
+        const m = /content-length: (\d+)/i.exec(text.slice(0, head));
+        if (m && text.length - head - 4 >= Number(m[1])) resolve();
+      }
+    });
+  });
+  s.write('GET /huge HTTP/1.1\r\nHost: x\r\n\r\n');
+  await done;
+  const text = Buffer.concat(chunks).toString('utf8');
+  t.equal(text.slice(text.indexOf('\r\n\r\n') + 4), want, `${want.length} bytes, intact`);
+  // The same connection serves the next request.
+  s.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+  const next = await new Promise<string>((resolve) => s.once('data', (d: Buffer) => resolve(d.toString())));
+  t.match(next, /^HTTP\/1\.1 200 OK/, 'keep-alive goes on after the streamed answer');
+  s.destroy();
+  const r = await fetch(`${base}/huge`);
+  t.equal(await r.text(), want, 'fetch reads it whole too');
 });
 
 t.test('pipelined requests from a client that does not read: paced by the slice, then closed', async (t) => {
