@@ -251,7 +251,7 @@ t.test('pipelined requests from a client that does not read: paced by the slice,
   s.on('error', () => {});
   s.write(Buffer.from('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(n)));
   t.ok(await closedByServer(s, 1000, 20_000), 'the connection is closed');
-  // At 2 ms a request, MIN_PER_TURN (64) and a 5 ms slice, a turn's worth ran before the rest
+  // At 2 ms a request, MIN_PER_TURN (16) and a 5 ms slice, a turn's worth ran before the rest
   // were deferred; uWS refuses async pipelining, so the deferred one closed the connection.
   t.ok(calls.slow < n / 4, `only ${calls.slow} of ${n} requests ran`);
   t.ok(slice.deferred >= 1, 'a request was deferred to a later turn');

@@ -110,11 +110,11 @@ export class LoopSlice {
 export const DEFAULT_LOOP_SLICE_MS = 5;
 
 /**
- * Requests a turn serves before the clock is read: a few pipelining clients' usual depth (wrk's
- * pipeline script uses 16–32) in one loop iteration, and at ~0.5 ms for the heaviest common
- * request (/blockchain of 20 headers) still a turn of tens of ms at worst.
+ * Requests a turn serves before the clock is read: a pipelining client's usual depth (wrk's
+ * pipeline script uses 16), and at ~0.5–1 ms for the heaviest common request (/blockchain of 20
+ * headers) a turn of ~16 ms at worst. 64 let 20 pipelining floods stretch a block to 2.5 s.
  */
-export const MIN_PER_TURN = 64;
+export const MIN_PER_TURN = 16;
 
 /** The slice every RPC server of the process shares (they share the one event loop). */
 export const loopSlice = new LoopSlice(DEFAULT_LOOP_SLICE_MS);
