@@ -394,7 +394,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
 
     let metricsServer: Listening | null = null;
     if (metrics) {
-      metricsServer = await startMetricsServer(config.instrumentation.prometheusListenAddr, metrics.registry);
+      metricsServer = await startMetricsServer(config.instrumentation.prometheusListenAddr, metrics.registry, logger.child({ module: 'metrics' }));
       parts.push({ name: 'metrics', close: () => metricsServer?.close() });
       log.info('metrics listening', { addr: `${metricsServer.host}:${metricsServer.port}` });
     }

@@ -38,6 +38,10 @@ export interface RpcConfig {
   maxRequestBatchSize: number;
   maxBodyBytes: number;
   maxHeaderBytes: number;
+  /** ms of RPC work per event-loop turn before further requests wait (0 = unbounded). */
+  maxLoopSlice?: number;
+  /** Requests queued per websocket connection before it is closed. */
+  maxWebsocketQueuedRequests?: number;
 }
 
 export interface P2PConfig {
@@ -254,6 +258,20 @@ const rpc: SectionSpec = {
     { key: 'max_request_batch_size', kind: nonNeg, def: 10, doc: 'Maximum number of requests in one JSON-RPC batch; 0 = unlimited.' },
     { key: 'max_body_bytes', kind: { t: 'int', min: 1 }, def: 1_000_000, doc: 'Maximum size of request body, in bytes.' },
     { key: 'max_header_bytes', kind: { t: 'int', min: 1 }, def: 1_048_576, doc: 'Maximum size of request header, in bytes.' },
+    {
+      key: 'max_loop_slice',
+      kind: { t: 'duration' },
+      def: 5,
+      doc:
+        'RPC work (node RPC, REST, metrics) per event-loop turn; requests beyond it wait for the next turn\n' +
+        'with their connection paused, so consensus timers keep their slot under any RPC load. 0 = unbounded.',
+    },
+    {
+      key: 'max_websocket_queued_requests',
+      kind: { t: 'int', min: 1 },
+      def: 128,
+      doc: 'Requests received on one WebSocket connection and not yet answered; one more closes the connection.',
+    },
   ],
   compat: { grpc_laddr: '', grpc_max_open_connections: 900, tls_cert_file: '', tls_key_file: '', pprof_laddr: '' },
 };

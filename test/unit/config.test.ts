@@ -136,6 +136,8 @@ t.test('config.toml defaults are CometBFT 0.38 (and the chaind choices)', async 
       maxRequestBatchSize: 10,
       maxBodyBytes: 1_000_000,
       maxHeaderBytes: 1_048_576,
+      maxLoopSlice: 5,
+      maxWebsocketQueuedRequests: 128,
     },
     p2p: {
       laddr: 'tcp://0.0.0.0:26656',

@@ -10,6 +10,7 @@
  * aliases, heights, deadlines, CORS and the body limit.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { create, fromBinary, toBinary, type MessageShape } from '@bufbuild/protobuf';
@@ -559,4 +560,55 @@ t.test('bank queries of a real BaseApp, bridged: REST, abci_query and heights', 
   t.same(fromBinary(QueryBalanceResponseSchema, r.value).balance, { $typeName: 'chain.base.v1beta1.Coin', denom: 'atom', amount: '7' });
   const old = await router.abciQuery({ path: '/cosmos.bank.v1beta1.Query/Balance', data: req, height: 3n, prove: false });
   t.equal(old.code, 26, 'a height above the latest is invalid height (26), as createQueryContext says');
+});
+
+// ------------------------------------------------------------------------------------------------
+// Hardening (see also rpc-hardening.test.ts)
+
+/** Raw bytes on a new connection: what came back, and whether the server closed it within `waitMs`. */
+function rawRequest(port: number, data: string, waitMs = 2000): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let out = '';
+    const timer = setTimeout(() => {
+      s.destroy();
+      resolve({ text: out, closed: false });
+    }, waitMs);
+    s.on('data', (d) => (out += d.toString('latin1')));
+    s.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text: out, closed: true });
+    });
+    s.on('error', reject);
+    s.write(data);
+  });
+}
+
+t.test('a negative, non-numeric or oversized Content-Length never ends the process', async (t) => {
+  const { gw, get } = await startGateway(t, { maxBodyBytes: 4096 });
+  // `Content-Length: -1` once threw RangeError out of readBody, inside uWS's callback: the
+  // whole node exited. uWS 20.30 closes such connections itself once the handler returns.
+  for (const cl of ['-1', 'abc', '1e3', '99999999999999999999']) {
+    for (const method of ['GET', 'POST']) {
+      const r = await rawRequest(gw.port, `${method} /chain/fixture/v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: ${cl}\r\n\r\n{}`);
+      t.ok(r.closed, `${method}, ${cl}: closed`);
+      if (r.text !== '') t.match(r.text, /^HTTP\/1\.1 400 /, `${method}, ${cl}: 400`);
+    }
+  }
+  const big = await rawRequest(gw.port, 'POST /chain/fixture/v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n{}');
+  t.match(big.text, /^HTTP\/1\.1 400 /, 'a numeric Content-Length over rpc-max-body-bytes: 400');
+  t.match(big.text, /request body too large/);
+  const ok = await get('/chain/fixture/v1/echo/word');
+  t.equal(ok.status, 200, 'still serving');
+});
+
+t.test('a body nested past RPC_JSON_MAX_DEPTH is InvalidArgument with Go\'s scanner error', async (t) => {
+  const { post } = await startGateway(t);
+  for (const depth of [1001, 5000, 20_000]) {
+    const body = `{"record":{"nested":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+    const r = await post('/chain/fixture/v1/echo', body);
+    t.equal(r.status, 400, `depth ${depth}`);
+    t.equal(r.json?.['code'], 3);
+    t.equal(r.json?.['message'], "invalid character '[' exceeded max depth");
+  }
 });

@@ -13,7 +13,7 @@
  * cases; the one known difference is that raw JSON is re-serialised from the parsed value (so
  * `5.0` is quoted back as `5`).
  */
-import { goInterfaceTypeName, goJsonKind, goQuote, goRuneU, goSyntaxError, goValueV, scanJson, GO_JSON_MAX_DEPTH } from '../server/gojson.js';
+import { goInterfaceTypeName, goJsonKind, goQuote, goRuneU, goSyntaxError, goValueV, mayNestDeeperThan, RPC_JSON_MAX_DEPTH, scanJson } from '../server/gojson.js';
 import type { JsonRpcId } from './errors.js';
 
 /**
@@ -360,7 +360,7 @@ export function decodeRawText(spec: ParamSpec, text: string): ArgValue | undefin
     if (text.length < 2 || text[0] !== '"' || text[text.length - 1] !== '"') throw new ParamError(`invalid hex string: ${text}`);
     return goHexDecode(text.slice(1, -1));
   }
-  const syntax = goSyntaxError(text);
+  const syntax = goSyntaxError(text, RPC_JSON_MAX_DEPTH);
   if (syntax !== null) throw new ParamError(syntax);
   return decodeJsonValue(spec, JSON.parse(text));
 }
@@ -406,8 +406,13 @@ const RE_INT = /^-?[0-9]+$/;
 /** One URI argument (http_uri_handler.go nonJSONStringToArg, then jsonStringToArg). */
 export function decodeUriArg(spec: ParamSpec, arg: string): ArgValue | undefined {
   const t = spec.type;
-  // A struct over URI is its JSON text (jsonStringToArg unmarshals it).
-  if (t === 'json') return arg;
+  // A struct over URI is its JSON text (jsonStringToArg unmarshals it, so its syntax errors are
+  // encoding/json's: `invalid character '%' looking for beginning of value`).
+  if (t === 'json') {
+    const syntax = goSyntaxError(arg, RPC_JSON_MAX_DEPTH);
+    if (syntax !== null) throw new ParamError(syntax);
+    return arg;
+  }
   const expectingString = t === 'string' || t === 'query';
   const expectingBytes = t === 'bytes' || t === 'hexbytes';
   if (isIntType(t) && RE_INT.test(arg)) return goParseInt(arg, t);
@@ -458,7 +463,7 @@ type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /**
  * Go's json.Unmarshal of a whole buffer: JSON.parse for speed, Go's scanner for the error text
- * (and for the 10000 nesting limit, checked only when the body has that many brackets).
+ * (and for the nesting limit, RPC_JSON_MAX_DEPTH, checked only when the body has that many brackets).
  */
 export function parseGoJson(buf: Uint8Array): Decoded<unknown> {
   const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -466,27 +471,14 @@ export function parseGoJson(buf: Uint8Array): Decoded<unknown> {
   try {
     value = JSON.parse(b.toString('utf8'));
   } catch {
-    const r = scanJson(b, 'unmarshal');
+    const r = scanJson(b, 'unmarshal', RPC_JSON_MAX_DEPTH);
     return { ok: false, error: r.ok ? 'unexpected end of JSON input' : r.error };
   }
-  if (mayNestDeeperThanGo(b)) {
-    const r = scanJson(b, 'unmarshal');
+  if (mayNestDeeperThan(b, RPC_JSON_MAX_DEPTH)) {
+    const r = scanJson(b, 'unmarshal', RPC_JSON_MAX_DEPTH);
     if (!r.ok) return { ok: false, error: r.error };
   }
   return { ok: true, value };
-}
-
-function mayNestDeeperThanGo(b: Buffer): boolean {
-  if (b.length <= GO_JSON_MAX_DEPTH) return false;
-  let n = 0;
-  for (const c of [0x5b, 0x7b]) {
-    let i = b.indexOf(c);
-    while (i !== -1) {
-      if (++n > GO_JSON_MAX_DEPTH) return true;
-      i = b.indexOf(c, i + 1);
-    }
-  }
-  return false;
 }
 
 /** encoding/json's error for a non-string in a string field of the request struct, or null. */
@@ -656,8 +648,8 @@ export function decodeWsMessage(buf: Uint8Array): Decoded<RpcRequest | null> {
   } catch {
     /* fall through to Go's decoder rules */
   }
-  if (!parsedWhole || mayNestDeeperThanGo(b)) {
-    const r = scanJson(b, 'decode');
+  if (!parsedWhole || mayNestDeeperThan(b, RPC_JSON_MAX_DEPTH)) {
+    const r = scanJson(b, 'decode', RPC_JSON_MAX_DEPTH);
     if (!r.ok) return { ok: false, error: r.error };
     if (!parsedWhole) value = JSON.parse(b.subarray(0, r.end).toString('utf8'));
   }

@@ -45,8 +45,10 @@ import {
   queryGet,
   requestHeaderBytes,
 } from '../server/http.js';
+import { loopSlice, type LoopSlice } from '../server/slice.js';
 import {
   listen,
+  parseContentLength,
   parseListenAddr,
   readBody,
   remoteAddress,
@@ -87,6 +89,8 @@ export interface NodeRpcServerOptions {
   logger?: Logger;
   /** Websocket bounds; defaults from `config` (ws.ts wsLimitsFromConfig). */
   ws?: Partial<WsLimits>;
+  /** The per-loop-turn bound on RPC work; the process-wide one by default (../server/slice.ts). */
+  slice?: LoopSlice;
 }
 
 /** What uWS (20.30) accepts of a request's header block before closing the connection itself. */
@@ -192,6 +196,7 @@ export class NodeRpcServer {
   private readonly log: Logger | undefined;
   private readonly cors: Cors | null;
   private readonly wsLimits: WsLimits;
+  private readonly slice: LoopSlice;
   private app: TemplatedApp | null = null;
   private listening: Listening[] = [];
   private readonly conns = new Set<UwsConnection>();
@@ -207,6 +212,8 @@ export class NodeRpcServer {
     this.table = new RouteTable(opts.routes, { unsafe: c.unsafe });
     this.cors = c.corsAllowedOrigins.length > 0 ? new Cors({ allowedOrigins: c.corsAllowedOrigins, allowedMethods: c.corsAllowedMethods, allowedHeaders: c.corsAllowedHeaders }) : null;
     this.wsLimits = { ...wsLimitsFromConfig(c), ...opts.ws };
+    this.slice = opts.slice ?? loopSlice;
+    if (!opts.slice && c.maxLoopSlice !== undefined) this.slice.sliceMs = c.maxLoopSlice;
   }
 
   /** The bound port of the first listen address (useful with port 0). */
@@ -228,21 +235,25 @@ export class NodeRpcServer {
       maxPayloadLength: this.cfg.maxBodyBytes,
       idleTimeout: WS_IDLE_TIMEOUT_S,
       sendPingsAutomatically: true,
+      // uWS never buffers more for one client; ws.ts closes a client this far behind itself, before
+      // uWS would drop a send. (closeOnBackpressureLimit is left off: in this build it closed
+      // connections whose pushes ws.ts was already skipping, before the subscription policy ran.)
       maxBackpressure: this.wsLimits.slowClientBytes,
       compression: uws.DISABLED,
+      // Nothing thrown in these may leave uWS's callback (the process would end).
       upgrade: (res, req, context) => this.onUpgrade(res, req, context),
-      open: (ws) => {
+      open: (ws) => this.guardWs('open', () => {
         const conn = ws.getUserData().conn;
         conn.attach(ws);
         this.conns.add(conn);
-      },
-      message: (ws, message) => ws.getUserData().conn.enqueue(message),
-      drain: (ws) => ws.getUserData().conn.handleDrain(),
-      close: (ws) => {
+      }),
+      message: (ws, message) => this.guardWs('message', () => ws.getUserData().conn.enqueue(message)),
+      drain: (ws) => this.guardWs('drain', () => ws.getUserData().conn.handleDrain()),
+      close: (ws) => this.guardWs('close', () => {
         const conn = ws.getUserData().conn;
         this.conns.delete(conn);
         conn.handleClosed();
-      },
+      }),
     });
     // Static routes: a plain `GET /<method>` is matched by uWS's router itself, so its handler
     // reads neither the method nor the URL (native calls and string copies per request). Only
@@ -279,6 +290,14 @@ export class NodeRpcServer {
     this.app = null;
   }
 
+  private guardWs(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.log?.error(`node RPC: websocket ${what} handler failed`, { err: e as Error });
+    }
+  }
+
   // --------------------------------------------------------------------------------------------
   // HTTP
 
@@ -286,9 +305,25 @@ export class NodeRpcServer {
     this.inUwsHandler = true;
     try {
       this.handleHttp(res, req, method, url);
+    } catch (e) {
+      // handleHttp answers its own errors; this is the last line (a bug in that answer).
+      this.log?.error('node RPC: request handler failed', { err: e as Error });
     } finally {
       this.inUwsHandler = false;
     }
+  }
+
+  /**
+   * Serves a request in a later loop iteration (the slice of this one is spent): the socket is
+   * paused meanwhile, and resumed just before the answer.
+   */
+  private later(res: HttpResponse, ex: Exchange, serve: () => void): void {
+    res.pause();
+    this.slice.defer(() => {
+      if (ex.aborted || ex.done) return;
+      res.resume();
+      serve();
+    });
   }
 
   /**
@@ -337,16 +372,27 @@ export class NodeRpcServer {
         upgrade: '',
         res,
       };
-      const headers: Array<readonly [string, string]> = [serverTimeHeader()];
-      try {
-        const pending = this.serveUri(res, ex, info, headers, EMPTY_BODY, route);
-        if (pending) void pending.catch((e: unknown) => this.internalError(res, ex, headers, e));
-      } catch (e) {
-        this.internalError(res, ex, headers, e);
+      if (!this.slice.admit()) {
+        this.attachAbort(res, ex);
+        this.later(res, ex, () => this.runRouteGet(res, ex, info, route));
+        return;
       }
+      this.runRouteGet(res, ex, info, route);
       if (!ex.done) this.attachAbort(res, ex);
+    } catch (e) {
+      this.internalError(res, ex, [], e);
     } finally {
       this.inUwsHandler = false;
+    }
+  }
+
+  private runRouteGet(res: HttpResponse, ex: Exchange, info: RequestInfo, route: Route): void {
+    const headers: Array<readonly [string, string]> = [serverTimeHeader()];
+    try {
+      const pending = this.serveUri(res, ex, info, headers, EMPTY_BODY, route);
+      if (pending) void pending.catch((e: unknown) => this.internalError(res, ex, headers, e));
+    } catch (e) {
+      this.internalError(res, ex, headers, e);
     }
   }
 
@@ -406,7 +452,14 @@ export class NodeRpcServer {
         return;
       }
       info.path = path;
-      const cl = contentLength === '' ? undefined : Number(contentLength);
+      const cl = parseContentLength(contentLength);
+      if (cl === null) {
+        // net/http readRequest: a Content-Length that is not a decimal number is a 400 written by
+        // the server itself, connection closed. (uWS 20.30 closes such a connection on its own
+        // right after this handler, before our answer is flushed: see docs/ARCHITECTURE.md.)
+        this.respond(res, ex, HTTP_STATUS.BAD_REQUEST, GO_TEXT_HEADERS, GO_BAD_REQUEST_BODY, { close: true });
+        return;
+      }
       if (cl !== undefined && cl > this.cfg.maxBodyBytes) {
         // Answer at once: no need to read what will be refused.
         this.bodyTooLarge(res, ex);
@@ -415,6 +468,11 @@ export class NodeRpcServer {
       // A GET or HEAD is served now, inside uWS's corked handler: waiting for
       // uWS's empty last onData chunk costs a loop turn, which halved /status throughput.
       if (bodyless) {
+        if (!this.slice.admit()) {
+          attachAbort();
+          this.later(res, ex, () => void this.serveHttp(res, ex, info, EMPTY_BODY));
+          return;
+        }
         // uWS 20.30 does not count endWithoutBody (HEAD) as an answer: HEAD always attaches.
         if (method === 'HEAD') attachAbort();
         const pending = this.serveHttp(res, ex, info, EMPTY_BODY);
@@ -423,16 +481,24 @@ export class NodeRpcServer {
         return;
       }
       attachAbort();
-      readBody(res, ex, this.cfg.maxBodyBytes, cl, (body) => {
-        // Called from uWS's data callback, where the socket is corked as in onHttp.
-        this.inUwsHandler = true;
-        try {
-          if (body === null) this.bodyTooLarge(res, ex);
-          else void this.serveHttp(res, ex, info, body);
-        } finally {
-          this.inUwsHandler = false;
-        }
-      });
+      readBody(
+        res,
+        ex,
+        this.cfg.maxBodyBytes,
+        cl,
+        (body) => {
+          // Called from uWS's data callback, where the socket is corked as in onHttp.
+          this.inUwsHandler = true;
+          try {
+            if (body === null) this.bodyTooLarge(res, ex);
+            else if (this.slice.admit()) void this.serveHttp(res, ex, info, body);
+            else this.later(res, ex, () => void this.serveHttp(res, ex, info, body));
+          } finally {
+            this.inUwsHandler = false;
+          }
+        },
+        (e) => this.internalError(res, ex, [], e),
+      );
     } catch (e) {
       this.internalError(res, ex, [], e);
     }
@@ -713,7 +779,7 @@ export class NodeRpcServer {
         this.respond(res, ex, HTTP_STATUS.BAD_REQUEST, h, 'Bad Request\n');
         return;
       }
-      const conn = new UwsConnection(`${ip}#${++this.connSeq}`, ip, this.wsLimits, (c, m) => this.onWsRequest(c, m), this.log);
+      const conn = new UwsConnection(`${ip}#${++this.connSeq}`, ip, this.wsLimits, (c, m) => this.onWsRequest(c, m), this.log, this.slice);
       ex.done = true;
       res.cork(() => {
         res.writeStatus('101 Switching Protocols');
@@ -726,8 +792,20 @@ export class NodeRpcServer {
     }
   }
 
-  /** ws_handler.go readRoutine, for one message. */
+  /**
+   * ws_handler.go readRoutine, for one message. Its recover answers a panic with -32603, id -1
+   * and the panic's text, and goes on reading: so does any error escaping here.
+   */
   private async onWsRequest(conn: UwsConnection, message: Buffer): Promise<void> {
+    try {
+      await this.serveWs(conn, message);
+    } catch (e) {
+      this.log?.error('node RPC: websocket request failed', { conn: conn.id, err: e as Error });
+      conn.reply(errorEnvelope(-1, rpcErrorObject('INTERNAL_ERROR', e instanceof Error ? e.message : String(e))));
+    }
+  }
+
+  private async serveWs(conn: UwsConnection, message: Buffer): Promise<void> {
     const d = decodeWsMessage(message);
     if (!d.ok) {
       conn.reply(errorEnvelope(null, rpcErrorObject('PARSE_ERROR', `error unmarshaling request: ${d.error}`)));

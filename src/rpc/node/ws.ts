@@ -24,6 +24,7 @@
  */
 import type { RpcConfig } from '../../config/node-config.js';
 import type { Logger } from '../../log.js';
+import { loopSlice, type LoopSlice } from '../server/slice.js';
 import { SEND_STATUS, type WebSocket } from '../server/uws.js';
 import { errorEnvelope, successEnvelope, type JsonRpcId, type RpcErrorObject } from './errors.js';
 
@@ -79,7 +80,7 @@ export function wsLimitsFromConfig(c: RpcConfig): WsLimits {
     pushHighWaterBytes,
     slowClientBytes: 4 * pushHighWaterBytes,
     slowClientMs: WS_WRITE_WAIT_MS,
-    maxQueuedRequests: WS_MAX_QUEUED_REQUESTS,
+    maxQueuedRequests: c.maxWebsocketQueuedRequests ?? WS_MAX_QUEUED_REQUESTS,
     // Each request is at most max_body_bytes (the websocket read limit); 16 of the largest.
     maxQueuedBytes: 16 * c.maxBodyBytes,
   };
@@ -102,9 +103,12 @@ export class UwsConnection implements WsConnection {
   private _closed = false;
   private readonly listeners = new Set<() => void>();
   private ac: AbortController | null = null;
-  private queue: Promise<void> = Promise.resolve();
-  private queued = 0;
+  /** Requests received, not yet started (copies of the messages). */
+  private readonly queue: Buffer[] = [];
   private queuedBytes = 0;
+  private running = false;
+  /** Waiting in the loop slice's queue. */
+  private deferred = false;
   /** Since when the backlog has been above the high-water mark (ms timestamp), or 0. */
   private stalledSince = 0;
   /** Pushes skipped under back-pressure (for metrics and tests). */
@@ -116,6 +120,7 @@ export class UwsConnection implements WsConnection {
     private readonly limits: WsLimits,
     private readonly onRequest: (conn: UwsConnection, message: Buffer) => Promise<void>,
     private readonly log?: Logger,
+    private readonly slice: LoopSlice = loopSlice,
   ) {}
 
   get closed(): boolean {
@@ -134,28 +139,65 @@ export class UwsConnection implements WsConnection {
     this.ws = ws;
   }
 
-  /** uWS `message`: copies the message (uWS neuters it on return) and queues it. */
+  /**
+   * uWS `message`: copies the message (uWS neuters it on return) and queues it. Requests run one
+   * at a time, in order, each when the loop slice admits it (../server/slice.ts) and the socket is
+   * not backed up: while more than `pushHighWaterBytes` of answers wait for the client to read
+   * them, nothing more is served (uWS's `drain` resumes), so a client that sends without reading
+   * fills its request queue and is closed instead of making us buffer answers.
+   */
   enqueue(message: ArrayBuffer): void {
     if (this._closed) return;
     const buf = Buffer.from(new Uint8Array(message)); // copies
-    if (this.queued >= this.limits.maxQueuedRequests || this.queuedBytes + buf.length > this.limits.maxQueuedBytes) {
-      this.log?.info('closing websocket: too many queued requests', { conn: this.id, queued: this.queued });
+    if (this.queue.length >= this.limits.maxQueuedRequests || this.queuedBytes + buf.length > this.limits.maxQueuedBytes) {
+      this.log?.info('closing websocket: too many queued requests', { conn: this.id, queued: this.queue.length });
       this.terminate();
       return;
     }
-    this.queued++;
+    this.queue.push(buf);
     this.queuedBytes += buf.length;
-    this.queue = this.queue.then(async () => {
-      try {
-        if (!this._closed) await this.onRequest(this, buf);
-      } catch (e) {
-        this.log?.error('websocket request failed', { conn: this.id, err: e as Error });
-      } finally {
-        this.queued--;
-        this.queuedBytes -= buf.length;
-      }
+    this.pump();
+  }
+
+  /** Requests received and not yet started. */
+  get queuedRequests(): number {
+    return this.queue.length;
+  }
+
+  /** Starts the next queued request if nothing stops it (one running, back-pressure, the slice). */
+  private pump(): void {
+    if (this.running || this.deferred || this._closed || this.queue.length === 0) return;
+    const ws = this.ws;
+    if (ws && ws.getBufferedAmount() > this.limits.pushHighWaterBytes) return; // handleDrain resumes
+    if (!this.slice.admit()) {
+      this.deferred = true;
+      this.slice.defer(this.resume);
+      return;
+    }
+    const buf = this.queue.shift()!;
+    this.queuedBytes -= buf.length;
+    this.running = true;
+    let p: Promise<void>;
+    try {
+      p = this.onRequest(this, buf);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    p.then(this.next, (e: unknown) => {
+      this.log?.error('websocket request failed', { conn: this.id, err: e as Error });
+      this.next();
     });
   }
+
+  private readonly resume = (): void => {
+    this.deferred = false;
+    this.pump();
+  };
+
+  private readonly next = (): void => {
+    this.running = false;
+    this.pump();
+  };
 
   /** Sends a reply to a request (never skipped under back-pressure). */
   reply(json: string): PushResult {
@@ -198,7 +240,10 @@ export class UwsConnection implements WsConnection {
 
   /** uWS `drain`: the backlog shrank. */
   handleDrain(): void {
-    if (this.ws && !this._closed && this.ws.getBufferedAmount() <= this.limits.pushHighWaterBytes) this.stalledSince = 0;
+    if (this.ws && !this._closed && this.ws.getBufferedAmount() <= this.limits.pushHighWaterBytes) {
+      this.stalledSince = 0;
+      this.pump();
+    }
   }
 
   /** uWS `close`: the socket is gone; it must not be used any more. */
@@ -206,6 +251,8 @@ export class UwsConnection implements WsConnection {
     if (this._closed) return;
     this._closed = true;
     this.ws = null;
+    this.queue.length = 0;
+    this.queuedBytes = 0;
     this.ac?.abort();
     for (const l of this.listeners) {
       try {

@@ -38,9 +38,10 @@ import type { ApiConfig } from '../../config/app-config.js';
 import type { Logger } from '../../log.js';
 import { BLOCK_HEIGHT_HEADER, GrpcCode, parseGrpcTimeout, parseHeightHeader, statusError, toStatus, type Status } from '../grpc/status.js';
 import type { Metadata, QueryRouter, Route } from '../grpc/router.js';
-import { goHtmlEscape, scanJson } from '../server/gojson.js';
+import { goHtmlEscape, RPC_JSON_MAX_DEPTH, scanJson } from '../server/gojson.js';
 import { goUnescape, isFormContentType, parseGoQuery } from '../server/http.js';
-import { listen, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type TemplatedApp } from '../server/uws.js';
+import { loopSlice, type LoopSlice } from '../server/slice.js';
+import { listen, parseContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type TemplatedApp } from '../server/uws.js';
 import { errorBody, httpStatusFromCode, statusLine, UNKNOWN_URI } from './errors.js';
 import { httpBindings, PathTemplate, type HttpBinding } from './http-rule.js';
 import { fieldByName, fieldToSdkJson, fromSdkJson, readField, toSdkJson } from './json.js';
@@ -60,6 +61,8 @@ export interface RestGatewayOptions {
   /** `[api] max-open-connections`; 0 = unlimited. */
   maxOpenConnections?: number;
   logger?: Logger;
+  /** The per-loop-turn bound on RPC work; the process-wide one by default (../server/slice.ts). */
+  slice?: LoopSlice;
 }
 
 /** RestGatewayOptions from app.toml's `[api]` section. */
@@ -73,6 +76,13 @@ export function restGatewayOptions(cfg: ApiConfig, router: QueryRouter, logger?:
     logger,
   };
 }
+
+/**
+ * REST calls under way at once. Each ends after an await, so its work runs in the microtasks
+ * after the slice's clock was read; 4 of them (a typical call costs well under a millisecond)
+ * bound that unmeasured work per loop iteration to a few ms.
+ */
+export const REST_MAX_RUNNING = 4;
 
 /** One HTTP binding of one method, ready to match. */
 export interface RestRoute {
@@ -157,9 +167,13 @@ export class RestGateway {
   private readonly cors: boolean;
   private readonly maxOpen: number;
   private readonly log: Logger | undefined;
+  private readonly slice: LoopSlice;
   private app: TemplatedApp | null = null;
   private listening: Listening | null = null;
   private inflight = 0;
+  /** REST calls started and not yet answered (see serveInSlice). */
+  private running = 0;
+  private readonly blocked: Array<() => void> = [];
   private table: { version: number; byMethod: Map<string, RestRoute[]> } | null = null;
 
   constructor(private readonly opts: RestGatewayOptions) {
@@ -168,6 +182,7 @@ export class RestGateway {
     this.cors = opts.enabledUnsafeCors ?? false;
     this.maxOpen = opts.maxOpenConnections ?? 0;
     this.log = opts.logger;
+    this.slice = opts.slice ?? loopSlice;
   }
 
   get port(): number {
@@ -248,25 +263,39 @@ export class RestGateway {
 
   // --------------------------------------------------------------------------------------------
 
+  /** Nothing thrown may leave uWS's callback (the process would end): a bug here is logged and answered 500. */
   private onHttp(res: HttpResponse, req: HttpRequest): void {
     const ex: Exchange = { aborted: false, done: false, head: false, ac: null, counted: false, timer: null };
-    // First, as uWS requires: a response not answered synchronously needs an abort handler.
-    res.onAborted(() => {
-      ex.aborted = true;
-      ex.ac?.abort(statusError(GrpcCode.Canceled, 'context canceled'));
-      this.release(ex);
-    });
+    try {
+      // First, as uWS requires: a response not answered synchronously needs an abort handler.
+      res.onAborted(() => {
+        ex.aborted = true;
+        ex.ac?.abort(statusError(GrpcCode.Canceled, 'context canceled'));
+        this.release(ex);
+      });
+      this.handleHttp(res, req, ex);
+    } catch (e) {
+      this.log?.error('REST gateway: request handler failed', { err: e as Error });
+      try {
+        this.fail(res, ex, [], { code: GrpcCode.Internal, message: e instanceof Error ? e.message : String(e) });
+      } catch (e2) {
+        this.log?.error('REST gateway: cannot answer', { err: e2 as Error });
+      }
+    }
+  }
+
+  private handleHttp(res: HttpResponse, req: HttpRequest, ex: Exchange): Exchange {
     let info: RequestInfo;
     try {
       info = readRequest(req, res);
       ex.head = info.method === 'HEAD';
     } catch (e) {
       this.fail(res, ex, [], toStatus(e));
-      return;
+      return ex;
     }
     if (this.maxOpen > 0 && this.inflight >= this.maxOpen) {
       this.answer(res, ex, 503, [JSON_HEADER], errorBody({ code: GrpcCode.Unavailable, message: 'too many open connections' }), true);
-      return;
+      return ex;
     }
     this.inflight++;
     ex.counted = true;
@@ -275,30 +304,78 @@ export class RestGateway {
     if (this.cors && info.origin !== '') {
       if (info.method === 'OPTIONS') {
         this.preflight(res, ex, info);
-        return;
+        return ex;
       }
       headers.push(['Access-Control-Allow-Origin', '*']);
     } else if (this.cors && info.method === 'OPTIONS') {
       // gorilla/handlers: an OPTIONS request from a disallowed (here: absent) origin ends empty.
       this.answer(res, ex, 200, [], '');
-      return;
+      return ex;
     }
 
-    const hasBody = (info.contentLength !== '' && info.contentLength !== '0') || info.chunked;
-    if (!hasBody) {
-      void this.serve(res, ex, info, headers, EMPTY);
-      return;
+    const cl = parseContentLength(info.contentLength);
+    if (cl === null) {
+      // net/http readRequest: `bad Content-Length` is answered by the server itself, 400, and the
+      // connection closed (uWS 20.30 closes it on its own right after: docs/ARCHITECTURE.md).
+      this.answer(res, ex, 400, [['Content-Type', 'text/plain; charset=utf-8']], '400 Bad Request', true);
+      return ex;
     }
-    const cl = info.contentLength === '' ? undefined : Number(info.contentLength);
+    const hasBody = (cl !== undefined && cl !== 0) || info.chunked;
+    if (!hasBody) {
+      this.serveInSlice(res, ex, info, headers, EMPTY);
+      return ex;
+    }
     if (cl !== undefined && cl > this.maxBody) {
       this.tooLarge(res, ex, headers);
+      return ex;
+    }
+    readBody(
+      res,
+      ex,
+      this.maxBody,
+      cl,
+      (body) => {
+        if (body === null) this.tooLarge(res, ex, headers);
+        else this.serveInSlice(res, ex, info, headers, body);
+      },
+      (e) => this.fail(res, ex, headers, toStatus(e)),
+    );
+    return ex;
+  }
+
+  /**
+   * Serves now, or in a later loop turn with the socket paused meanwhile (../server/slice.ts).
+   * A REST call finishes after an await (the query router is async), past the slice's clock, so
+   * the calls under way are bounded too: beyond REST_MAX_RUNNING the next waits for one to end.
+   */
+  private serveInSlice(res: HttpResponse, ex: Exchange, info: RequestInfo, headers: Array<readonly [string, string]>, body: Buffer): void {
+    if (this.running < REST_MAX_RUNNING && this.slice.admit()) {
+      this.run(res, ex, info, headers, body);
       return;
     }
-    readBody(res, ex, this.maxBody, cl, (body) => {
-      if (body === null) this.tooLarge(res, ex, headers);
-      else void this.serve(res, ex, info, headers, body);
-    });
+    res.pause();
+    const attempt = (): void => {
+      if (ex.aborted || ex.done) return;
+      if (this.running >= REST_MAX_RUNNING) {
+        this.blocked.push(attempt);
+        return;
+      }
+      res.resume();
+      this.run(res, ex, info, headers, body);
+    };
+    this.slice.defer(attempt);
   }
+
+  private run(res: HttpResponse, ex: Exchange, info: RequestInfo, headers: Array<readonly [string, string]>, body: Buffer): void {
+    this.running++;
+    void this.serve(res, ex, info, headers, body).finally(this.ended);
+  }
+
+  private readonly ended = (): void => {
+    this.running--;
+    const next = this.blocked.shift();
+    if (next) this.slice.defer(next);
+  };
 
   private tooLarge(res: HttpResponse, ex: Exchange, headers: Array<readonly [string, string]>): void {
     const st: Status = { code: GrpcCode.InvalidArgument, message: 'http: request body too large' };
@@ -401,7 +478,7 @@ export class RestGateway {
     if (rr.binding.body !== '' && body.length > 0) {
       // The gateway decodes with a json.Decoder: the first JSON value counts, whatever follows is
       // ignored, an empty body is io.EOF (an empty request), and syntax errors read as Go's.
-      const scan = scanJson(body, 'decode');
+      const scan = scanJson(body, 'decode', RPC_JSON_MAX_DEPTH);
       if (!scan.ok && scan.error !== 'EOF') throw statusError(GrpcCode.InvalidArgument, scan.error);
       if (scan.ok) {
         const parsed: unknown = JSON.parse(body.subarray(0, scan.end).toString('utf8'));

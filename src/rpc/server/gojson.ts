@@ -12,6 +12,33 @@
 /** Go's scanner caps nesting at 10000 (encoding/json/scanner.go maxNestingDepth). */
 export const GO_JSON_MAX_DEPTH = 10_000;
 
+/**
+ * The nesting our servers accept in a request: 1000, not Go's 10000. Our JSON codecs and V8's
+ * JSON.stringify recurse, and the default stack runs out between 4000 and 5000 levels
+ * (`Maximum call stack size exceeded`); 1000 leaves room for the deepest decoder's frames and is
+ * far above any real request. Deeper input gets the scanner's own error, as Go words it past its
+ * limit: `invalid character '[' exceeded max depth` (a parse error, -32700, or InvalidArgument).
+ */
+export const RPC_JSON_MAX_DEPTH = 1000;
+
+/**
+ * Whether `b` may nest deeper than `max`: there are more than `max` brackets and braces at all.
+ * Two native scans; only then is the byte-by-byte scanner needed to tell.
+ */
+export function mayNestDeeperThan(b: Uint8Array, max: number): boolean {
+  if (b.length <= max) return false;
+  const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  let n = 0;
+  for (const c of [0x5b, 0x7b]) {
+    let i = buf.indexOf(c);
+    while (i !== -1) {
+      if (++n > max) return true;
+      i = buf.indexOf(c, i + 1);
+    }
+  }
+  return false;
+}
+
 // Step results, as Go's scanner returns them (only the ones callers distinguish).
 const CONTINUE = 0;
 const END = 1; // scanEnd: the top-level value ended before this byte
@@ -31,6 +58,7 @@ type Step = (s: Scanner, c: number) => number;
 
 /** A byte-at-a-time JSON scanner with Go's states and error texts (encoding/json/scanner.go). */
 class Scanner {
+  constructor(readonly maxDepth = GO_JSON_MAX_DEPTH) {}
   step: Step = beginValue;
   stack: number[] = [];
   err: string | null = null;
@@ -43,7 +71,7 @@ class Scanner {
   }
   push(c: number, kind: number, next: Step): number {
     this.stack.push(kind);
-    if (this.stack.length > GO_JSON_MAX_DEPTH) return this.error(c, 'exceeded max depth');
+    if (this.stack.length > this.maxDepth) return this.error(c, 'exceeded max depth');
     this.step = next;
     return CONTINUE;
   }
@@ -299,8 +327,8 @@ export type ScanResult = { ok: true; end: number } | { ok: false; error: string 
  *   first value and ignores what follows; an incomplete value is `unexpected EOF`, an input of
  *   only whitespace `EOF` (Decoder.readValue).
  */
-export function scanJson(b: Uint8Array, mode: 'unmarshal' | 'decode'): ScanResult {
-  const s = new Scanner();
+export function scanJson(b: Uint8Array, mode: 'unmarshal' | 'decode', maxDepth = GO_JSON_MAX_DEPTH): ScanResult {
+  const s = new Scanner(maxDepth);
   if (mode === 'unmarshal') {
     for (let i = 0; i < b.length; i++) {
       if (s.step(s, b[i]!) === ERROR) return { ok: false, error: s.err! };
@@ -319,8 +347,8 @@ export function scanJson(b: Uint8Array, mode: 'unmarshal' | 'decode'): ScanResul
 }
 
 /** Go's Unmarshal syntax check of a JS string (encoded as UTF-8 first, as Go sees bytes). */
-export function goSyntaxError(text: string): string | null {
-  const r = scanJson(Buffer.from(text, 'utf8'), 'unmarshal');
+export function goSyntaxError(text: string, maxDepth = GO_JSON_MAX_DEPTH): string | null {
+  const r = scanJson(Buffer.from(text, 'utf8'), 'unmarshal', maxDepth);
   return r.ok ? null : r.error;
 }
 

@@ -92,6 +92,12 @@ export type Headers = Record<string, string> | ReadonlyArray<readonly [string, s
 /**
  * Writes a complete response; safe to call after an await (corks), after an abort and after an
  * earlier response (no-op in both cases).
+ *
+ * Back-pressure: the body goes out with tryEnd, which hands the kernel what it takes now and
+ * leaves the rest with us (uWS's end() would copy it into an unbounded buffer of its own). What
+ * is left is written from onWritable as the client reads. Meanwhile the response is pending, so
+ * uWS closes the connection if a pipelined request follows (it refuses async pipelining): a
+ * client that sends without reading holds at most one answer here, plus the kernel's buffers.
  */
 export function send(
   res: HttpResponse,
@@ -106,13 +112,13 @@ export function send(
   state.done = true;
   // Inside uWS's own handler the socket is already corked; another cork is a wasted native call
   // (and the closure it needs a wasted allocation).
-  if (corked) writeResponse(res, status, headers, body, opts);
-  else res.cork(() => writeResponse(res, status, headers, body, opts));
+  if (corked) writeResponse(res, state, status, headers, body, opts);
+  else res.cork(() => writeResponse(res, state, status, headers, body, opts));
 }
 
 const NO_OPTIONS: SendOptions = Object.freeze({});
 
-function writeResponse(res: HttpResponse, status: string, headers: Headers, body: string | Uint8Array, opts: SendOptions): void {
+function writeResponse(res: HttpResponse, state: ResponseState, status: string, headers: Headers, body: string | Uint8Array, opts: SendOptions): void {
   res.writeStatus(status);
   if (Array.isArray(headers)) {
     const list = headers as ReadonlyArray<readonly [string, string]>;
@@ -122,7 +128,81 @@ function writeResponse(res: HttpResponse, status: string, headers: Headers, body
   // as Content-Length, which breaks the connection for the next request (a 204 carries none).
   if (opts.noBody) res.endWithoutBody();
   else if (opts.head) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, opts.close);
-  else res.end(body, opts.close);
+  // A closing answer is a short error: uWS's end() writes `Connection: close` and closes after it.
+  else if (opts.close) res.end(body, true);
+  else {
+    const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    const start = res.getWriteOffset();
+    if (!res.tryEnd(body, size)[1]) streamRest(res, state, typeof body === 'string' ? Buffer.from(body) : body, size, start);
+  }
+}
+
+/**
+ * The part of a body the kernel did not take yet, written as the client reads (uWS's
+ * VideoStreamer pattern). The response is pending until then, so it needs an abort handler; the
+ * caller's has nothing more to do once the answer is written, so ours replaces it.
+ */
+function streamRest(res: HttpResponse, state: ResponseState, body: Uint8Array, size: number, start: number): void {
+  unreadResponseBytes += size;
+  let counted = true;
+  const uncount = () => {
+    if (counted) {
+      counted = false;
+      unreadResponseBytes -= size;
+    }
+  };
+  res.onAborted(() => {
+    state.aborted = true;
+    uncount();
+  });
+  res.onWritable((offset) => {
+    if (state.aborted) return true;
+    const [ok, done] = res.tryEnd(body.subarray(offset - start), size);
+    if (done) uncount();
+    return ok;
+  });
+}
+
+/** Bytes of HTTP responses waiting for their clients to read them (all servers; for metrics and tests). */
+export let unreadResponseBytes = 0;
+
+/**
+ * Content-Length as net/http reads it (transfer.go parseContentLength): absent → undefined;
+ * decimal digits only, else null (Go: `bad Content-Length` → 400). Values past 2^53 are refused
+ * too (they exceed any body limit anyway).
+ */
+export function parseContentLength(v: string): number | null | undefined {
+  if (v === '') return undefined;
+  if (v.length > 15) return /^\d+$/.test(v) ? Number.MAX_SAFE_INTEGER : null;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return null;
+  }
+  return Number(v);
+}
+
+/**
+ * Wraps a uWS HTTP handler so that nothing it throws leaves uWS's callback (an exception there
+ * ends the process): the error is logged and, if the request is still unanswered, answered with
+ * `onError` (a protocol-shaped 500) or a plain one.
+ */
+export function guardHttp(
+  what: string,
+  log: { error(msg: string, fields?: Record<string, unknown>): void } | undefined,
+  handler: (res: HttpResponse, req: HttpRequest) => void,
+): (res: HttpResponse, req: HttpRequest) => void {
+  return (res, req) => {
+    try {
+      handler(res, req);
+    } catch (e) {
+      log?.error(`${what}: request handler failed`, { err: e as Error });
+      try {
+        res.cork(() => res.writeStatus('500 Internal Server Error').writeHeader('Content-Type', 'text/plain; charset=utf-8').end('500 Internal Server Error', true));
+      } catch {
+        // Already answered or aborted: uWS refuses the write, and there is nothing more to do.
+      }
+    }
+  };
 }
 
 /** The client's IP address as text (uWS gives no port). */
@@ -141,8 +221,11 @@ export function readBody(
   maxBytes: number,
   contentLength: number | undefined,
   done: (body: Buffer | null) => void,
+  onError: (e: unknown) => void = reportError,
 ): void {
-  let buf = Buffer.allocUnsafe(contentLength !== undefined && contentLength <= maxBytes ? contentLength : 0);
+  // Pre-sized from a valid Content-Length only (a negative or NaN one threw here once).
+  const presize = contentLength !== undefined && Number.isSafeInteger(contentLength) && contentLength >= 0 && contentLength <= maxBytes ? contentLength : 0;
+  let buf = Buffer.allocUnsafe(presize);
   let len = 0;
   let finished = false;
   res.onData((chunk, isLast) => {
@@ -150,7 +233,7 @@ export function readBody(
     const n = chunk.byteLength;
     if (len + n > maxBytes) {
       finished = true;
-      done(null);
+      call(done, null, onError);
       return;
     }
     if (len + n > buf.length) {
@@ -162,7 +245,24 @@ export function readBody(
     len += n;
     if (isLast) {
       finished = true;
-      done(buf.subarray(0, len));
+      call(done, buf.subarray(0, len), onError);
     }
   });
+}
+
+/** Runs a body callback inside uWS's data callback, where nothing may be thrown. */
+function call(done: (body: Buffer | null) => void, body: Buffer | null, onError: (e: unknown) => void): void {
+  try {
+    done(body);
+  } catch (e) {
+    try {
+      onError(e);
+    } catch {
+      /* nothing left to report to */
+    }
+  }
+}
+
+function reportError(e: unknown): void {
+  process.emitWarning(`uWS body handler failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
 }

@@ -20,7 +20,7 @@
  * `failed to add evidence: can't add evidence to pending list: chaind does not verify light client
  * attack evidence`.
  */
-import { goJsonKind, goQuote } from '../../server/gojson.js';
+import { goJsonKind, goQuote, goSyntaxError } from '../../server/gojson.js';
 import { ZERO_TIME, type BlockID, type Vote } from '../../../types/block.js';
 import { duplicateVoteValidateBasic, type CheckedDuplicateVoteEvidence, type DuplicateVoteEvidence } from '../../../types/evidence.js';
 import { parseTime } from '../../../types/json.js';
@@ -276,7 +276,8 @@ export function evidenceRoutes(ctx: NodeRpcContext): Route[] {
           try {
             arg = JSON.parse(evidence);
           } catch (e) {
-            throw paramError(rc, (e as Error).message);
+            // encoding/json's text, not V8's (the URI transport checks the syntax before this).
+            throw paramError(rc, goSyntaxError(evidence) ?? (e as Error).message);
           }
         }
         return broadcastEvidence(ctx, arg, rc);

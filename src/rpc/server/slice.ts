@@ -1,0 +1,120 @@
+/**
+ * RPC work per event-loop turn. The RPC servers, consensus and the block executor share one
+ * thread; uWS hands a whole read of a socket (up to 512 KiB: thousands of pipelined requests) to
+ * its handlers in one native callback, and a websocket's queued requests run back to back in one
+ * microtask drain. Without a bound, one flood keeps the loop for seconds and consensus timers
+ * (timeout_commit, the propose and vote timeouts) fire late: no block meanwhile.
+ *
+ * LoopSlice bounds it: a turn opens with the first request served after the loop came back from
+ * its check phase; requests are served at once while less than `sliceMs` has passed since, and
+ * deferred after that to a FIFO that setImmediate drains, one slice per loop iteration. Timers run
+ * in every iteration between slices, so consensus gets its turn within ~2 slices whatever the RPC
+ * load. The bookkeeping per request is one clock read and a comparison.
+ *
+ * A deferred HTTP request has its socket paused (HttpResponse.pause) until it is served: no more
+ * requests are read from that client meanwhile. uWS refuses async pipelining, so requests the
+ * client already pipelined behind a deferred one make uWS close the connection: the cap on
+ * requests in flight per connection is thus 1 beyond those served synchronously in the slice.
+ */
+export class LoopSlice {
+  /** performance.now() when the current turn opened, or -1 when none is open. */
+  private turnStart = -1;
+  private readonly waiting: Array<(() => void) | undefined> = [];
+  private head = 0;
+  private armed = false;
+  /** Requests admitted in the current turn. */
+  private served = 0;
+  /** Requests deferred so far (for tests and metrics). */
+  deferred = 0;
+
+  /** `sliceMs` ≤ 0 disables the bound (every request runs at once). */
+  constructor(public sliceMs: number) {}
+
+  /**
+   * Whether a request may run now; if not, hand it to defer(). The first MIN_PER_TURN requests
+   * of a turn always run (no clock read): the slice is wall time, and on a loaded machine a
+   * descheduled millisecond would otherwise defer, and so close, a client's short pipeline.
+   */
+  admit(): boolean {
+    if (this.sliceMs <= 0) return true;
+    if (this.turnStart < 0) {
+      this.turnStart = performance.now();
+      this.served = 0;
+      this.arm();
+    }
+    // FIFO: while earlier requests wait, later ones wait behind them.
+    if (this.head < this.waiting.length) return false;
+    if (++this.served <= MIN_PER_TURN) return true;
+    return performance.now() - this.turnStart < this.sliceMs;
+  }
+
+  /** Runs `fn` in a later loop iteration, in order, within that iteration's slice. */
+  defer(fn: () => void): void {
+    this.deferred++;
+    this.waiting.push(fn);
+    this.arm();
+  }
+
+  /** Requests waiting for a slice. */
+  get pending(): number {
+    return this.waiting.length - this.head;
+  }
+
+  private arm(): void {
+    if (this.armed) return;
+    this.armed = true;
+    setImmediate(this.tick);
+  }
+
+  /**
+   * The check phase of the loop iteration whose turn is open: deferred work gets what is left of
+   * the turn's slice (at least one item, so that it always progresses), then the turn closes and
+   * the next iteration (timers first) opens a fresh one. One slice per iteration in all: an
+   * iteration under flood lasts about sliceMs plus consensus' own work.
+   */
+  private readonly tick = (): void => {
+    this.armed = false;
+    if (this.turnStart < 0) this.turnStart = performance.now();
+    const start = this.turnStart;
+    let ran = false;
+    while (this.head < this.waiting.length && (!ran || performance.now() - start < this.sliceMs)) {
+      const fn = this.waiting[this.head]!;
+      this.waiting[this.head++] = undefined;
+      ran = true;
+      try {
+        fn();
+      } catch (e) {
+        // Each deferred function answers its own errors; this is a bug, not a request's failure.
+        process.emitWarning(`deferred RPC work failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      }
+    }
+    if (this.head === this.waiting.length) {
+      this.waiting.length = 0;
+      this.head = 0;
+    } else if (this.head >= 1024) {
+      this.waiting.splice(0, this.head);
+      this.head = 0;
+    }
+    // The next poll phase opens a fresh turn.
+    this.turnStart = -1;
+    if (this.head < this.waiting.length) this.arm();
+  };
+}
+
+/**
+ * Default slice: 5 ms of RPC work per loop iteration. A consensus step that signs takes about
+ * eight iterations (the privval state is written and fsynced through libuv's thread pool, one
+ * callback per iteration), so under a flood each step waits ~8 slices: 40 ms, three steps a
+ * block, far under timeout_commit (1 s). 5 ms still serves hundreds of /status per iteration.
+ */
+export const DEFAULT_LOOP_SLICE_MS = 5;
+
+/**
+ * Requests a turn serves before the clock is read: a pipelining client's usual depth (wrk's
+ * pipeline script uses 16), and at ~0.5–1 ms for the heaviest common request (/blockchain of 20
+ * headers) a turn of ~16 ms at worst. 64 let 20 pipelining floods stretch a block to 2.5 s.
+ */
+export const MIN_PER_TURN = 16;
+
+/** The slice every RPC server of the process shares (they share the one event loop). */
+export const loopSlice = new LoopSlice(DEFAULT_LOOP_SLICE_MS);
