@@ -127,7 +127,15 @@ function writeResponse(res: HttpResponse, state: ResponseState, status: string, 
   // No argument at all: uWS 20.30 reads an explicit `undefined` length as 2^63 and writes that
   // as Content-Length, which breaks the connection for the next request (a 204 carries none).
   if (opts.noBody) res.endWithoutBody();
-  else if (opts.head) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength, opts.close);
+  else if (opts.head) {
+    // A HEAD answer names its body's length itself: uWS 20.30's endWithoutBody(length) leaves
+    // the response open (the next request on the connection was closed unanswered, found by the
+    // fuzzer), while endWithoutBody() with the header written by hand completes it.
+    res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+    if (opts.close) res.writeHeader('Connection', 'close');
+    res.endWithoutBody();
+    if (opts.close) res.close();
+  }
   // A closing answer is a short error: uWS's end() writes `Connection: close` and closes after it.
   else if (opts.close) res.end(body, true);
   else {

@@ -20,7 +20,7 @@ export const KNOWN_BUGS = {
   /** Content-Length that is not a decimal number (`abc`, `1e3`, ` 5`, two of them): closed without a 400. harden-http. */
   badContentLength: false,
   /** `Transfer-Encoding: chunked` request bodies: closed without an answer. harden-http. */
-  chunkedBody: false,
+  chunkedBody: true,
   /** HTTP/1.0 request lines, LF-only line ends, absolute-form targets: uWS holds the connection, never answers. harden-http. */
   requestLineFraming: false,
   /** Header names with RFC 9110 token punctuation (`x-a|b`, `x-a%b`, `x-a'b`, …): uWS holds the connection without an answer. harden-http. */
@@ -32,7 +32,7 @@ export const KNOWN_BUGS = {
    * closes the connection without answering it (and, pipelined, without answering the HEAD).
    * Node RPC and REST alike (src/rpc/server/uws.ts send → endWithoutBody). harden-http.
    */
-  headKeepAlive: false,
+  headKeepAlive: true,
   /**
    * A request head (request line + headers) past ~128 KiB, alone or as several pipelined
    * requests: uWS resets the connection (ECONNRESET), where Go answers up to max_header_bytes
