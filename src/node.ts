@@ -44,7 +44,12 @@ import { Storage } from './store/storage.js';
 import { txHash } from './types/hashing.js';
 import { formatTime } from './types/json.js';
 import { ValidatorSet } from './types/validator_set.js';
-import { VERSION } from './version.js';
+import { BLOCK_PROTOCOL, P2P_PROTOCOL, VERSION } from './version.js';
+import { Ed25519PrivKey } from './crypto/ed25519.js';
+import { Switch } from './p2p/switch.js';
+import { ConsensusReactor } from './p2p/reactors/consensus.js';
+import { MempoolReactor } from './p2p/reactors/mempool.js';
+import type { P2PConfig } from './config/node-config.js';
 import { Query as AuthQuery } from './gen/chain/auth/v1beta1/query_pb.js';
 import { Query as AuthzQuery } from './gen/chain/authz/v1beta1/query_pb.js';
 import { Query as BankQuery } from './gen/chain/bank/v1beta1/query_pb.js';
@@ -71,6 +76,12 @@ export interface ChaindNode extends RunningNode {
 /** The node's error for a start-up it refuses; the CLI prints the message alone. */
 export class NodeStartError extends Error {
   readonly code = 'NODE_START';
+}
+
+/** NodeInfo.listen_addr: external_address if set, else laddr without its scheme (node.go makeNodeInfo). */
+function nodeInfoListenAddr(p2p: P2PConfig): string {
+  const a = p2p.externalAddress !== '' ? p2p.externalAddress : p2p.laddr;
+  return a.replace(/^[a-z]+:\/\//, '');
 }
 
 /** state.MakeGenesisState: height 0, the genesis validators, genesis time as the last block time. */
@@ -283,12 +294,14 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const nodeKey = readNodeKey(paths.nodeKey);
     const nodeId = nodeIdFromPubKey(nodeKey.pubKey);
 
+    const p2pLog = logger.child({ module: 'p2p' });
+    const consensusReactor = new ConsensusReactor({ blockStore: storage.blocks, logger: p2pLog });
     const consensus = new ConsensusState({
       config: config.consensus,
       state,
       executor,
-      // Single-process node: there are no peers yet, so nothing leaves the process.
-      broadcast: () => {},
+      broadcast: consensusReactor.broadcast,
+      sendTo: consensusReactor.sendTo,
       privValidator: privval,
       verifier: poolVoteVerifier(pool),
       wal,
@@ -303,6 +316,24 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     });
     mempool.onTxsAvailable(() => consensus.notifyTxsAvailable());
     bridgeConsensusEvents(consensus, bus);
+    consensusReactor.setConsensus(consensus);
+    const p2pSwitch = new Switch({
+      nodeKey: Ed25519PrivKey.fromSeed(nodeKey.seed),
+      nodeInfo: {
+        protocolVersion: { p2p: P2P_PROTOCOL, block: BLOCK_PROTOCOL, app: state.appVersion },
+        id: nodeId,
+        listenAddr: nodeInfoListenAddr(config.p2p),
+        network: state.chainId,
+        version: VERSION,
+        channels: new Uint8Array(0),
+        moniker: config.moniker,
+        other: { txIndex: config.txIndex.indexer === 'kv' ? 'on' : 'off', rpcAddress: config.rpc.laddr },
+      },
+      config: config.p2p,
+      logger: p2pLog,
+    });
+    p2pSwitch.addReactor(consensusReactor);
+    p2pSwitch.addReactor(new MempoolReactor({ mempool, broadcast: config.mempool.broadcast, logger: p2pLog }));
     if (metrics) wireMetrics(metrics, consensus, mempool, state);
 
     // Chain module queries and the tx service: one router for gRPC, REST and abci_query.
@@ -330,6 +361,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       pool,
       queryRouter,
       nodeId,
+      p2p: p2pSwitch,
       validator: { address: privval.key.address, pubKey: { type: 'ed25519', bytes: privval.key.pubKey } },
       logger: logger.child({ module: 'rpc' }),
     };
@@ -394,6 +426,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       log.info('metrics listening', { addr: `${metricsServer.host}:${metricsServer.port}` });
     }
 
+    await p2pSwitch.start();
+    parts.push({ name: 'p2p switch', close: () => p2pSwitch.stop() });
     await consensus.start();
     parts.push({ name: 'consensus', close: () => consensus.stop() });
     log.info('node started', { node_id: nodeId, height: state.lastBlockHeight.toString(), version: VERSION });
