@@ -169,10 +169,12 @@ export class Switch {
     this.running = false;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    await this.transport?.close();
-    this._listening = false;
-    for (const p of [...this.peers.values()]) this.stopPeer(p, new P2PError('SOCKET', 'switch stopped'), false);
+    // net.Server.close() resolves only once every connection has ended: stop the peers first.
+    const closing = this.transport?.close();
+    for (const p of [...this.peers.values()]) this.stopPeer(p, new P2PError('CLOSED', 'switch stopped'), false);
     for (const r of this.reactors) r.stop?.();
+    await closing;
+    this._listening = false;
   }
 
   peerList(): Peer[] {
@@ -228,7 +230,10 @@ export class Switch {
         this.log.error('Error dialing peer', { addr: a, err: (e as Error).message });
         continue;
       }
-      if (flags.persistent) this.addPersistentPeers([`${pa.id}@${pa.host}:${pa.port}`]);
+      if (flags.persistent && !this.persistentIds.has(pa.id)) {
+        this.persistentIds.add(pa.id);
+        this.persistentAddrs.push(pa);
+      }
       // A small random delay, as DialPeersAsync does (0–3 s there), so that both ends of a pair
       // do not dial each other at the very same moment.
       const delay = Math.floor(Math.random() * 500);

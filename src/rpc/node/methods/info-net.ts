@@ -3,11 +3,11 @@
  * p2p/switch.go DialPeersAsync/AddPersistentPeers/AddPrivatePeerIDs/AddUnconditionalPeerIDs,
  * p2p/netaddress.go NewNetAddressString, p2p/errors.go, node/node.go Listeners/IsListening).
  *
- * chaind has no P2P transport yet. The methods answer exactly as CometBFT's would on a node whose
- * switch has no peers and whose dials fail: net_info lists no peers, and dial_seeds/dial_peers
- * check their arguments with CometBFT's rules and error texts, then answer "Dialing … in
- * progress" — in CometBFT the dials run in the background and their failures are only logged
- * (`Error dialing peer`), which is what chaind does, with the reason that it cannot dial.
+ * net_info lists the switch's peers (src/p2p/switch.ts) in CometBFT's shape; dial_seeds and
+ * dial_peers check their arguments with CometBFT's rules and error texts, record the persistent /
+ * unconditional / private flags on the switch, then dial in the background and answer "Dialing …
+ * in progress" (failed dials are logged, `Error dialing peer`, as CometBFT does). Without a switch
+ * (bare test setups) the dials fail and are logged.
  */
 import dns from 'node:dns';
 import net from 'node:net';
