@@ -49,6 +49,7 @@ import { Ed25519PrivKey } from './crypto/ed25519.js';
 import { Switch } from './p2p/switch.js';
 import { ConsensusReactor } from './p2p/reactors/consensus.js';
 import { MempoolReactor } from './p2p/reactors/mempool.js';
+import { EvidenceReactor } from './p2p/reactors/evidence.js';
 import type { P2PConfig } from './config/node-config.js';
 import { Query as AuthQuery } from './gen/chain/auth/v1beta1/query_pb.js';
 import { Query as AuthzQuery } from './gen/chain/authz/v1beta1/query_pb.js';
@@ -334,6 +335,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     });
     p2pSwitch.addReactor(consensusReactor);
     p2pSwitch.addReactor(new MempoolReactor({ mempool, broadcast: config.mempool.broadcast, logger: p2pLog }));
+    p2pSwitch.addReactor(new EvidenceReactor({ pool: evidencePool, logger: p2pLog }));
+    // The block-sync reactor (0x40) registers here too: p2pSwitch.addReactor(...).
     if (metrics) wireMetrics(metrics, consensus, mempool, state);
 
     // Chain module queries and the tx service: one router for gRPC, REST and abci_query.

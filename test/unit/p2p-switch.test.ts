@@ -13,6 +13,10 @@ import { commitSigToVote } from '../../src/consensus/vote_set.js';
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { ConsensusReactor } from '../../src/p2p/reactors/consensus.js';
 import { Switch } from '../../src/p2p/switch.js';
+import { MempoolReactor } from '../../src/p2p/reactors/mempool.js';
+import { EvidenceReactor } from '../../src/p2p/reactors/evidence.js';
+import { EVIDENCE_CHANNEL } from '../../src/p2p/messages/evidence.js';
+import type { Mempool } from '../../src/mempool/mempool.js';
 import { DATA_CHANNEL } from '../../src/p2p/messages/consensus.js';
 import { SignedMsgType, type Block, type Commit, type Proposal, type Vote } from '../../src/types/block.js';
 import { encodeBlock } from '../../src/types/codec.js';
@@ -144,4 +148,37 @@ t.test('max_num_inbound_peers = 0 refuses a non-persistent peer; dial to self fa
   await waitFor(() => b.sw.peerList().length === 0, 20_000, 'b sees the connection closed');
   t.equal(a.sw.peerList().length, 0, 'a kept no inbound peer');
   await t.rejects(a.sw.dialPeer({ id: a.id, host: '127.0.0.1', port: a.sw.listenPort }), { code: 'SELF' });
+});
+
+t.test('mempool reactor: txs gossiped once, never back to their sender; evidence reactor: a bad EvidenceList disconnects', async (t) => {
+  const mk = (pool: unknown) => {
+    const key = Ed25519PrivKey.generate();
+    const sw = new Switch({ nodeKey: key, nodeInfo: makeNodeInfo(key, { channels: new Uint8Array(0) }), config: p2pConfig(), reconnectBaseMs: 100 });
+    sw.addReactor(new MempoolReactor({ mempool: pool as Mempool, broadcast: true, intervalMs: 20 }));
+    sw.addReactor(new EvidenceReactor({ pool: { pendingEvidence: () => ({ evidence: [] }), addEvidence: () => new Uint8Array(0) }, intervalMs: 20 }));
+    return sw;
+  };
+  const entriesA: { key: Uint8Array; tx: Uint8Array; senders: Set<string> }[] = [];
+  const gotB: { tx: string; sender?: string }[] = [];
+  const a = mk({ entries: () => entriesA.values(), checkTx: async () => ({}) });
+  const b = mk({ entries: () => [].values(), checkTx: async (tx: Uint8Array, info: { sender?: string }) => (gotB.push({ tx: Buffer.from(tx).toString(), sender: info.sender }), {}) });
+  await a.start();
+  t.teardown(() => a.stop());
+  await b.start();
+  t.teardown(() => b.stop());
+  const bId = b.nodeInfo.id;
+  const aId = a.nodeInfo.id;
+  const tx = (s: string, senders: string[] = []) => ({ key: Uint8Array.from(Buffer.from(s.padEnd(32, '_'))), tx: Uint8Array.from(Buffer.from(s)), senders: new Set(senders) });
+  entriesA.push(tx('tx1'), tx('tx2-from-b', [bId]));
+  await b.dialPeer({ id: aId, host: '127.0.0.1', port: a.listenPort });
+  await waitFor(() => gotB.some((g) => g.tx === 'tx1'), 20_000, 'tx1 at b');
+  entriesA.push(tx('tx3'));
+  await waitFor(() => gotB.some((g) => g.tx === 'tx3'), 20_000, 'tx3 at b');
+  t.same(gotB.filter((g) => g.tx === 'tx1'), [{ tx: 'tx1', sender: aId }], 'tx1 arrived once, with a as its sender');
+  t.notOk(gotB.some((g) => g.tx === 'tx2-from-b'), 'a tx b sent is never sent back to b');
+
+  const peerOnA = a.getPeer(bId)!;
+  peerOnA.mconn.trySend(EVIDENCE_CHANNEL, Uint8Array.of(0x0a, 0x03, 0xff, 0xff, 0xff));
+  await waitFor(() => a.peerList().length === 0 && b.peerList().length === 0, 20_000, 'disconnected');
+  t.pass('b dropped a over an undecodable EvidenceList');
 });
