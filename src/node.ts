@@ -35,7 +35,7 @@ import { RawJson } from './rpc/node/errors.js';
 import { routes } from './rpc/node/routes.js';
 import { marshalJson } from './rpc/server/gojson.js';
 import { NodeRpcServer } from './rpc/node/server.js';
-import { statusResult } from './rpc/node/status.js';
+import { COMET_COMPAT_VERSION, statusResult } from './rpc/node/status.js';
 import type { Listening } from './rpc/server/uws.js';
 import { Executor, maxDataBytes, zeroBlockId } from './state/execution.js';
 import type { State } from './state/state.js';
@@ -325,7 +325,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         id: nodeId,
         listenAddr: nodeInfoListenAddr(config.p2p),
         network: state.chainId,
-        version: VERSION,
+        // The version /status reports too (CometBFT peers read it as the CometBFT version).
+        version: COMET_COMPAT_VERSION,
         channels: new Uint8Array(0),
         moniker: config.moniker,
         other: { txIndex: config.txIndex.indexer === 'kv' ? 'on' : 'off', rpcAddress: config.rpc.laddr },
@@ -384,6 +385,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
             nodeId,
             moniker: config.moniker,
             p2pListenAddr: config.p2p.laddr,
+            channels: Buffer.from(p2pSwitch.nodeInfo.channels).toString('hex'),
             rpcListenAddr: config.rpc.laddr,
             txIndex: config.txIndex.indexer === 'kv',
             blockStore: storage.blocks,
