@@ -16,7 +16,8 @@
  * PeerState keeps the peer's height/round/step (from NewRoundStep) and which votes, proposals and
  * parts it has (what it sent us, what we sent it, its HasVotes), so nothing is sent twice. A peer
  * whose NewRoundStep shows a lower height is sent the committed block of its height from the
- * block store plus that commit's precommits (at most once per 500 ms per height).
+ * block store plus that commit's precommits (at most once per 500 ms per height; a peer only one
+ * height behind first gets 300 ms to finish the commit it is most likely applying).
  *
  * Simplified versus CometBFT: no per-peer data/vote/maj23 goroutines picking one missing item at a
  * time; we push each proposal, part and vote to every peer that lacks it when consensus emits it.
@@ -75,6 +76,8 @@ export class PeerState {
   /** Keys of votes, proposals and parts the peer has. */
   readonly known = new Set<string>();
   readonly catchupSent = new Map<bigint, number>();
+  /** When we first saw the peer below our height (0: it is not). */
+  behindSince = 0;
 
   has(key: string): boolean {
     return this.known.has(key);
@@ -110,6 +113,9 @@ interface Assembly {
   deliveredSigned: boolean;
   deliveredBlock: boolean;
 }
+
+/** How long a peer one height behind may stay there before it is sent the block (ms). */
+const CATCHUP_GRACE_MS = 300;
 
 /** Assemblies kept at once (a peer cannot make us hold more than this many part sets). */
 const MAX_ASSEMBLIES = 16;
@@ -292,7 +298,10 @@ export class ConsensusReactor implements Reactor {
     switch (m.type) {
       case 'NewRoundStep':
         if (m.height < ps.height || (m.height === ps.height && (m.round < ps.round || (m.round === ps.round && m.step < ps.step)))) return;
-        if (m.height !== ps.height) ps.prune(m.height - 1n);
+        if (m.height !== ps.height) {
+          ps.prune(m.height - 1n);
+          ps.behindSince = 0;
+        }
         ps.height = m.height;
         ps.round = m.round;
         ps.step = m.step;
@@ -388,9 +397,16 @@ export class ConsensusReactor implements Reactor {
    * its height and the precommits for it.
    */
   private maybeCatchup(peer: Peer, ps: PeerState): void {
-    if (this.ours === null || ps.height < 1n || ps.height >= this.ours.height) return;
+    if (this.ours === null || ps.height < 1n || ps.height >= this.ours.height) {
+      ps.behindSince = 0;
+      return;
+    }
     const h = ps.height;
     const now = Date.now();
+    // A peer one height behind is usually just finishing the same commit: give it a moment before
+    // sending it a whole block. Two or more heights behind, send at once.
+    if (ps.behindSince === 0) ps.behindSince = now;
+    if (h + 1n === this.ours.height && now - ps.behindSince < CATCHUP_GRACE_MS) return;
     const last = ps.catchupSent.get(h);
     if (last !== undefined && now - last < (this.opts.catchupResendMs ?? 500)) return;
     let block: Block | null;
