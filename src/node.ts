@@ -36,7 +36,7 @@ import { RawJson } from './rpc/node/errors.js';
 import { routes } from './rpc/node/routes.js';
 import { marshalJson } from './rpc/server/gojson.js';
 import { NodeRpcServer } from './rpc/node/server.js';
-import { statusResult } from './rpc/node/status.js';
+import { COMET_COMPAT_VERSION, statusResult } from './rpc/node/status.js';
 import type { Listening } from './rpc/server/uws.js';
 import { Executor, maxDataBytes, zeroBlockId } from './state/execution.js';
 import type { State } from './state/state.js';
@@ -45,7 +45,13 @@ import { Storage } from './store/storage.js';
 import { txHash } from './types/hashing.js';
 import { formatTime } from './types/json.js';
 import { ValidatorSet } from './types/validator_set.js';
-import { VERSION } from './version.js';
+import { BLOCK_PROTOCOL, P2P_PROTOCOL, VERSION } from './version.js';
+import { Ed25519PrivKey } from './crypto/ed25519.js';
+import { Switch } from './p2p/switch.js';
+import { ConsensusReactor } from './p2p/reactors/consensus.js';
+import { MempoolReactor } from './p2p/reactors/mempool.js';
+import { EvidenceReactor } from './p2p/reactors/evidence.js';
+import type { P2PConfig } from './config/node-config.js';
 import { Query as AuthQuery } from './gen/chain/auth/v1beta1/query_pb.js';
 import { Query as AuthzQuery } from './gen/chain/authz/v1beta1/query_pb.js';
 import { Query as BankQuery } from './gen/chain/bank/v1beta1/query_pb.js';
@@ -72,6 +78,12 @@ export interface ChaindNode extends RunningNode {
 /** The node's error for a start-up it refuses; the CLI prints the message alone. */
 export class NodeStartError extends Error {
   readonly code = 'NODE_START';
+}
+
+/** NodeInfo.listen_addr: external_address if set, else laddr without its scheme (node.go makeNodeInfo). */
+function nodeInfoListenAddr(p2p: P2PConfig): string {
+  const a = p2p.externalAddress !== '' ? p2p.externalAddress : p2p.laddr;
+  return a.replace(/^[a-z]+:\/\//, '');
 }
 
 /** state.MakeGenesisState: height 0, the genesis validators, genesis time as the last block time. */
@@ -287,12 +299,14 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const nodeKey = readNodeKey(paths.nodeKey);
     const nodeId = nodeIdFromPubKey(nodeKey.pubKey);
 
+    const p2pLog = logger.child({ module: 'p2p' });
+    const consensusReactor = new ConsensusReactor({ blockStore: storage.blocks, logger: p2pLog });
     const consensus = new ConsensusState({
       config: config.consensus,
       state,
       executor,
-      // Single-process node: there are no peers yet, so nothing leaves the process.
-      broadcast: () => {},
+      broadcast: consensusReactor.broadcast,
+      sendTo: consensusReactor.sendTo,
       privValidator: privval,
       verifier: poolVoteVerifier(pool),
       wal,
@@ -307,6 +321,27 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     });
     mempool.onTxsAvailable(() => consensus.notifyTxsAvailable());
     bridgeConsensusEvents(consensus, bus);
+    consensusReactor.setConsensus(consensus);
+    const p2pSwitch = new Switch({
+      nodeKey: Ed25519PrivKey.fromSeed(nodeKey.seed),
+      nodeInfo: {
+        protocolVersion: { p2p: P2P_PROTOCOL, block: BLOCK_PROTOCOL, app: state.appVersion },
+        id: nodeId,
+        listenAddr: nodeInfoListenAddr(config.p2p),
+        network: state.chainId,
+        // The version /status reports too (CometBFT peers read it as the CometBFT version).
+        version: COMET_COMPAT_VERSION,
+        channels: new Uint8Array(0),
+        moniker: config.moniker,
+        other: { txIndex: config.txIndex.indexer === 'kv' ? 'on' : 'off', rpcAddress: config.rpc.laddr },
+      },
+      config: config.p2p,
+      logger: p2pLog,
+    });
+    p2pSwitch.addReactor(consensusReactor);
+    p2pSwitch.addReactor(new MempoolReactor({ mempool, broadcast: config.mempool.broadcast, logger: p2pLog }));
+    p2pSwitch.addReactor(new EvidenceReactor({ pool: evidencePool, logger: p2pLog }));
+    // The block-sync reactor (0x40) registers here too: p2pSwitch.addReactor(...).
     if (metrics) wireMetrics(metrics, consensus, mempool, state);
 
     // Chain module queries and the tx service: one router for gRPC, REST and abci_query.
@@ -335,6 +370,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       pool,
       queryRouter,
       nodeId,
+      p2p: p2pSwitch,
       validator: { address: privval.key.address, pubKey: { type: 'ed25519', bytes: privval.key.pubKey } },
       logger: logger.child({ module: 'rpc' }),
     };
@@ -354,6 +390,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
             nodeId,
             moniker: config.moniker,
             p2pListenAddr: config.p2p.laddr,
+            channels: Buffer.from(p2pSwitch.nodeInfo.channels).toString('hex'),
             rpcListenAddr: config.rpc.laddr,
             txIndex: config.txIndex.indexer === 'kv',
             blockStore: storage.blocks,
@@ -399,6 +436,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       log.info('metrics listening', { addr: `${metricsServer.host}:${metricsServer.port}` });
     }
 
+    await p2pSwitch.start();
+    parts.push({ name: 'p2p switch', close: () => p2pSwitch.stop() });
     await consensus.start();
     parts.push({ name: 'consensus', close: () => consensus.stop() });
     log.info('node started', { node_id: nodeId, height: state.lastBlockHeight.toString(), version: VERSION });

@@ -22,7 +22,10 @@ export type P2PErrorCode =
   | 'ID_MISMATCH' // dialled ID or self-reported NodeInfo ID differs from the key's ID
   | 'NODE_INFO_INVALID'
   | 'SELF' // connected to ourselves
-  | 'INCOMPATIBLE'; // NodeInfo.CompatibleWith failed
+  | 'INCOMPATIBLE' // NodeInfo.CompatibleWith failed
+  | 'DUPLICATE' // already connected to / dialling this peer
+  | 'FULL' // max inbound/outbound peers reached
+  | 'INVALID_MESSAGE'; // a reactor refused a peer's message
 
 export class P2PError extends Error {
   readonly code: P2PErrorCode;

@@ -1,6 +1,7 @@
 /**
  * P2P transport: CometBFT 0.38's wire protocol (SecretConnection, NodeInfo, MConnection) and the
- * connection upgrade. The switch, peers and reactors build on these.
+ * connection upgrade; the Switch (src/p2p/switch.ts) with its peers, and the reactors in
+ * src/p2p/reactors (consensus, mempool, evidence).
  *
  *   const transport = new Transport({ nodeKey, nodeInfo, ...transportOptionsFromP2P(config.p2p) });
  *   const up = await transport.dial(parsePeerAddress('id@host:26656'));   // or listen(...)
@@ -14,3 +15,4 @@ export { MConnection, DEFAULT_MCONN_CONFIG, mconnConfigFromP2P } from './mconnec
 export type { ChannelDescriptor, MConnConfig, MConnHandlers, ChannelStatus, ConnectionStatus } from './mconnection.js';
 export { SecretConnection, nodeIdFromPubKey } from './secret-connection.js';
 export * from './transport.js';
+export { Switch, Peer, type Reactor, type SwitchOptions } from './switch.js';

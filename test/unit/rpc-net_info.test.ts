@@ -1,7 +1,8 @@
 /**
  * Node RPC `net_info` (cometbft: rpc/core/net.go NetInfo; node/node.go Listeners/IsListening):
  * `listening`, `listeners` (`Listener(@<p2p.external_address>)`), `n_peers` as a string and the
- * peer list. chaind has no P2P transport yet: it never listens and has no peers. Over URI,
+ * peer list. A lone in-process node listens (127.0.0.1:0) and has no peers; net_info with real
+ * peers is checked by test/e2e/p2p-network.test.ts. Over URI,
  * JSON-RPC and websocket, shape checked against the `net_info` fixture.
  */
 import t from 'tap';
@@ -16,7 +17,7 @@ t.test('net_info', async (t) => {
     const r = await ok3(t, tn, 'net_info', '', {});
     t.same(r.post, r.uri);
     t.same(r.ws, r.uri);
-    t.same(r.uri, { listening: false, listeners: ['Listener(@203.0.113.7:26656)'], n_peers: '0', peers: [] });
+    t.same(r.uri, { listening: true, listeners: ['Listener(@203.0.113.7:26656)'], n_peers: '0', peers: [] });
     t.same(Object.keys(r.uri), ['listening', 'listeners', 'n_peers', 'peers'], 'field order of ResultNetInfo');
     t.same(shape(r.uri), shape(FIXTURES['net_info'].result), 'fixture shape');
     t.same(r.cache, [null, null], 'not cacheable');

@@ -18,6 +18,7 @@ import type { Storage } from '../../store/storage.js';
 import type { BlockIndexer, TxIndexer } from '../../store/indexer.js';
 import type { PubKey } from '../../types/validator.js';
 import type { QueryRouter } from '../grpc/router.js';
+import type { Switch } from '../../p2p/switch.js';
 
 export interface NodeRpcContext {
   config: NodeConfig;
@@ -43,6 +44,8 @@ export interface NodeRpcContext {
    */
   queryRouter?: QueryRouter;
   nodeId: string;
+  /** The P2P switch (net_info, dial_seeds, dial_peers); absent in bare test setups. */
+  p2p?: Switch;
   validator: { address: Uint8Array; pubKey: PubKey };
   logger: Logger;
 }

@@ -17,6 +17,8 @@ export interface StatusDeps {
   nodeId: string;
   moniker: string;
   p2pListenAddr: string;
+  /** Hex of the channels the P2P switch advertises (default NODE_CHANNELS). */
+  channels?: string;
   rpcListenAddr: string;
   txIndex: boolean;
   blockStore: BlockStore;
@@ -46,7 +48,7 @@ export function statusResult(d: StatusDeps) {
       listen_addr: d.p2pListenAddr,
       network: state.chainId,
       version: COMET_COMPAT_VERSION,
-      channels: NODE_CHANNELS,
+      channels: d.channels ?? NODE_CHANNELS,
       moniker: d.moniker,
       other: { tx_index: d.txIndex ? 'on' : 'off', rpc_address: d.rpcListenAddr },
     },

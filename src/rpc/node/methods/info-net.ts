@@ -3,11 +3,11 @@
  * p2p/switch.go DialPeersAsync/AddPersistentPeers/AddPrivatePeerIDs/AddUnconditionalPeerIDs,
  * p2p/netaddress.go NewNetAddressString, p2p/errors.go, node/node.go Listeners/IsListening).
  *
- * chaind has no P2P transport yet. The methods answer exactly as CometBFT's would on a node whose
- * switch has no peers and whose dials fail: net_info lists no peers, and dial_seeds/dial_peers
- * check their arguments with CometBFT's rules and error texts, then answer "Dialing … in
- * progress" — in CometBFT the dials run in the background and their failures are only logged
- * (`Error dialing peer`), which is what chaind does, with the reason that it cannot dial.
+ * net_info lists the switch's peers (src/p2p/switch.ts) in CometBFT's shape; dial_seeds and
+ * dial_peers check their arguments with CometBFT's rules and error texts, record the persistent /
+ * unconditional / private flags on the switch, then dial in the background and answer "Dialing …
+ * in progress" (failed dials are logged, `Error dialing peer`, as CometBFT does). Without a switch
+ * (bare test setups) the dials fail and are logged.
  */
 import dns from 'node:dns';
 import net from 'node:net';
@@ -15,6 +15,7 @@ import { goQuote } from '../../server/gojson.js';
 import { goHexDecode } from '../params.js';
 import type { NodeRpcContext } from '../context.js';
 import { route, type Route } from '../routes.js';
+import type { Peer } from '../../../p2p/switch.js';
 
 /** crypto.AddressSize: a node ID is 20 bytes (40 hex characters). */
 const ID_BYTE_LENGTH = 20;
@@ -126,6 +127,53 @@ async function dnsLookup(host: string): Promise<void> {
   await dns.promises.lookup(host, { all: true });
 }
 
+/** A peer as net_info shows it (cometbft/cometbft:rpc/core/net.go, p2p/conn/connection.go ConnectionStatus). */
+function peerJson(p: Peer) {
+  const ni = p.nodeInfo;
+  const st = p.status();
+  const monitor = (bytes: number, rate: number) => ({
+    Start: new Date(Date.now() - st.durationMs).toISOString(),
+    Bytes: String(bytes),
+    Samples: '0',
+    InstRate: String(Math.round(rate)),
+    CurRate: String(Math.round(rate)),
+    AvgRate: String(st.durationMs > 0 ? Math.round((bytes * 1000) / st.durationMs) : 0),
+    PeakRate: String(Math.round(rate)),
+    BytesRem: '0',
+    Duration: String(Math.round(st.durationMs * 1e6)),
+    Idle: '0',
+    TimeRem: '0',
+    Progress: 0,
+    Active: true,
+  });
+  return {
+    node_info: {
+      protocol_version: { p2p: ni.protocolVersion.p2p.toString(), block: ni.protocolVersion.block.toString(), app: ni.protocolVersion.app.toString() },
+      id: ni.id,
+      listen_addr: ni.listenAddr,
+      network: ni.network,
+      version: ni.version,
+      channels: Buffer.from(ni.channels).toString('hex'),
+      moniker: ni.moniker,
+      other: { tx_index: ni.other.txIndex, rpc_address: ni.other.rpcAddress },
+    },
+    is_outbound: p.outbound,
+    connection_status: {
+      Duration: String(Math.round(st.durationMs * 1e6)),
+      SendMonitor: monitor(st.sendBytes, st.sendRate),
+      RecvMonitor: monitor(st.recvBytes, st.recvRate),
+      Channels: st.channels.map((c) => ({
+        ID: c.id,
+        SendQueueCapacity: String(c.sendQueueCapacity),
+        SendQueueSize: String(c.sendQueueSize),
+        Priority: String(c.priority),
+        RecentlySent: String(c.recentlySent),
+      })),
+    },
+    remote_ip: p.remoteIp,
+  };
+}
+
 export interface NetRoutesOptions {
   /** Host name resolution for addresses with a bad port (default node:dns); tests replace it. */
   lookup?: (host: string) => Promise<void>;
@@ -135,11 +183,13 @@ export function netRoutes(ctx: NodeRpcContext, opts: NetRoutesOptions = {}): Rou
   const log = ctx.logger;
   const lookup = opts.lookup ?? dnsLookup;
 
-  /** DialPeersAsync: addresses are checked, then every dial fails in the background. */
-  const dialPeersAsync = async (addrs: readonly string[]): Promise<void> => {
+  /** DialPeersAsync: addresses are checked, then dialled in the background (failures logged). */
+  const dialPeersAsync = async (addrs: readonly string[], persistent = false): Promise<void> => {
     const err = await firstAddressError(addrs, lookup);
     if (err !== null) throw err;
-    for (const a of addrs) log.error('Error dialing peer', { addr: a, err: 'chaind has no P2P transport yet' });
+    const sw = ctx.p2p;
+    if (sw) sw.dialPeersAsync(addrs, { persistent });
+    else for (const a of addrs) log.error('Error dialing peer', { addr: a, err: 'the P2P switch is not running' });
   };
 
   return [
@@ -147,12 +197,16 @@ export function netRoutes(ctx: NodeRpcContext, opts: NetRoutesOptions = {}): Rou
       name: 'net_info',
       // node.go: Listeners() is `Listener(@<p2p.external_address>)`; IsListening() is true once
       // the P2P transport listens, which chaind's never does.
-      handler: () => ({
-        listening: false,
-        listeners: [`Listener(@${ctx.config.p2p.externalAddress})`],
-        n_peers: '0',
-        peers: [],
-      }),
+      handler: () => {
+        const sw = ctx.p2p;
+        const peers = sw ? sw.peerList().map(peerJson) : [];
+        return {
+          listening: sw?.listening ?? false,
+          listeners: [`Listener(@${ctx.config.p2p.externalAddress})`],
+          n_peers: String(peers.length),
+          peers,
+        };
+      },
     }),
     route({
       name: 'dial_seeds',
@@ -194,9 +248,15 @@ export function netRoutes(ctx: NodeRpcContext, opts: NetRoutesOptions = {}): Rou
             if (e !== null) throw new Error(`wrong ID #${i}: ${e}`);
           }
         };
-        if (priv) checkIds();
-        if (unconditional) checkIds();
-        await dialPeersAsync(peers);
+        if (priv) {
+          checkIds();
+          ctx.p2p?.addPrivatePeerIds(ids);
+        }
+        if (unconditional) {
+          checkIds();
+          ctx.p2p?.addUnconditionalPeerIds(ids);
+        }
+        await dialPeersAsync(peers, persistent);
         return { log: 'Dialing peers in progress. See /net_info for details' };
       },
     }),
