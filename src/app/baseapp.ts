@@ -449,7 +449,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     // entry in `roots` (and so moduleRoots) is the combined leaf.
     for (const e of this.modules) {
       if (e.module.commitment === undefined) continue;
-      const c = e.module.commitment(this.readContext(ExecMode.Finalize, state, hdr));
+      const c = e.module.commitment(this.readContext(this.lastHeight === 0n && this.genesis === null ? ExecMode.Genesis : ExecMode.Finalize, state, hdr));
       if (!(c instanceof Uint8Array) || c.length !== 32) throw new Error(`module ${e.module.name}: commitment must be 32 bytes`);
       const lt = changed.get(e.storeKey) ?? this.moduleHashes.get(e.storeKey)!;
       roots.set(e.storeKey, moduleLeafRoot(lt.root(), c));
@@ -583,7 +583,8 @@ export class BaseApp implements Application, ServiceRegistrar {
     const state = this.genesis !== null ? this.genesis.state.clone() : new CacheKVStore(this.committedStore);
     const hdr = { height: req.height, time: req.time };
     const events: AbciEvent[] = [];
-    for (const e of this.modules) e.module.discardPending?.();
+    // A re-run of a height that was finalized but not committed: modules drop that run's results.
+    if (this.pending !== null) for (const e of this.modules) e.module.discardPending?.();
 
     for (const e of this.modules) {
       if (e.module.beginBlock === undefined) continue;

@@ -86,7 +86,12 @@ export interface AppModule {
    * what it computed for the finalized block. The handles throw once commit() has returned.
    */
   commit?(c: ModuleCommit): void;
-  /** Drops whatever it keeps for an uncommitted block (a FinalizeBlock re-run, a failed commit). */
+  /**
+   * Drops whatever it keeps for an uncommitted block: called when FinalizeBlock re-runs a height
+   * finalized but not committed, and on reload() (a failed commit, a restart). Data a module
+   * imported in InitChain for its own databases must survive the re-run case (BaseApp re-runs
+   * from the genesis state; commit() of the first block writes both).
+   */
   discardPending?(): void;
 }
 

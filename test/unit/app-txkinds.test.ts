@@ -220,6 +220,8 @@ t.test('module database: written in the block transaction, visible exactly when 
   const res = await n.finalize([noteTx({ key: 'crash', value: 'safe' })], h);
   t.equal(res.txResults[0]!.code, 0);
   t.equal(n.notes.note('crash'), undefined, 'not before commit');
+  const rerun = await n.finalize([noteTx({ key: 'crash', value: 'safe' })], h);
+  t.equal(hex(rerun.appHash), hex(res.appHash), 'a re-run of the height does not double the module\'s pending notes');
   // The block's transaction fails after commit() wrote: neither the app state nor the note is there.
   t.throws(() =>
     n.storage.transactionSync(() => {
