@@ -181,6 +181,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       version: VERSION,
       appVersion: genesis.consensusParams.version.app,
       txDecoder: opts.testing?.txDecoder,
+      // Module-declared databases (AppModule.databases) open in the same LMDB environment.
+      openDatabase: (name) => storage.openNamedDb(name),
       onPoolError: (err) => log.warn('signature pool unavailable, verifying inline', { err: (err as Error).message }),
     });
 

@@ -21,6 +21,14 @@
  * LtHash proves nothing about one key: abci_query `prove` needs a different commitment (an IAVL-
  * or JMT-style tree) if it is ever required; the Merkle layer over modules already gives per-module
  * proofs.
+ *
+ * Module commitments: a module may bring its own 32-byte commitment (AppModule.commitment, e.g. the
+ * EVM's state root, whose state lives outside the LtHash-summed store). Its leaf then carries
+ *   moduleLeafRoot  = SHA-256(0x01 || moduleRoot || commitment)
+ * instead of moduleRoot: combined rather than replaced, so the module's KV store (params, indexes)
+ * stays committed too. The 0x01 prefix and the 65-byte input keep a combined leaf from ever equalling
+ * a plain moduleRoot of some store. Modules without a commitment keep moduleRoot unchanged, so the
+ * app hash of a chain without such modules is what it was before commitments existed.
  */
 import { createHash } from 'node:crypto';
 import { merkleRoot } from '../crypto/merkle.js';
@@ -85,6 +93,12 @@ export class LtHash {
   root(): Bytes {
     return createHash('sha256').update(this.toBytes()).digest();
   }
+}
+
+/** A module's leaf root when it brings its own commitment (see above). */
+export function moduleLeafRoot(moduleRoot: Bytes, commitment: Bytes): Bytes {
+  if (moduleRoot.length !== 32 || commitment.length !== 32) throw new Error('a module root and a module commitment are 32 bytes');
+  return createHash('sha256').update(Uint8Array.of(0x01)).update(moduleRoot).update(commitment).digest();
 }
 
 /** appHash over (storeKey, moduleRoot) pairs; sorts by store key itself. */

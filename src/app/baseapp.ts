@@ -13,6 +13,11 @@
  *   0x01 u8(len) storeKey key → module state; the length byte keeps store prefixes prefix-free
  * With `versions` (the node always passes it) module state is written through the versioned store
  * (src/store/versioned.ts), which keeps the latest values here and their history in `app_history`.
+ *
+ * Tx kinds (src/app/txkinds.ts): each tx goes by its first byte to a registered kind (its own
+ * decoder, ante and run stages) or, unclaimed, to the Cosmos path (TxDecoder, ante chain, message
+ * routes). Modules may add a commitment to the app hash (AppModule.commitment) and keep data in
+ * databases of their own (AppModule.databases), written in commit() inside the block's transaction.
  */
 import type {
   AbciEvent,
@@ -32,14 +37,15 @@ import type {
 import { CheckTxType } from './abci.js';
 import { Bech32Codec, type AddressCodec } from './address.js';
 import { defaultAnteChain, runAnteChain, type AnteDecorator } from './ante.js';
-import { appHashFromModuleRoots, LtHash } from './apphash.js';
+import { appHashFromModuleRoots, LtHash, moduleLeafRoot } from './apphash.js';
 import { bytesEqual, bytesToKey, concatBytes, EMPTY_BYTES, fromUtf8, readU64be, u64be, utf8, type Bytes } from './bytes.js';
 import { Context, EventManager, ExecMode } from './context.js';
 import { AbciError, abciInfo, errInternal, GrpcStatusError, grpcErrorToAbci, sdkErrors } from './errors.js';
 import { BasicGasMeter, DEFAULT_KV_GAS_CONFIG, GasOverflowError, InfiniteGasMeter, OutOfGasError, outOfGasAbciError, type GasMeter, type KVGasConfig } from './gas.js';
-import type { AppModule, MsgRoute, QueryRoute, ServiceRegistrar } from './module.js';
+import type { AppModule, ModuleDbReader, ModuleDbWriter, MsgRoute, QueryRoute, ServiceRegistrar } from './module.js';
 import { CacheKVStore, GasKVStore, LmdbReadStore, PrefixStore, ReadOnlyStore, VersionReadStore, type AppDb, type KVStore } from './store.js';
 import { rejectingTxDecoder, type Tx, type TxDecoder, type TxMsg } from './tx.js';
+import { TxKindRegistry, type TxKind } from './txkinds.js';
 import { computeProtoSizeForTxs } from '../mempool/mempool.js';
 import { SPEC_NAMES } from '../names/index.js';
 import type { ConsensusParams } from '../types/params.js';
@@ -98,6 +104,16 @@ export interface BaseAppModules {
    * height is served.
    */
   versions?: VersionedStore;
+  /**
+   * Tx kinds besides Cosmos, dispatched by first byte (src/app/txkinds.ts). Production registers
+   * none yet; the EVM kind comes with the EVM module.
+   */
+  txKinds?: TxKind[];
+  /**
+   * Opens a named database of the node's LMDB environment (Storage.openNamedDb) for a module's
+   * `databases`; required when a module declares any.
+   */
+  openDatabase?: (name: string) => AppDb;
 }
 
 /**
@@ -134,6 +150,9 @@ interface Genesis {
   appHash: Bytes;
   initialHeight: bigint;
 }
+
+/** A tx after decoding: a Cosmos tx, a tx of another kind, or the error that is its result. */
+type PreparedTx = { ok: true; tx: Tx; kind?: undefined } | { ok: true; kind: TxKind; decoded: unknown; bytes: Bytes } | { ok: false; error: unknown };
 
 /** What runTx needs to know about the block it runs in. */
 interface BlockHeader {
@@ -211,6 +230,9 @@ export class BaseApp implements Application, ServiceRegistrar {
   private readonly msgRoutes = new Map<string, MsgRoute<unknown>>();
   private readonly queryRoutes = new Map<string, QueryRoute<unknown, unknown>>();
   private readonly txDecoder: TxDecoder;
+  private readonly txKinds: TxKindRegistry;
+  /** Each module's databases by name, for commit()'s write handles. */
+  private readonly moduleDbs = new Map<string, Map<string, AppDb>>();
   private readonly ante: AnteDecorator[];
   private readonly names: TypeUrlNames;
   private readonly preVerifier: TxPreVerifier | undefined;
@@ -254,7 +276,9 @@ export class BaseApp implements Application, ServiceRegistrar {
     this.names = deps.names ?? SPEC_NAMES;
     this.preVerifier = deps.preVerifier;
     this.versions = deps.versions;
+    this.txKinds = new TxKindRegistry(deps.txKinds ?? []);
     for (const m of deps.modules) this.addModule(m);
+    this.openModuleDbs(deps.openDatabase);
     this.reload();
   }
 
@@ -270,6 +294,28 @@ export class BaseApp implements Application, ServiceRegistrar {
     this.byStoreKey.set(storeKey, entry);
     this.byPrefix.set(bytesToKey(prefix), storeKey);
     module.registerServices?.(this);
+  }
+
+  /** Opens every module's declared databases and hands the module read-only handles. */
+  private openModuleDbs(open: ((name: string) => AppDb) | undefined): void {
+    const owner = new Map<string, string>();
+    for (const { module } of this.modules) {
+      const names = module.databases ?? [];
+      if (names.length === 0) continue;
+      if (open === undefined) throw new Error(`module ${module.name} declares databases but the app was given no openDatabase`);
+      const dbs = new Map<string, AppDb>();
+      const readers = new Map<string, ModuleDbReader>();
+      for (const name of names) {
+        const prev = owner.get(name);
+        if (prev !== undefined) throw new Error(`database ${name} is declared by modules ${prev} and ${module.name}`);
+        owner.set(name, module.name);
+        const db = open(name);
+        dbs.set(name, db);
+        readers.set(name, { getBinary: (k) => db.getBinary(k), getRange: (o) => db.getRange(o) });
+      }
+      this.moduleDbs.set(module.name, dbs);
+      module.attachDatabases?.(readers);
+    }
   }
 
   // --- ServiceRegistrar -------------------------------------------------------------------
@@ -326,6 +372,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     this.lastBlockTime = 0n;
     this.checkState = new CacheKVStore(this.committedStore);
     this.versions?.reload();
+    for (const e of this.modules) e.module.discardPending?.();
   }
 
   /** The node passes the current consensus params after a restart (initChain passes them first). */
@@ -377,7 +424,7 @@ export class BaseApp implements Application, ServiceRegistrar {
   // --- app hash -----------------------------------------------------------------------------
 
   /** Applies a cache's changes to the committed module hashes; O(changed keys). */
-  private computeAppHash(state: CacheKVStore): { appHash: Bytes; changed: Map<string, LtHash>; roots: Map<string, Bytes> } {
+  private computeAppHash(state: CacheKVStore, hdr: BlockHeader): { appHash: Bytes; changed: Map<string, LtHash>; roots: Map<string, Bytes> } {
     const changed = new Map<string, LtHash>();
     for (const { key, value } of state.dirtyEntries()) {
       if (key[0] !== STORE_PREFIX || key.length < 2) throw new Error('a write outside every module store');
@@ -398,6 +445,15 @@ export class BaseApp implements Application, ServiceRegistrar {
     }
     const roots = new Map(this.moduleRoots);
     for (const [sk, lt] of changed) roots.set(sk, lt.root());
+    // Modules with their own commitment: asked every block, combined with the store's root. Their
+    // entry in `roots` (and so moduleRoots) is the combined leaf.
+    for (const e of this.modules) {
+      if (e.module.commitment === undefined) continue;
+      const c = e.module.commitment(this.readContext(this.lastHeight === 0n && this.genesis === null ? ExecMode.Genesis : ExecMode.Finalize, state, hdr));
+      if (!(c instanceof Uint8Array) || c.length !== 32) throw new Error(`module ${e.module.name}: commitment must be 32 bytes`);
+      const lt = changed.get(e.storeKey) ?? this.moduleHashes.get(e.storeKey)!;
+      roots.set(e.storeKey, moduleLeafRoot(lt.root(), c));
+    }
     return { appHash: appHashFromModuleRoots(roots), changed, roots };
   }
 
@@ -434,7 +490,7 @@ export class BaseApp implements Application, ServiceRegistrar {
         validators.push(...vals);
       }
     }
-    const { appHash } = this.computeAppHash(state);
+    const { appHash } = this.computeAppHash(state, hdr);
     this.genesis = { state, appHash, initialHeight: req.initialHeight };
     this.pending = null;
     // Let CheckTx see genesis accounts before block one commits them.
@@ -447,6 +503,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     const hdr = { height: this.lastHeight + 1n, time: this.lastBlockTime };
     const prepared = this.decodeAndPrepare(txBytes);
     if (!prepared.ok) return failResult(prepared.error, 0n, 0n, []);
+    if (prepared.kind !== undefined) return this.runPrepared(mode, prepared, this.checkState, hdr);
     // Recheck does not verify signatures (SigVerificationDecorator), so it needs no pre-stage.
     if (this.preVerifier !== undefined && mode === ExecMode.Check) {
       try {
@@ -462,8 +519,7 @@ export class BaseApp implements Application, ServiceRegistrar {
   /** Runs a tx against a branch of the check state with an infinite meter and discards it. */
   async simulate(txBytes: Bytes): Promise<ExecTxResult> {
     const prepared = this.decodeAndPrepare(txBytes);
-    if (!prepared.ok) return failResult(prepared.error, 0n, 0n, []);
-    return this.runTx(ExecMode.Simulate, prepared.tx, this.checkState.branch(), { height: this.lastHeight + 1n, time: this.lastBlockTime });
+    return this.runPrepared(ExecMode.Simulate, prepared, this.checkState.branch(), { height: this.lastHeight + 1n, time: this.lastBlockTime });
   }
 
   /** A read-only, unmetered context over `base` for the pre-verification stage. */
@@ -484,7 +540,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     for (const tx of req.txs) {
       let txGas: bigint;
       try {
-        txGas = this.txDecoder.decode(tx).gas;
+        txGas = this.gasLimitOf(tx);
       } catch {
         continue;
       }
@@ -511,7 +567,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     let gas = 0n;
     for (const tx of req.txs) {
       try {
-        gas += this.txDecoder.decode(tx).gas;
+        gas += this.gasLimitOf(tx);
       } catch {
         return false;
       }
@@ -527,6 +583,8 @@ export class BaseApp implements Application, ServiceRegistrar {
     const state = this.genesis !== null ? this.genesis.state.clone() : new CacheKVStore(this.committedStore);
     const hdr = { height: req.height, time: req.time };
     const events: AbciEvent[] = [];
+    // A re-run of a height that was finalized but not committed: modules drop that run's results.
+    if (this.pending !== null) for (const e of this.modules) e.module.discardPending?.();
 
     for (const e of this.modules) {
       if (e.module.beginBlock === undefined) continue;
@@ -540,7 +598,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     // changes nothing but speed.
     const prepared = req.txs.map((tx) => this.decodeAndPrepare(tx));
     if (this.preVerifier !== undefined) {
-      const txs = prepared.flatMap((p) => (p.ok ? [p.tx] : []));
+      const txs = prepared.flatMap((p) => (p.ok && p.kind === undefined ? [p.tx] : []));
       if (txs.length > 0) {
         try {
           await this.preVerifier.preVerify(this.readContext(ExecMode.Finalize, state, hdr), txs);
@@ -549,7 +607,8 @@ export class BaseApp implements Application, ServiceRegistrar {
         }
       }
     }
-    const txResults = prepared.map((p) => (p.ok ? this.runTx(ExecMode.Finalize, p.tx, state, hdr) : failResult(p.error, 0n, 0n, [])));
+    // In block order, whatever their kind: each tx sees the effects of the ones before it.
+    const txResults = prepared.map((p) => this.runPrepared(ExecMode.Finalize, p, state, hdr));
 
     const validatorUpdates: ValidatorUpdate[] = [];
     for (const e of this.modules) {
@@ -560,7 +619,7 @@ export class BaseApp implements Application, ServiceRegistrar {
       for (const ev of ctx.events.events()) events.push(withAttribute(ev, 'mode', 'EndBlock'));
     }
 
-    const { appHash, changed, roots } = this.computeAppHash(state);
+    const { appHash, changed, roots } = this.computeAppHash(state, hdr);
     this.pending = { state, height: req.height, time: req.time, appHash, changed, roots };
     return { events, txResults, validatorUpdates, appHash };
   }
@@ -582,6 +641,7 @@ export class BaseApp implements Application, ServiceRegistrar {
       }
     }
     for (const [sk, lt] of p.changed) this.db.putSync(concatBytes(META_MODULE_HASH, utf8(sk)), lt.toBytes());
+    this.commitModuleDbs(p.height);
     this.db.putSync(META_HEIGHT, u64be(p.height));
     this.db.putSync(META_APP_HASH, p.appHash);
     if (this.pendingChainId !== undefined) {
@@ -600,6 +660,47 @@ export class BaseApp implements Application, ServiceRegistrar {
     this.checkState = new CacheKVStore(this.committedStore);
     const retainHeight = this.minRetainBlocks > 0n && p.height > this.minRetainBlocks ? p.height - this.minRetainBlocks : 0n;
     return { retainHeight };
+  }
+
+  /** Modules' commit hooks, with write handles that die when the hook returns. */
+  private commitModuleDbs(height: bigint): void {
+    for (const { module } of this.modules) {
+      if (module.commit === undefined) continue;
+      const dbs = this.moduleDbs.get(module.name) ?? new Map<string, AppDb>();
+      let live = true;
+      const alive = (name: string): void => {
+        if (!live) throw new Error(`module ${module.name}: database ${name} written outside commit()`);
+      };
+      const writers = new Map<string, ModuleDbWriter>();
+      try {
+        module.commit({
+          height,
+          db(name) {
+            const db = dbs.get(name);
+            if (db === undefined) throw new Error(`module ${module.name} did not declare database ${name}`);
+            let w = writers.get(name);
+            if (w === undefined) {
+              w = {
+                getBinary: (k) => db.getBinary(k),
+                getRange: (o) => db.getRange(o),
+                putSync: (k, v) => {
+                  alive(name);
+                  db.putSync(k, v);
+                },
+                removeSync: (k) => {
+                  alive(name);
+                  return db.removeSync(k);
+                },
+              };
+              writers.set(name, w);
+            }
+            return w;
+          },
+        });
+      } finally {
+        live = false;
+      }
+    }
   }
 
   async query(req: RequestQuery): Promise<ResponseQuery> {
@@ -676,6 +777,54 @@ export class BaseApp implements Application, ServiceRegistrar {
 
   // --- tx execution -------------------------------------------------------------------------
 
+  /** A tx's gas limit for block max-gas accounting, by kind; throws if it does not decode. */
+  private gasLimitOf(txBytes: Bytes): bigint {
+    const kind = this.txKinds.kindOf(txBytes);
+    return kind === undefined ? this.txDecoder.decode(txBytes).gas : kind.gasLimit(kind.decode(txBytes));
+  }
+
+  /** Runs a prepared tx by its kind. */
+  private runPrepared(mode: ExecMode, p: PreparedTx, base: CacheKVStore, hdr: BlockHeader): ExecTxResult {
+    if (!p.ok) return failResult(p.error, 0n, 0n, []);
+    return p.kind === undefined ? this.runTx(mode, p.tx, base, hdr) : this.runKindTx(mode, p.kind, p.decoded, p.bytes, base, hdr);
+  }
+
+  /**
+   * runTx for a registered kind: the kind's ante stage in its own branch (kept when it passes),
+   * then its run stage in a second branch (kept only if it returns); CheckTx stops after ante.
+   */
+  private runKindTx(mode: ExecMode, kind: TxKind, tx: unknown, txBytes: Bytes, base: CacheKVStore, hdr: BlockHeader): ExecTxResult {
+    const simulate = mode === ExecMode.Simulate;
+    let gasWanted: bigint;
+    try {
+      gasWanted = kind.gasLimit(tx);
+    } catch (e) {
+      return failResult(e, 0n, 0n, []);
+    }
+    const meter: GasMeter = simulate ? new InfiniteGasMeter() : new BasicGasMeter(gasWanted);
+    const oog = (e: unknown): unknown =>
+      e instanceof OutOfGasError || e instanceof GasOverflowError ? outOfGasAbciError(e.descriptor, gasWanted, meter.consumed()) : e;
+    const anteBranch = base.branch();
+    const anteCtx = this.makeContext(mode, anteBranch, hdr, meter, txBytes);
+    try {
+      kind.ante(anteCtx, tx, simulate);
+    } catch (e) {
+      return failResult(oog(e), gasWanted, meter.consumed(), []);
+    }
+    anteBranch.write();
+    const anteEvents = anteCtx.events.events();
+    if (mode === ExecMode.Check || mode === ExecMode.ReCheck) return { ...emptyResult(), gasWanted, gasUsed: meter.consumed() };
+    const runBranch = base.branch();
+    const runCtx = this.makeContext(mode, runBranch, hdr, meter, txBytes);
+    try {
+      const out = kind.run(runCtx, tx);
+      runBranch.write();
+      return { ...emptyResult(), data: out?.data ?? EMPTY_BYTES, gasWanted, gasUsed: meter.consumed(), events: [...anteEvents, ...runCtx.events.events()] };
+    } catch (e) {
+      return failResult(oog(e), gasWanted, meter.consumed(), anteEvents);
+    }
+  }
+
   /** Routes and decodes the messages and collects signers (validateBasicTxMsgs + GetSigners). */
   private prepareTx(decoded: ReturnType<TxDecoder['decode']>, bytes: Bytes): Tx {
     if (decoded.msgs.length === 0) throw sdkErrors.invalidRequest.wrap('must contain at least one message');
@@ -710,8 +859,10 @@ export class BaseApp implements Application, ServiceRegistrar {
   }
 
   /** Decoding and message routing (runTx's first step); a failure is the tx's result. */
-  private decodeAndPrepare(txBytes: Bytes): { ok: true; tx: Tx } | { ok: false; error: unknown } {
+  private decodeAndPrepare(txBytes: Bytes): PreparedTx {
     try {
+      const kind = this.txKinds.kindOf(txBytes);
+      if (kind !== undefined) return { ok: true, kind, decoded: kind.decode(txBytes), bytes: txBytes };
       return { ok: true, tx: this.prepareTx(this.txDecoder.decode(txBytes), txBytes) };
     } catch (e) {
       return { ok: false, error: e };

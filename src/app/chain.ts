@@ -12,6 +12,7 @@ import type { KVGasConfig } from './gas.js';
 import type { AppModule } from './module.js';
 import type { AppDb } from './store.js';
 import type { TxDecoder } from './tx.js';
+import type { TxKind } from './txkinds.js';
 import { authAnteChain } from './modules/auth/ante.js';
 import { AuthModule } from './modules/auth/module.js';
 import { SignatureVerifier } from './modules/auth/sigverify.js';
@@ -91,6 +92,10 @@ export interface ChainAppOptions {
    */
   txDecoder?: TxDecoder;
   anteDecorators?: AnteDecorator[];
+  /** Tx kinds besides Cosmos (src/app/txkinds.ts); none in production until the EVM kind lands. */
+  txKinds?: TxKind[];
+  /** Opens a module's named database (the node passes Storage.openNamedDb). */
+  openDatabase?: (name: string) => AppDb;
   /** Called when the signature stage could not use the pool (FinalizeBlock verifies inline then). */
   onPoolError?: (err: unknown) => void;
   /** Capacity of the memo of valid signature checks (sigverify.ts VERIFIED_SIG_MEMO_SIZE); tests shrink it. */
@@ -131,6 +136,8 @@ export class ChainApp extends BaseApp {
         anteDecorators: ante,
         names: opts.names,
         preVerifier: signed ? sigVerifier : undefined,
+        txKinds: opts.txKinds,
+        openDatabase: opts.openDatabase,
         versions: opts.history === undefined ? undefined : new VersionedStore({ latest: opts.db, ...opts.history }, opts.pruning ?? pruningOptions('default')),
       },
     );

@@ -66,4 +66,49 @@ export interface AppModule {
   initGenesis?(ctx: Context, genesis: unknown): ValidatorUpdate[] | void;
   beginBlock?(ctx: Context): void;
   endBlock?(ctx: Context): ValidatorUpdate[] | void;
+
+  /**
+   * Its own commitment (32 bytes, e.g. the EVM state root), asked at the end of FinalizeBlock
+   * (after EndBlock) and of InitChain, with a read-only context on the block's state. It enters the
+   * app hash combined with the store's LtHash root (src/app/apphash.ts moduleLeafRoot); a module
+   * without it keeps exactly its LtHash root, so today's app hashes are unchanged.
+   */
+  commitment?(ctx: Context): Bytes;
+  /**
+   * Named LMDB databases of its own (`evm_state`, `evm_trie`), opened by the store layer from these
+   * names. The module gets read-only handles at construction (attachDatabases) and write handles
+   * only inside commit().
+   */
+  readonly databases?: readonly string[];
+  attachDatabases?(dbs: ReadonlyMap<string, ModuleDbReader>): void;
+  /**
+   * Inside BaseApp.commit(), i.e. inside the block's one LMDB write transaction: the module writes
+   * what it computed for the finalized block. The handles throw once commit() has returned.
+   */
+  commit?(c: ModuleCommit): void;
+  /**
+   * Drops whatever it keeps for an uncommitted block: called when FinalizeBlock re-runs a height
+   * finalized but not committed, and on reload() (a failed commit, a restart). Data a module
+   * imported in InitChain for its own databases must survive the re-run case (BaseApp re-runs
+   * from the genesis state; commit() of the first block writes both).
+   */
+  discardPending?(): void;
+}
+
+/** Read access to one of a module's databases. */
+export interface ModuleDbReader {
+  getBinary(key: Bytes): Bytes | undefined;
+  getRange(opts: { start?: Bytes; end?: Bytes; reverse?: boolean }): Iterable<{ key: unknown; value: unknown }>;
+}
+
+/** Write access to one of a module's databases, valid only during commit(). */
+export interface ModuleDbWriter extends ModuleDbReader {
+  putSync(key: Bytes, value: Bytes): void;
+  removeSync(key: Bytes): boolean;
+}
+
+export interface ModuleCommit {
+  /** The height being committed. */
+  readonly height: bigint;
+  db(name: string): ModuleDbWriter;
 }

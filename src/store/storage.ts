@@ -37,6 +37,10 @@ export const DB_NAMES = [
 ] as const;
 export type DbName = (typeof DB_NAMES)[number];
 
+/** How many more named databases openNamedDb may open beyond DB_NAMES (LMDB's maxDbs is fixed at open). */
+export const MAX_NAMED_DBS = 16;
+const NAMED_DB_RE = /^[a-z][a-z0-9_]{0,62}$/;
+
 export interface StorageOptions {
   /** The environment's file: <home>/data/chaind.mdb (LMDB adds chaind.mdb-lock beside it). */
   file: string;
@@ -65,7 +69,7 @@ export class Storage {
     fs.mkdirSync(path.dirname(opts.file), { recursive: true });
     const env = open({
       path: opts.file,
-      maxDbs: DB_NAMES.length + 4,
+      maxDbs: DB_NAMES.length + MAX_NAMED_DBS + 4,
       mapSize: opts.mapSize ?? 64 * 1024 * 1024 * 1024,
       noSync: opts.noSync ?? false,
       // Values are our own encodings (proto, tagged JSON); msgpack would only add work.
@@ -76,6 +80,25 @@ export class Storage {
       dbs[name] = env.openDB<Uint8Array, Uint8Array>({ name, encoding: 'binary', keyEncoding: 'binary' });
     }
     return new Storage(env, dbs);
+  }
+
+  private readonly named = new Map<string, BinaryDB>();
+
+  /**
+   * Opens (creating if needed) a further named database in the same environment, e.g. one an app
+   * module declares (`evm_state`). Its writes join the same one write transaction as every other
+   * database. The store knows nothing of who asks: a name is all it takes. Call outside a
+   * transaction; opening a name twice returns the same handle.
+   */
+  openNamedDb(name: string): BinaryDB {
+    const had = this.named.get(name);
+    if (had !== undefined) return had;
+    if (!NAMED_DB_RE.test(name)) throw new Error(`database name ${JSON.stringify(name)}: lower-case letters, digits and _ only, starting with a letter`);
+    if ((DB_NAMES as readonly string[]).includes(name)) throw new Error(`database name ${name} is one of the node's own`);
+    if (this.named.size >= MAX_NAMED_DBS) throw new Error(`more than ${MAX_NAMED_DBS} named databases`);
+    const db = this.env.openDB<Uint8Array, Uint8Array>({ name, encoding: 'binary', keyEncoding: 'binary' });
+    this.named.set(name, db);
+    return db;
   }
 
   /** Runs fn in the environment's one write transaction; writes inside must use putSync/removeSync. */
