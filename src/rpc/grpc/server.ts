@@ -39,7 +39,8 @@
  * - `max-recv-msg-size` bounds what one unfinished stream may hold (checked on the length prefix)
  *   and `max-recv-buffer-bytes` what all unfinished streams hold together: the stream whose bytes
  *   would go past it ends ResourceExhausted. A stream that ends in an error has its buffered
- *   bytes dropped and, when the client has not half-closed it, is reset (grpc-go finishStream).
+ *   bytes dropped and, when the client has not half-closed it, is reset (grpc-go finishStream):
+ *   the RST_STREAM always follows the HEADERS that carry its grpc-status.
  */
 import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
