@@ -301,3 +301,43 @@ t.test('grpc-timeout: a huge value is clamped (no overflow), a malformed one ref
   t.equal(bad.status, '13');
   t.match(bad.message, /^malformed grpc-timeout/);
 });
+
+t.test('reflection: a bad message after an answered one ends with trailers, then the reset', async (t) => {
+  // Fuzzer regression (FUZZ_SEED=3044619267 FUZZ_SURFACE=grpc FUZZ_CASE=4261, grpc.extraFrames):
+  // one valid request (file_containing_symbol) and four 3-byte frames that do not decode. The
+  // first is answered (response headers and a message are out), the second ends the stream
+  // Internal; the client has not half-closed yet when the server sees it, so the server resets the
+  // stream, and the reset must come after the trailers that carry grpc-status, as grpc-go's
+  // finishStream sends them (trailers, then RST_STREAM NO_ERROR).
+  const body = Buffer.from(
+    '000000001b2219636f736d6f732e62616e6b2e763162657461312e51756572790000000003797c0000000000035d778500000000032ed392000000000365db8b',
+    'hex',
+  );
+  const server = await startServer(t);
+  const s = await connect(server.port);
+  t.teardown(() => s.destroy());
+  for (const path of ['/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo', '/grpc.reflection.v1.ServerReflection/ServerReflectionInfo']) {
+    for (let i = 0; i < 5; i++) {
+      const r = await call(s, path, body);
+      t.equal(r.status, '13', `${path} #${i}: INTERNAL in the trailers`);
+      t.match(r.message, /^grpc: error unmarshalling request/);
+    }
+  }
+  // The client keeps its side open: the server resets the stream, after the trailers.
+  for (const path of ['/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo', '/grpc.reflection.v1.ServerReflection/ServerReflectionInfo']) {
+    const req = s.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
+    req.on('error', () => {});
+    let responses = 0;
+    let trailers: http2.IncomingHttpHeaders | undefined;
+    req.on('response', () => responses++);
+    req.on('trailers', (h) => (trailers = h));
+    req.on('data', () => {});
+    req.write(body);
+    await within(closed(req as never), 30_000, 'half-open reflection stream closed by the server');
+    t.equal(responses, 1, `${path}: response headers once`);
+    t.equal(trailers?.['grpc-status'], '13', `${path}: grpc-status in the trailers before the reset`);
+    t.equal(req.rstCode, http2.constants.NGHTTP2_NO_ERROR, `${path}: then RST_STREAM NO_ERROR`);
+  }
+  await waitFor('held bytes back to zero', () => server.bufferedBytes === 0);
+  t.same(await call(s, ECHO, framed(new Uint8Array(0))), { status: '0', message: '' }, 'the connection still serves');
+});

@@ -39,7 +39,8 @@
  * - `max-recv-msg-size` bounds what one unfinished stream may hold (checked on the length prefix)
  *   and `max-recv-buffer-bytes` what all unfinished streams hold together: the stream whose bytes
  *   would go past it ends ResourceExhausted. A stream that ends in an error has its buffered
- *   bytes dropped and, when the client has not half-closed it, is reset (grpc-go finishStream).
+ *   bytes dropped and, when the client has not half-closed it, is reset (grpc-go finishStream):
+ *   the RST_STREAM always follows the HEADERS that carry its grpc-status.
  */
 import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
@@ -459,11 +460,19 @@ export class GrpcServer {
   /**
    * After a status that ends the call early: the client may still be sending (an oversized
    * message); reset the stream so it stops and nothing more is read (grpc-go finishStream sends
-   * RST_STREAM when the client has not half-closed).
+   * RST_STREAM when the client has not half-closed, after the trailers:
+   * grpc/grpc-go:internal/transport/http2_server.go).
+   *
+   * Call it only once the status has been handed to node:http2 (the trailers-only HEADERS, or
+   * sendTrailers() in 'wantTrailers'): a stream whose status is not out yet is never reset here,
+   * since the RST would reach the client first and the call would end without a grpc-status.
+   * On a stream that already sent response headers the trailers only go out when node:http2
+   * asks for them ('wantTrailers', after the last DATA frame), which is later than any tick.
    */
   private resetIfOpen(stream: http2.ServerHttp2Stream): void {
-    if (stream.destroyed || stream.closed) return;
-    // After the trailers-only HEADERS is written; close() queues the RST behind it.
+    if (stream.destroyed || stream.closed || !statusSent(stream)) return;
+    // The status HEADERS is submitted; a later close() sends the RST behind it (node:http2
+    // flushes pending frames before an RST_STREAM, nghttp2 keeps HEADERS and RST_STREAM in order).
     setImmediate(() => {
       if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
     });
@@ -496,15 +505,22 @@ export class GrpcServer {
     const reader = new FrameReader(this.maxRecv);
     let headersSent = false;
     let done = false;
-    const end = (st: Status) => {
+    /** Ends the call with `st`; `reset`: then reset the stream if the client is still sending. */
+    const end = (st: Status, reset = false) => {
       if (done) return;
       done = true;
       if (!headersSent) {
         this.trailersOnly(stream, ctOut, st);
+        if (reset) this.resetIfOpen(stream);
         return;
       }
       if (stream.destroyed || stream.closed) return;
-      stream.once('wantTrailers', () => stream.sendTrailers(statusHeaders(st)));
+      // Responses are already out: the status goes in trailers, which node:http2 asks for after
+      // the last DATA frame; only then may the stream be reset.
+      stream.once('wantTrailers', () => {
+        stream.sendTrailers(statusHeaders(st));
+        if (reset) this.resetIfOpen(stream);
+      });
       stream.end();
     };
     const release = this.holder(reader);
@@ -533,8 +549,7 @@ export class GrpcServer {
         }
       } catch (e) {
         release();
-        end(toStatus(e));
-        this.resetIfOpen(stream);
+        end(toStatus(e), true);
       }
     });
     stream.on('end', () => {
@@ -624,6 +639,11 @@ class UnaryCall {
     if (this.timer) clearTimeout(this.timer);
     return true;
   }
+}
+
+/** Whether the stream's grpc-status has been handed to node:http2 (trailers-only headers or trailers). */
+function statusSent(stream: http2.ServerHttp2Stream): boolean {
+  return stream.sentHeaders?.['grpc-status'] !== undefined || stream.sentTrailers?.['grpc-status'] !== undefined;
 }
 
 function heightHeaders(h: bigint | undefined): OutHeaders | undefined {
