@@ -319,3 +319,44 @@ t.test('LoopSlice: at once within the slice, deferred in order after it', async 
   const off = new LoopSlice(0);
   t.ok(off.admit() && off.admit(), 'a slice of 0 never defers');
 });
+
+/**
+ * Other RPC work always waiting in the slice (as under load: HTTP requests deferred by other
+ * clients). A deferred websocket request used to ask admit() again when the slice drained it;
+ * with anything else waiting the answer was no, so it went to the back of the queue, every
+ * time: the client never got an answer (the fuzzer's "no answer to the sentinel within 20 s").
+ */
+t.test('websocket: a request the slice deferred runs when its turn comes, however busy the slice', async (t) => {
+  const slice = new LoopSlice(1);
+  const { port } = await startRpc(t, rpcConfig(), slice);
+  let stopped = false;
+  let background = 0;
+  const busy = (): void => {
+    background++;
+    if (!stopped) slice.defer(busy);
+  };
+  // Two never-ending items: whichever runs, the other is still waiting.
+  slice.defer(busy);
+  slice.defer(busy);
+  t.teardown(() => {
+    stopped = true;
+  });
+  const a = await WsClient.connect(port);
+  const b = await WsClient.connect(port);
+  t.ok(a.ws && b.ws);
+  const before = slice.deferred;
+  a.ws!.call({ jsonrpc: '2.0', id: 1, method: 'health' });
+  b.ws!.send('{"jsonrpc":[[[[[["2.0"]]]]]],"id":2,"method":"health"}');
+  a.ws!.call({ jsonrpc: '2.0', id: 3, method: 'status' });
+  const ra = JSON.parse((await a.ws!.next(20_000)) ?? 'null');
+  t.same(ra?.result, {}, 'first connection: answered');
+  const rb = JSON.parse((await b.ws!.next(20_000)) ?? 'null');
+  t.equal(rb?.error?.code, -32700, 'second connection: its parse error answered');
+  const ra2 = JSON.parse((await a.ws!.next(20_000)) ?? 'null');
+  t.equal(ra2?.id, 3, 'and the next request of the first connection too');
+  t.ok(slice.deferred - before >= 3, 'the websocket requests were deferred (the slice was busy)');
+  t.ok(background > 0);
+  stopped = true;
+  a.ws!.close();
+  b.ws!.close();
+});
