@@ -15,6 +15,8 @@
  * requests are read from that client meanwhile. uWS refuses async pipelining, so requests the
  * client already pipelined behind a deferred one make uWS close the connection: the cap on
  * requests in flight per connection is thus 1 beyond those served synchronously in the slice.
+ * HTTP requests go through admitHttp(), which answers up to PIPELINE_OVERDRAFT more per turn
+ * past the slice, so that short pipelines are not closed on a loaded machine.
  */
 export class LoopSlice {
   /** performance.now() when the current turn opened, or -1 when none is open. */
