@@ -319,3 +319,95 @@ t.test('LoopSlice: at once within the slice, deferred in order after it', async 
   const off = new LoopSlice(0);
   t.ok(off.admit() && off.admit(), 'a slice of 0 never defers');
 });
+
+/**
+ * Other RPC work always waiting in the slice (as under load: HTTP requests deferred by other
+ * clients). A deferred websocket request used to ask admit() again when the slice drained it;
+ * with anything else waiting the answer was no, so it went to the back of the queue, every
+ * time: the client never got an answer (the fuzzer's "no answer to the sentinel within 20 s").
+ */
+t.test('websocket: a request the slice deferred runs when its turn comes, however busy the slice', async (t) => {
+  const slice = new LoopSlice(1);
+  const { port } = await startRpc(t, rpcConfig(), slice);
+  let stopped = false;
+  let background = 0;
+  const busy = (): void => {
+    background++;
+    if (!stopped) slice.defer(busy);
+  };
+  // Two never-ending items: whichever runs, the other is still waiting.
+  slice.defer(busy);
+  slice.defer(busy);
+  t.teardown(() => {
+    stopped = true;
+  });
+  const a = await WsClient.connect(port);
+  const b = await WsClient.connect(port);
+  t.ok(a.ws && b.ws);
+  const before = slice.deferred;
+  a.ws!.call({ jsonrpc: '2.0', id: 1, method: 'health' });
+  b.ws!.send('{"jsonrpc":[[[[[["2.0"]]]]]],"id":2,"method":"health"}');
+  a.ws!.call({ jsonrpc: '2.0', id: 3, method: 'status' });
+  const ra = JSON.parse((await a.ws!.next(20_000)) ?? 'null');
+  t.same(ra?.result, {}, 'first connection: answered');
+  const rb = JSON.parse((await b.ws!.next(20_000)) ?? 'null');
+  t.equal(rb?.error?.code, -32700, 'second connection: its parse error answered');
+  const ra2 = JSON.parse((await a.ws!.next(20_000)) ?? 'null');
+  t.equal(ra2?.id, 3, 'and the next request of the first connection too');
+  t.ok(slice.deferred - before >= 3, 'the websocket requests were deferred (the slice was busy)');
+  t.ok(background > 0);
+  stopped = true;
+  a.ws!.close();
+  b.ws!.close();
+});
+
+/**
+ * A short pipeline on a loaded machine: the slice is spent by other work (here two never-ending
+ * deferred items, so every turn has others waiting). uWS closes a connection whose pipelined
+ * request is parsed while an earlier one waits, so a deferral would close it unanswered; a turn
+ * answers up to PIPELINE_OVERDRAFT HTTP requests at once past its slice instead.
+ */
+t.test('pipelined requests while the slice is spent: all answered, in order', async (t) => {
+  const slice = new LoopSlice(5);
+  const { port } = await startRpc(t, rpcConfig(), slice);
+  let stopped = false;
+  const busy = (): void => {
+    if (!stopped) slice.defer(busy);
+  };
+  slice.defer(busy);
+  slice.defer(busy);
+  t.teardown(() => {
+    stopped = true;
+  });
+  const cases: Array<[string, string, RegExp]> = [
+    ['URI', 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', /"result":\{\}/g],
+    ['URI, general path (query)', 'GET /health?x=1 HTTP/1.1\r\nHost: x\r\n\r\n', /"result":\{\}/g],
+    ['JSON-RPC', 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 46\r\n\r\n{"jsonrpc":"2.0","id":7,"method":"health"}    ', /"id":7,"result":\{\}/g],
+  ];
+  for (const [label, one, answer] of cases) {
+    for (const n of [2, 4, 8]) {
+      const before = slice.pending;
+      t.ok(before > 0, 'others wait in the slice');
+      const r = await new Promise<{ text: string; closed: boolean }>((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        let out = '';
+        const done = (closed: boolean) => {
+          clearTimeout(timer);
+          s.destroy();
+          resolve({ text: out, closed });
+        };
+        const timer = setTimeout(() => done(false), 15_000);
+        s.on('data', (d) => {
+          out += d.toString('latin1');
+          if ((out.match(answer) ?? []).length >= n) done(false);
+        });
+        s.on('close', () => done(true));
+        s.on('error', () => {});
+        s.write(one.repeat(n));
+      });
+      const got = (r.text.match(answer) ?? []).length;
+      t.equal(got, n, `${label}: ${n} pipelined, ${got} answered${r.closed ? ' (closed)' : ''}`);
+    }
+  }
+  stopped = true;
+});

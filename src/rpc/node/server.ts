@@ -372,7 +372,7 @@ export class NodeRpcServer {
         upgrade: '',
         res,
       };
-      if (!this.slice.admit()) {
+      if (!this.slice.admitHttp()) {
         this.attachAbort(res, ex);
         this.later(res, ex, () => this.runRouteGet(res, ex, info, route));
         return;
@@ -468,7 +468,7 @@ export class NodeRpcServer {
       // A GET or HEAD is served now, inside uWS's corked handler: waiting for
       // uWS's empty last onData chunk costs a loop turn, which halved /status throughput.
       if (bodyless) {
-        if (!this.slice.admit()) {
+        if (!this.slice.admitHttp()) {
           attachAbort();
           this.later(res, ex, () => void this.serveHttp(res, ex, info, EMPTY_BODY));
           return;
@@ -491,7 +491,7 @@ export class NodeRpcServer {
           this.inUwsHandler = true;
           try {
             if (body === null) this.bodyTooLarge(res, ex);
-            else if (this.slice.admit()) void this.serveHttp(res, ex, info, body);
+            else if (this.slice.admitHttp()) void this.serveHttp(res, ex, info, body);
             else this.later(res, ex, () => void this.serveHttp(res, ex, info, body));
           } finally {
             this.inUwsHandler = false;

@@ -164,12 +164,18 @@ export class UwsConnection implements WsConnection {
     return this.queue.length;
   }
 
-  /** Starts the next queued request if nothing stops it (one running, back-pressure, the slice). */
-  private pump(): void {
+  /**
+   * Starts the next queued request if nothing stops it (one running, back-pressure, the slice).
+   * `admitted`: called from the slice's own drain, which already gave this request its place; it
+   * must not ask admit() again (while anything else waits, admit() says no, and a deferred
+   * connection re-queued itself at the back on every drain: with two or more connections
+   * deferred none ever ran, and their clients waited forever).
+   */
+  private pump(admitted = false): void {
     if (this.running || this.deferred || this._closed || this.queue.length === 0) return;
     const ws = this.ws;
     if (ws && ws.getBufferedAmount() > this.limits.pushHighWaterBytes) return; // handleDrain resumes
-    if (!this.slice.admit()) {
+    if (!admitted && !this.slice.admit()) {
       this.deferred = true;
       this.slice.defer(this.resume);
       return;
@@ -191,7 +197,7 @@ export class UwsConnection implements WsConnection {
 
   private readonly resume = (): void => {
     this.deferred = false;
-    this.pump();
+    this.pump(true);
   };
 
   private readonly next = (): void => {

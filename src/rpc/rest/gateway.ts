@@ -349,7 +349,7 @@ export class RestGateway {
    * the calls under way are bounded too: beyond REST_MAX_RUNNING the next waits for one to end.
    */
   private serveInSlice(res: HttpResponse, ex: Exchange, info: RequestInfo, headers: Array<readonly [string, string]>, body: Buffer): void {
-    if (this.running < REST_MAX_RUNNING && this.slice.admit()) {
+    if (this.running < REST_MAX_RUNNING && this.slice.admitHttp()) {
       this.run(res, ex, info, headers, body);
       return;
     }

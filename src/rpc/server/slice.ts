@@ -15,6 +15,8 @@
  * requests are read from that client meanwhile. uWS refuses async pipelining, so requests the
  * client already pipelined behind a deferred one make uWS close the connection: the cap on
  * requests in flight per connection is thus 1 beyond those served synchronously in the slice.
+ * HTTP requests go through admitHttp(), which answers up to PIPELINE_OVERDRAFT more per turn
+ * past the slice, so that short pipelines are not closed on a loaded machine.
  */
 export class LoopSlice {
   /** performance.now() when the current turn opened, or -1 when none is open. */
@@ -24,6 +26,8 @@ export class LoopSlice {
   private armed = false;
   /** Requests admitted in the current turn. */
   private served = 0;
+  /** HTTP requests admitted in the current turn after its slice was spent (admitHttp). */
+  private overdraft = 0;
   /** Requests deferred so far (for tests and metrics). */
   deferred = 0;
 
@@ -40,12 +44,30 @@ export class LoopSlice {
     if (this.turnStart < 0) {
       this.turnStart = performance.now();
       this.served = 0;
+      this.overdraft = 0;
       this.arm();
     }
     // FIFO: while earlier requests wait, later ones wait behind them.
     if (this.head < this.waiting.length) return false;
     if (++this.served <= MIN_PER_TURN) return true;
     return performance.now() - this.turnStart < this.sliceMs;
+  }
+
+  /**
+   * admit() for an HTTP/1.1 request, which cannot wait safely: uWS 20.30 closes a connection when
+   * it parses a pipelined request while an earlier one is unanswered (before any handler runs for
+   * it, and whatever res.pause() said), and a handler cannot tell whether more requests follow in
+   * the same read, nor which connection a request came on (a new HttpResponse per request, no
+   * port). So once the slice is spent (or others wait), a turn still answers up to
+   * PIPELINE_OVERDRAFT HTTP requests at once, past the clock and the FIFO; only after those is one
+   * deferred (and its connection closed, if it pipelines). A client pipelining a few requests is
+   * answered unless floods already took the turn's overdraft.
+   */
+  admitHttp(): boolean {
+    if (this.admit()) return true;
+    if (this.overdraft >= PIPELINE_OVERDRAFT) return false;
+    this.overdraft++;
+    return true;
   }
 
   /** Runs `fn` in a later loop iteration, in order, within that iteration's slice. */
@@ -115,6 +137,13 @@ export const DEFAULT_LOOP_SLICE_MS = 5;
  * headers) a turn of ~16 ms at worst. 64 let 20 pipelining floods stretch a block to 2.5 s.
  */
 export const MIN_PER_TURN = 16;
+
+/**
+ * HTTP requests a turn answers at once after its slice is spent (LoopSlice.admitHttp): four
+ * clients pipelining 8 requests each. Bounded so that a pipelining flood still ends its turn: at
+ * ~1 ms for a heavy request, ~32 ms more per loop iteration at worst.
+ */
+export const PIPELINE_OVERDRAFT = 32;
 
 /** The slice every RPC server of the process shares (they share the one event loop). */
 export const loopSlice = new LoopSlice(DEFAULT_LOOP_SLICE_MS);
