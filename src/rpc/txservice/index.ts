@@ -74,6 +74,7 @@ import { AuthInfoSchema, TxBodySchema, TxSchema, type Tx } from '../../gen/chain
 import { BlockSchema } from '../../gen/consensus/types/block_pb.js';
 import { BlockIDSchema } from '../../gen/consensus/types/types_pb.js';
 import { QueryError } from '../../events/query.js';
+import { checkTxNoWait } from '../../mempool/broadcast.js';
 import { packAny } from '../../proto/registry.js';
 import { IndexerError, MAX_PER_PAGE } from '../../store/indexer.js';
 import { encodeTxRaw } from '../../tx/codec.js';
@@ -354,27 +355,6 @@ export function txServiceImpl(ctx: Nodes, opts: TxServiceOptions = {}): ServiceI
 
   // ---- BroadcastTx -------------------------------------------------------------------------
 
-  /**
-   * broadcast_tx_async: the mempool's local checks (full, too large, cache…) run in the
-   * synchronous part of Mempool.checkTx, so a refusal has settled the promise by the next turn;
-   * the app's CheckTx is not awaited.
-   */
-  const checkTxAsync = async (tx: Uint8Array): Promise<unknown> => {
-    let early: unknown = null;
-    let settled = false;
-    const p = ctx.mempool.checkTx(tx).then(
-      () => {
-        settled = true;
-      },
-      (e: unknown) => {
-        settled = true;
-        early = e;
-      },
-    );
-    await Promise.race([p, new Promise<void>((r) => setImmediate(r))]);
-    return settled ? early : null;
-  };
-
   const broadcastTx = async (req: BroadcastTxRequest) => {
     if (req.txBytes.length === 0) throw invalidArgument('invalid empty tx');
     const tx = req.txBytes;
@@ -393,7 +373,7 @@ export function txServiceImpl(ctx: Nodes, opts: TxServiceOptions = {}): ServiceI
       return { txResponse: txResponseFromBroadcast({ code: res.code, data: res.data, log: res.log, codespace: res.codespace, hash }) };
     }
     if (req.mode === BroadcastMode.ASYNC) {
-      const err = await checkTxAsync(tx);
+      const err = await checkTxNoWait(ctx.mempool, tx);
       if (err !== null) {
         const mapped = txResponseFromMempoolError(err, hash);
         if (mapped) return { txResponse: mapped };

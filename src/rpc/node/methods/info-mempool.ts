@@ -9,6 +9,7 @@
  */
 import { CheckTxType, type ExecTxResult, type ResponseCheckTx } from '../../../app/abci.js';
 import type { BusMessage } from '../../../events/bus.js';
+import { checkTxNoWait } from '../../../mempool/broadcast.js';
 import { txHash } from '../../../types/hashing.js';
 import { base64, hexUpper } from '../../../types/json.js';
 import type { NodeRpcContext } from '../context.js';
@@ -56,11 +57,6 @@ export function validatePerPage(v: bigint | undefined): number {
   return Number(v);
 }
 
-/** Resolves on the next turn of the event loop (after every pending microtask). */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 const CANCELED = 'broadcast confirmation not received: context canceled';
 
 /**
@@ -102,25 +98,11 @@ export function mempoolRoutes(ctx: NodeRpcContext): Route[] {
 
   /**
    * BroadcastTxAsync: the mempool's local checks (full, too large, pre-check, cache) are answered;
-   * the app's CheckTx is not awaited. The Mempool runs those checks and issues the app call in
-   * the synchronous part of checkTx, so an error from them has settled the promise by the next
-   * turn of the event loop. (While a commit holds the mempool lock, the cache check waits for
-   * it; such a cache hit is then not reported, where CometBFT would block on the lock first.)
+   * the app's CheckTx is not awaited.
    */
   const broadcastTxAsync = async (tx: Uint8Array) => {
-    let early: unknown = null;
-    let settled = false;
-    const p = ctx.mempool.checkTx(tx).then(
-      () => {
-        settled = true;
-      },
-      (e: unknown) => {
-        settled = true;
-        early = e;
-      },
-    );
-    await Promise.race([p, nextTurn()]);
-    if (settled && early !== null) throw early;
+    const early = await checkTxNoWait(ctx.mempool, tx);
+    if (early !== null) throw early;
     return { code: 0, data: '', log: '', codespace: '', hash: hexUpper(txHash(tx)) };
   };
 
