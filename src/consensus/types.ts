@@ -4,6 +4,7 @@
  * cometbft/cometbft:consensus/state.go).
  */
 import type { Block, BlockID, Proposal, Vote } from '../types/block.js';
+import type { ConsensusEventTypeValue } from '../names/index.js';
 
 /** RoundStepType; the numbers appear in RoundState JSON, the names in events. */
 export enum RoundStep {
@@ -133,18 +134,7 @@ export interface TimeoutInfo {
 // Events
 
 /** Event names as CometBFT publishes them from consensus (types/events.go). NewBlock comes from the executor. */
-export type ConsensusEventName =
-  | 'NewRound'
-  | 'NewRoundStep'
-  | 'CompleteProposal'
-  | 'Vote'
-  | 'Polka'
-  | 'Lock'
-  | 'Relock'
-  | 'Unlock'
-  | 'TimeoutPropose'
-  | 'TimeoutWait'
-  | 'ValidBlock';
+export type ConsensusEventName = ConsensusEventTypeValue;
 
 /** EventDataRoundState: step is the name (`RoundStepPropose`). */
 export interface EventDataRoundState {
