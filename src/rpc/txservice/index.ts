@@ -85,7 +85,7 @@ import { decodeProtoTx, decodeStoredTx, type StoredTxDecoder } from './decode.js
 import { eventsToProto, txResponseFromBroadcast, txResponseFromIndexed, txResponseFromMempoolError } from './txresponse.js';
 
 export { decodeProtoTx, decodeStoredTx, type StoredTxDecoder } from './decode.js';
-export { formatRfc3339, parseAbciLogs, txResponseFromBroadcast, txResponseFromIndexed, txResponseFromMempoolError, upperHex } from './txresponse.js';
+export { formatRfc3339, parseAbciLogs, txResponseFromBroadcast, txResponseFromIndexed, txResponseFromMempoolError } from './txresponse.js';
 export { txDecodeAmino, txEncodeAmino } from './amino.js';
 
 /** The registration options the tx service needs on a QueryRouter. */
