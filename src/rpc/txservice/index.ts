@@ -4,7 +4,7 @@
  * answering as cosmos-sdk x/auth/tx/service.go (v0.50 and later) does, with the node's parts in
  * place of the SDK's in-process CometBFT client (cosmos/cosmos-sdk:proto/cosmos/tx/v1beta1/service.proto, cosmos/cosmos-sdk:proto/cosmos/base/abci/v1beta1/abci.proto, cosmos/cosmos-sdk:baseapp/grpcrouter.go).
  *
- * Registration (the lead wires it on the node's QueryRouter):
+ * Registration (src/node.ts does this on its QueryRouter, with TX_SERVICE_REGISTER_OPTIONS):
  *
  *   router.registerService(Service, txServiceImpl(ctx), {
  *     notAbciRoutable: ['BroadcastTx'],
