@@ -1,4 +1,5 @@
 /** Small byte helpers shared by the app stores and modules. */
+import { bytesEqual } from '../types/bytes.js';
 
 export type Bytes = Uint8Array;
 
@@ -29,12 +30,7 @@ export function concatBytes(...parts: Bytes[]): Bytes {
   return out;
 }
 
-export function bytesEqual(a: Bytes | undefined, b: Bytes | undefined): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
+export { bytesEqual };
 
 /** Bytewise comparison, as LMDB orders keys. */
 export function compareBytes(a: Bytes, b: Bytes): number {

@@ -52,10 +52,6 @@ export function coinsFromJson(j: unknown): Coin[] {
   return j.map(coinFromJson);
 }
 
-export function coinToJson(c: Coin): { denom: string; amount: string } {
-  return { denom: c.denom, amount: c.amount.toString() };
-}
-
 /**
  * Coins.Validate (types/coin.go): each denom valid, each amount positive, denoms strictly sorted.
  * Returns an error message or null.

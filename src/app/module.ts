@@ -45,7 +45,7 @@ export interface QueryRoute<Q = unknown, R = unknown> {
    * InvalidArgument…), AbciError for SDK errors.
    */
   handler(ctx: Context, req: Q): R;
-  /** abci_query `data` → request. Default: UTF-8 JSON (until the protobuf codecs exist). */
+  /** abci_query `data` → request. Default: UTF-8 JSON. */
   decodeRequest?(data: Bytes): Q;
   /** Response → abci_query `value`. Default: UTF-8 JSON with bigints as decimal strings. */
   encodeResponse?(res: R): Bytes;

@@ -2,9 +2,9 @@
  * Transactions as the base app sees them, and the pluggable decoder that produces them
  * (cosmos-sdk: types/tx_msg.go Tx/FeeTx/TxWithMemo, x/auth/tx/decoder.go).
  *
- * The real decoder (protobuf TxRaw → TxBody/AuthInfo, ADR-027 checks) arrives with the auth
- * module; until then BaseApp defaults to `rejectingTxDecoder`, and tests and devnets may use the
- * unauthenticated `jsonTxDecoder`.
+ * The real decoder (protobuf TxRaw → TxBody/AuthInfo, ADR-027 checks) is the auth module's; a
+ * BaseApp given none defaults to `rejectingTxDecoder`, and tests may use the unauthenticated
+ * `jsonTxDecoder`.
  */
 import type { Bytes } from './bytes.js';
 import { fromUtf8 } from './bytes.js';
@@ -53,7 +53,7 @@ export interface TxDecoder {
   decode(txBytes: Bytes): DecodedTx;
 }
 
-/** The default until the protobuf decoder lands: every tx is undecodable. */
+/** BaseApp's default when it is given no decoder: every tx is undecodable. */
 export const rejectingTxDecoder: TxDecoder = {
   decode(): DecodedTx {
     throw sdkErrors.txDecode.wrap('no tx decoder configured');

@@ -40,11 +40,6 @@ export function parseListenAddress(s: string, defaultHost = DEFAULT_LISTEN_HOST)
   return { host: host === '' ? defaultHost : host, port: Number(portText) };
 }
 
-/** `host:port`, with brackets for IPv6. */
-export function formatHostPort(a: ListenAddress): string {
-  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
-}
-
 /** A peer address `<node id>@host:port` (cometbft: p2p/netaddress.go); the id is 40 hex chars. */
 export interface PeerAddress {
   id: string;

@@ -22,6 +22,7 @@ import { parseDurationNanos } from './duration.js';
 import { defaultConsensusParams, type ConsensusParams } from '../types/params.js';
 import type { PubKey, PubKeyType } from '../types/validator.js';
 import { parsePubKeyType, SPEC_NAMES, type Names } from '../names/index.js';
+import { hexUpper } from '../types/bytes.js';
 
 /** cometbft: types/genesis.go MaxChainIDLen. */
 export const MAX_CHAIN_ID_LEN = 50;
@@ -140,10 +141,6 @@ function decodeBase64(s: string): Uint8Array | undefined {
   return new Uint8Array(Buffer.from(s, 'base64'));
 }
 
-function toHex(b: Uint8Array): string {
-  return Buffer.from(b).toString('hex').toUpperCase();
-}
-
 function parseConsensusParams(ctx: Ctx, raw: unknown): ConsensusParams {
   const p = defaultConsensusParams();
   const cp = ctx.obj(raw, 'consensus_params');
@@ -236,9 +233,9 @@ function parseValidators(ctx: Ctx, raw: unknown, params: ConsensusParams): Genes
     const addrText = ctx.str(o.address, `${at}.address`, '');
     if (addrText !== '') {
       if (!/^[0-9a-fA-F]{40}$/.test(addrText)) ctx.fail(`${at}.address`, `want 40 hex characters, got ${JSON.stringify(addrText)}`);
-      if (addrText.toUpperCase() !== toHex(expected)) ctx.fail(`${at}.address`, `does not match the key; should be ${toHex(expected)}`);
+      if (addrText.toUpperCase() !== hexUpper(expected)) ctx.fail(`${at}.address`, `does not match the key; should be ${hexUpper(expected)}`);
     }
-    const key = toHex(expected);
+    const key = hexUpper(expected);
     if (seen.has(key)) ctx.fail(`${at}.pub_key`, 'duplicate validator');
     seen.add(key);
     return { address: expected, pubKey, power, name: ctx.str(o.name, `${at}.name`, '') };
@@ -337,12 +334,12 @@ export function genesisToJson(doc: GenesisDoc, names: Names = SPEC_NAMES): Recor
     initial_height: doc.initialHeight.toString(),
     consensus_params: consensusParamsToJson(doc.consensusParams),
     validators: doc.validators.map((v) => ({
-      address: toHex(v.address),
+      address: hexUpper(v.address),
       pub_key: { type: names.pubKeyType(v.pubKey.type), value: Buffer.from(v.pubKey.bytes).toString('base64') },
       power: v.power.toString(),
       name: v.name,
     })),
-    app_hash: toHex(doc.appHash),
+    app_hash: hexUpper(doc.appHash),
   };
   if (doc.appState !== undefined) out.app_state = sortKeys(doc.appState);
   return out;

@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { parsePeerAddress } from './address.js';
 import { defaultsOf, type FileSpec, type SectionSpec } from './schema.js';
 import { parseLogLevel, type LogFormat } from '../log.js';
+import type { ConsensusConfig } from '../consensus/types.js';
 
 export interface BaseConfig {
   moniker: string;
@@ -82,24 +83,6 @@ export interface MempoolConfig {
   cacheSize: number;
   keepInvalidTxsInCache: boolean;
   maxTxBytes: number;
-}
-
-export interface ConsensusConfig {
-  walFile: string;
-  /** All timeouts in ms. */
-  timeoutPropose: number;
-  timeoutProposeDelta: number;
-  timeoutPrevote: number;
-  timeoutPrevoteDelta: number;
-  timeoutPrecommit: number;
-  timeoutPrecommitDelta: number;
-  timeoutCommit: number;
-  doubleSignCheckHeight: number;
-  skipTimeoutCommit: boolean;
-  createEmptyBlocks: boolean;
-  createEmptyBlocksInterval: number;
-  peerGossipSleepDuration: number;
-  peerQueryMaj23SleepDuration: number;
 }
 
 export interface TxIndexConfig {

@@ -4,6 +4,7 @@
  * cometbft/cometbft:consensus/state.go).
  */
 import type { Block, BlockID, Proposal, Vote } from '../types/block.js';
+import type { ConsensusEventTypeValue } from '../names/index.js';
 
 /** RoundStepType; the numbers appear in RoundState JSON, the names in events. */
 export enum RoundStep {
@@ -33,8 +34,13 @@ export function roundStepName(step: RoundStep): string {
   return STEP_NAMES[step] ?? 'RoundStepUnknown';
 }
 
-/** The `[consensus]` section, durations in milliseconds. Defaults: cometbft config/config.go. */
+/**
+ * The `[consensus]` section of config.toml, durations in milliseconds. config/node-config.ts maps
+ * the TOML names and holds the defaults (cometbft/cometbft:config/config.go ConsensusConfig).
+ */
 export interface ConsensusConfig {
+  /** Consensus write-ahead log (relative paths are relative to the home directory). */
+  walFile: string;
   timeoutPropose: number;
   timeoutProposeDelta: number;
   timeoutPrevote: number;
@@ -43,27 +49,17 @@ export interface ConsensusConfig {
   timeoutPrecommitDelta: number;
   /** Wait after a commit before round 0 of the next height starts (collects the slow precommits). */
   timeoutCommit: number;
+  /** How many blocks to look back for this validator's own signature before signing; 0 = off. */
+  doubleSignCheckHeight: number;
   /** Start the next height as soon as precommits of all validators are in. */
   skipTimeoutCommit: boolean;
   createEmptyBlocks: boolean;
   /** With create_empty_blocks=false or an interval, round 0 waits for txs at most this long (0 = forever). */
   createEmptyBlocksInterval: number;
-}
-
-/** DefaultConsensusConfig: 3s/+0.5s propose, 1s/+0.5s prevote and precommit, 1s commit. */
-export function defaultConsensusConfig(): ConsensusConfig {
-  return {
-    timeoutPropose: 3000,
-    timeoutProposeDelta: 500,
-    timeoutPrevote: 1000,
-    timeoutPrevoteDelta: 500,
-    timeoutPrecommit: 1000,
-    timeoutPrecommitDelta: 500,
-    timeoutCommit: 1000,
-    skipTimeoutCommit: false,
-    createEmptyBlocks: true,
-    createEmptyBlocksInterval: 0,
-  };
+  /** Reactor sleep between gossip rounds. */
+  peerGossipSleepDuration: number;
+  /** Reactor sleep between maj23 queries. */
+  peerQueryMaj23SleepDuration: number;
 }
 
 /** TestConsensusConfig: propose 40ms (+1ms), prevote/precommit 10ms (+1ms), commit 10ms, skip on. */
@@ -79,6 +75,10 @@ export function testConsensusConfig(): ConsensusConfig {
     skipTimeoutCommit: true,
     createEmptyBlocks: true,
     createEmptyBlocksInterval: 0,
+    walFile: 'data/cs.wal/wal',
+    doubleSignCheckHeight: 0,
+    peerGossipSleepDuration: 5,
+    peerQueryMaj23SleepDuration: 250,
   };
 }
 
@@ -134,18 +134,7 @@ export interface TimeoutInfo {
 // Events
 
 /** Event names as CometBFT publishes them from consensus (types/events.go). NewBlock comes from the executor. */
-export type ConsensusEventName =
-  | 'NewRound'
-  | 'NewRoundStep'
-  | 'CompleteProposal'
-  | 'Vote'
-  | 'Polka'
-  | 'Lock'
-  | 'Relock'
-  | 'Unlock'
-  | 'TimeoutPropose'
-  | 'TimeoutWait'
-  | 'ValidBlock';
+export type ConsensusEventName = ConsensusEventTypeValue;
 
 /** EventDataRoundState: step is the name (`RoundStepPropose`). */
 export interface EventDataRoundState {

@@ -2,21 +2,9 @@
 import type { BlockID } from '../types/block.js';
 import type { Validator } from '../types/validator.js';
 import type { ValidatorSet } from '../types/validator_set.js';
+import { bytesEqual, hexUpper } from '../types/bytes.js';
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0').toUpperCase());
-
-/** Upper-case hex, as CometBFT prints HexBytes. */
-export function hexUpper(b: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += HEX[b[i]!];
-  return s;
-}
-
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
+export { bytesEqual, hexUpper };
 
 /** bytes.Compare. */
 export function compareBytesLex(a: Uint8Array, b: Uint8Array): number {

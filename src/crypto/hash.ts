@@ -23,13 +23,6 @@ export function sha256(data: Uint8Array): Uint8Array {
   return createHash('sha256').update(data).digest();
 }
 
-/** SHA-256 over several chunks without concatenating them first. */
-export function sha256Concat(...chunks: Uint8Array[]): Uint8Array {
-  const h = createHash('sha256');
-  for (const c of chunks) h.update(c);
-  return h.digest();
-}
-
 /** tmhash.Sum. */
 export const tmhash = sha256;
 

@@ -8,6 +8,7 @@
  * HashFromByteSlicesIterative relies on the same equivalence), without recursion or slicing.
  */
 import { createHash } from 'node:crypto';
+import { bytesEqual } from '../types/bytes.js';
 
 const LEAF_PREFIX = new Uint8Array([0]);
 const INNER_PREFIX = new Uint8Array([1]);
@@ -162,12 +163,6 @@ export function validateProof(proof: MerkleProof): string | null {
     if (proof.aunts[i]!.length !== 32) return `expected Aunts#${i} size to be 32, got ${proof.aunts[i]!.length}`;
   }
   return null;
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** Proof.Verify: true iff `item` is at proof.index of a tree with root `root`. */

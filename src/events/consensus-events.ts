@@ -16,22 +16,10 @@
  * (src/events/query.ts Query.matches).
  */
 import type { ConsensusEventData, ConsensusEventName, EventDataCompleteProposal, EventDataNewRound, EventDataRoundState, EventDataVote } from '../consensus/types.js';
+import { CONSENSUS_EVENT_TYPES } from '../names/index.js';
 import type { BusMessage, EventBus } from './bus.js';
 
-/** The consensus events CometBFT 0.38 publishes (types/events.go), in that file's order. */
-export const CONSENSUS_EVENT_TYPES: readonly ConsensusEventName[] = [
-  'CompleteProposal',
-  'Lock',
-  'NewRound',
-  'NewRoundStep',
-  'Polka',
-  'Relock',
-  'TimeoutPropose',
-  'TimeoutWait',
-  'Unlock',
-  'ValidBlock',
-  'Vote',
-];
+export { CONSENSUS_EVENT_TYPES };
 const KNOWN = new Set<string>(CONSENSUS_EVENT_TYPES);
 
 /** What the bridge needs of the consensus state machine (src/consensus/state.ts). */

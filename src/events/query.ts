@@ -423,14 +423,6 @@ export function compareLeadingNumber(s: string, d: Decimal): number {
   return 0;
 }
 
-/** Exact comparison of two canonical decimals. */
-export function compareDecimal(a: Decimal, b: Decimal): number {
-  if (a.int.length !== b.int.length) return a.int.length < b.int.length ? -1 : 1;
-  if (a.int !== b.int) return a.int < b.int ? -1 : 1;
-  if (a.frac !== b.frac) return a.frac < b.frac ? -1 : 1;
-  return 0;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Compiled matching (query.go compileCondition / matchesEvent)
 

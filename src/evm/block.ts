@@ -28,6 +28,7 @@ import type { FlatState, StateChanges } from './flat-state.js';
 import { FlatStateManager } from './state-manager.js';
 import type { StateTrie } from './trie.js';
 import { recoverSender } from './tx.js';
+import { bytesEqual } from '../types/bytes.js';
 
 export interface BlockEnv {
   number: bigint;
@@ -184,7 +185,7 @@ export class EvmContext {
       for (const { tx, sender } of txs) {
         // The sender check uses the key recoverSender cached (one native keccak), not
         // tx.getSenderAddress(), which hashes with @noble (~5 µs; runTx calls it once more anyway).
-        if (!equal20(this.senderOf(tx), sender)) {
+        if (!bytesEqual(this.senderOf(tx), sender)) {
           throw new EvmBlockError('tx sender differs from the recovered sender', 'EVM_BLOCK_SENDER_MISMATCH');
         }
         if (cumulative + tx.gasLimit > env.gasLimit) {
@@ -299,10 +300,4 @@ function skipped(cumulative: bigint, error: string): EvmReceipt {
     error,
     skipped: true,
   };
-}
-
-function equal20(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

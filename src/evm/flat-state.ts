@@ -14,8 +14,7 @@
  */
 import { RLP } from '@ethereumjs/rlp';
 import { KECCAK256_NULL, KECCAK256_RLP, bigIntToUnpaddedBytes, bytesToBigInt, equalsBytes } from '@ethereumjs/util';
-import { type KVStore, LmdbKV, MemoryKV } from './kv.js';
-import type { Database } from 'lmdb';
+import type { KVStore } from './kv.js';
 
 export const PREFIX_ACCOUNT = 0x01;
 export const PREFIX_CODE = 0x02;
@@ -150,13 +149,4 @@ export class KVFlatState implements FlatState {
       else this.kv.put(accountKey(a.address), encodeAccountRecord(a.account));
     }
   }
-}
-
-export function createMemoryFlatState(kv: MemoryKV = new MemoryKV()): KVFlatState {
-  return new KVFlatState(kv);
-}
-
-/** Flat state in an lmdb-js database opened with binary keys and values. */
-export function createLmdbFlatState(db: Database<Buffer | Uint8Array, Uint8Array>): KVFlatState {
-  return new KVFlatState(new LmdbKV(db));
 }

@@ -19,14 +19,8 @@
 /** Key algorithms that have registered JSON names (cometbft: crypto/ed25519, secp256k1, sr25519). */
 export type KeyAlgo = 'ed25519' | 'secp256k1' | 'sr25519';
 
-/** Event type values (the value of `node.event`, cometbft: types/events.go). */
-export const EVENT_TYPES = [
-  'NewBlock',
-  'NewBlockHeader',
-  'NewBlockEvents',
-  'NewEvidence',
-  'Tx',
-  'ValidatorSetUpdates',
+/** The consensus events CometBFT 0.38 publishes (cometbft/cometbft:types/events.go), in that file's order. */
+export const CONSENSUS_EVENT_TYPES = [
   'CompleteProposal',
   'Lock',
   'NewRound',
@@ -38,6 +32,18 @@ export const EVENT_TYPES = [
   'Unlock',
   'ValidBlock',
   'Vote',
+] as const;
+export type ConsensusEventTypeValue = (typeof CONSENSUS_EVENT_TYPES)[number];
+
+/** Event type values (the value of `node.event`, cometbft: types/events.go). */
+export const EVENT_TYPES = [
+  'NewBlock',
+  'NewBlockHeader',
+  'NewBlockEvents',
+  'NewEvidence',
+  'Tx',
+  'ValidatorSetUpdates',
+  ...CONSENSUS_EVENT_TYPES,
 ] as const;
 export type EventTypeValue = (typeof EVENT_TYPES)[number];
 

@@ -49,6 +49,7 @@ import { voteSignBytes } from '../types/signbytes.js';
 import type { ValidatorSet } from '../types/validator_set.js';
 import type { BlockExecutor } from './executor.js';
 import type { State } from './state.js';
+import { bytesEqual, hexUpper } from '../types/bytes.js';
 
 /** What the executor needs of the mempool (src/mempool/mempool.ts). */
 export interface ExecutorMempool {
@@ -192,10 +193,6 @@ export function zeroBlockId(): BlockID {
   return { hash: new Uint8Array(0), partSetHeader: { total: 0, hash: new Uint8Array(0) } };
 }
 
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-}
-
 function blockIdEqual(a: BlockID, b: BlockID): boolean {
   return (
     bytesEqual(a.hash, b.hash) &&
@@ -203,8 +200,6 @@ function blockIdEqual(a: BlockID, b: BlockID): boolean {
     bytesEqual(a.partSetHeader.hash, b.partSetHeader.hash)
   );
 }
-
-const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 
 /**
  * Checks that +2/3 of `vals` signed `blockId` at `height` (types.VerifyCommit). Signatures are
@@ -214,7 +209,7 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 export function verifyCommit(chainId: string, vals: ValidatorSet, blockId: BlockID, height: bigint, commit: Commit): void {
   if (commit.height !== height) throw new Error(`invalid commit -- wrong height: ${height} vs ${commit.height}`);
   if (!blockIdEqual(commit.blockId, blockId)) {
-    throw new Error(`invalid commit -- wrong block ID: want ${hex(blockId.hash)}, got ${hex(commit.blockId.hash)}`);
+    throw new Error(`invalid commit -- wrong block ID: want ${hexUpper(blockId.hash)}, got ${hexUpper(commit.blockId.hash)}`);
   }
   if (commit.signatures.length !== vals.size) {
     throw new Error(`invalid commit -- wrong set size: ${vals.size} vs ${commit.signatures.length}`);
@@ -239,7 +234,7 @@ export function verifyCommit(chainId: string, vals: ValidatorSet, blockId: Block
       extensionSignature: new Uint8Array(0),
     };
     if (!ed25519Verify(val.pubKey.bytes, voteSignBytes(chainId, vote), sig.signature)) {
-      throw new Error(`wrong signature (#${idx}): ${hex(sig.signature)}`);
+      throw new Error(`wrong signature (#${idx}): ${hexUpper(sig.signature)}`);
     }
     if (sig.blockIdFlag === BlockIDFlag.Commit) tallied += val.votingPower;
   });
@@ -310,7 +305,7 @@ export class Executor implements BlockExecutor {
     const height = this.nextHeight(state);
     want(h.height === height, `wrong Block.Header.Height. Expected ${height}, got ${h.height}`);
     want(blockIdEqual(h.lastBlockId, state.lastBlockId), `wrong Block.Header.LastBlockID`);
-    want(bytesEqual(h.appHash, state.appHash), `wrong Block.Header.AppHash. Expected ${hex(state.appHash)}, got ${hex(h.appHash)}`);
+    want(bytesEqual(h.appHash, state.appHash), `wrong Block.Header.AppHash. Expected ${hexUpper(state.appHash)}, got ${hexUpper(h.appHash)}`);
     want(bytesEqual(h.consensusHash, consensusParamsHash(state.consensusParams)), 'wrong Block.Header.ConsensusHash');
     want(bytesEqual(h.lastResultsHash, state.lastResultsHash), 'wrong Block.Header.LastResultsHash');
     want(bytesEqual(h.validatorsHash, state.validators.hash()), 'wrong Block.Header.ValidatorsHash');
@@ -329,7 +324,7 @@ export class Executor implements BlockExecutor {
     });
     want(bytesEqual(h.evidenceHash, evidenceHash(block.evidence)), 'wrong Header.EvidenceHash');
     want(bytesEqual(h.lastCommitHash, commitHash(block.lastCommit)), 'wrong Header.LastCommitHash');
-    want(state.validators.getByAddress(h.proposerAddress) !== null, `block.Header.ProposerAddress ${hex(h.proposerAddress)} is not a validator`);
+    want(state.validators.getByAddress(h.proposerAddress) !== null, `block.Header.ProposerAddress ${hexUpper(h.proposerAddress)} is not a validator`);
     if (height === state.initialHeight) {
       want(block.lastCommit.signatures.length === 0, 'initial block can\'t have LastCommit signatures');
       want(h.time === state.lastBlockTime, 'block time is not equal to genesis time');
@@ -474,7 +469,7 @@ export class Executor implements BlockExecutor {
     }
     block.data.txs.forEach((tx, index) => {
       const result = resp.txResults[index]!;
-      const hash = hex(txHash(tx));
+      const hash = hexUpper(txHash(tx));
       const attrs = flatten(result.events, { 'tx.hash': [hash], 'tx.height': [height] });
       bus.publish({ type: 'Tx', data: { height: block.header.height, index, tx, result }, attributes: attrs });
     });

@@ -9,10 +9,6 @@ export function heightKey(height: bigint): Buffer {
   return b;
 }
 
-export function keyHeight(key: Uint8Array): bigint {
-  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).readBigUInt64BE(0);
-}
-
 export function strKey(s: string): Buffer {
   return Buffer.from(s, 'utf8');
 }

@@ -15,6 +15,7 @@ import type { MerkleProof } from '../crypto/merkle.js';
 import type { Part } from './codec.js';
 import { readEvidenceOneof, readTimestamp, readVote } from './codec.js';
 import { ProtoReader, WIRE_LEN, WIRE_VARINT, expectWire } from './proto.js';
+import { hexUpper } from './bytes.js';
 
 const NS_PER_S = 1_000_000_000n;
 
@@ -30,9 +31,7 @@ const SECONDS_PER_DAY = 86400n;
 // ---------------------------------------------------------------------------------------------
 // Bytes
 
-export function hexUpper(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex').toUpperCase();
-}
+export { hexUpper };
 
 /** []byte: base64, null when nil/empty (gogoproto leaves absent bytes nil). */
 export function base64OrNull(b: Uint8Array | null | undefined): string | null {

@@ -17,6 +17,7 @@ import type { PubKey, Validator, ValidatorUpdate } from './validator.js';
 import { addressFromPubKey } from '../crypto/hash.js';
 import { validatorsHash } from './hashing.js';
 import { decodeValidatorSet, encodeValidatorSet } from './codec.js';
+import { hexUpper } from './bytes.js';
 
 const MAX_INT64 = (1n << 63n) - 1n;
 const MIN_INT64 = -(1n << 63n);
@@ -88,10 +89,6 @@ function moreProposerPriority(a: Validator | null, b: Validator): Validator {
 
 function addrKey(address: Uint8Array): string {
   return Buffer.from(address.buffer, address.byteOffset, address.byteLength).toString('latin1');
-}
-
-function hexUpper(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex').toUpperCase();
 }
 
 /** A ValidatorUpdate (pubkey + power) or a Validator (address + votingPower) as a change. */

@@ -209,7 +209,7 @@ function escapeHtml(s: string): string {
 }
 
 /**
- * Builders for the methods of issue 2; later methods plug into the table the same way.
+ * Builders for `health` and `status`; the other methods plug into the table the same way.
  * `health` (rpc/core/health.go) answers `{}`; `status` (rpc/core/status.go) answers what the
  * callback returns, e.g. `() => statusResult(deps)`.
  */

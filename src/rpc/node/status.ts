@@ -5,6 +5,7 @@
 import type { State } from '../../state/state.js';
 import type { BlockStore } from '../../store/blockstore.js';
 import type { PubKey } from '../../types/validator.js';
+import { hexUpper } from '../../types/bytes.js';
 
 /** The CometBFT release line whose RPC chaind speaks. CosmJS picks its client by this prefix. */
 export const COMET_COMPAT_VERSION = '0.38.17';
@@ -30,7 +31,6 @@ export interface StatusDeps {
   catchingUp?: () => boolean;
 }
 
-const hexU = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 const EPOCH = '1970-01-01T00:00:00Z';
 
 export function statusResult(d: StatusDeps) {
@@ -53,20 +53,20 @@ export function statusResult(d: StatusDeps) {
       other: { tx_index: d.txIndex ? 'on' : 'off', rpc_address: d.rpcListenAddr },
     },
     sync_info: {
-      latest_block_hash: latest ? hexU(latest.blockId.hash) : '',
+      latest_block_hash: latest ? hexUpper(latest.blockId.hash) : '',
       // CometBFT reports the latest header's app hash (the state before that block), not the
       // app hash the block produced.
-      latest_app_hash: latest ? hexU(latest.header.appHash) : '',
+      latest_app_hash: latest ? hexUpper(latest.header.appHash) : '',
       latest_block_height: latestH.toString(),
       latest_block_time: latest ? d.formatTime(latest.header.time) : EPOCH,
-      earliest_block_hash: earliest ? hexU(earliest.blockId.hash) : '',
-      earliest_app_hash: earliest ? hexU(earliest.header.appHash) : '',
+      earliest_block_hash: earliest ? hexUpper(earliest.blockId.hash) : '',
+      earliest_app_hash: earliest ? hexUpper(earliest.header.appHash) : '',
       earliest_block_height: earliestH.toString(),
       earliest_block_time: earliest ? d.formatTime(earliest.header.time) : EPOCH,
       catching_up: d.catchingUp?.() ?? false,
     },
     validator_info: {
-      address: hexU(d.validatorAddress),
+      address: hexUpper(d.validatorAddress),
       pub_key: { type: d.pubKeyTypeName(d.validatorPubKey.type), value: Buffer.from(d.validatorPubKey.bytes).toString('base64') },
       voting_power: found ? found.validator.votingPower.toString() : '0',
     },

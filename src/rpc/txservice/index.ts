@@ -4,7 +4,7 @@
  * answering as cosmos-sdk x/auth/tx/service.go (v0.50 and later) does, with the node's parts in
  * place of the SDK's in-process CometBFT client (cosmos/cosmos-sdk:proto/cosmos/tx/v1beta1/service.proto, cosmos/cosmos-sdk:proto/cosmos/base/abci/v1beta1/abci.proto, cosmos/cosmos-sdk:baseapp/grpcrouter.go).
  *
- * Registration (the lead wires it on the node's QueryRouter):
+ * Registration (src/node.ts does this on its QueryRouter, with TX_SERVICE_REGISTER_OPTIONS):
  *
  *   router.registerService(Service, txServiceImpl(ctx), {
  *     notAbciRoutable: ['BroadcastTx'],
@@ -74,6 +74,7 @@ import { AuthInfoSchema, TxBodySchema, TxSchema, type Tx } from '../../gen/chain
 import { BlockSchema } from '../../gen/consensus/types/block_pb.js';
 import { BlockIDSchema } from '../../gen/consensus/types/types_pb.js';
 import { QueryError } from '../../events/query.js';
+import { checkTxNoWait } from '../../mempool/broadcast.js';
 import { packAny } from '../../proto/registry.js';
 import { IndexerError, MAX_PER_PAGE } from '../../store/indexer.js';
 import { encodeTxRaw } from '../../tx/codec.js';
@@ -84,7 +85,7 @@ import { decodeProtoTx, decodeStoredTx, type StoredTxDecoder } from './decode.js
 import { eventsToProto, txResponseFromBroadcast, txResponseFromIndexed, txResponseFromMempoolError } from './txresponse.js';
 
 export { decodeProtoTx, decodeStoredTx, type StoredTxDecoder } from './decode.js';
-export { formatRfc3339, parseAbciLogs, txResponseFromBroadcast, txResponseFromIndexed, txResponseFromMempoolError, upperHex } from './txresponse.js';
+export { formatRfc3339, parseAbciLogs, txResponseFromBroadcast, txResponseFromIndexed, txResponseFromMempoolError } from './txresponse.js';
 export { txDecodeAmino, txEncodeAmino } from './amino.js';
 
 /** The registration options the tx service needs on a QueryRouter. */
@@ -354,27 +355,6 @@ export function txServiceImpl(ctx: Nodes, opts: TxServiceOptions = {}): ServiceI
 
   // ---- BroadcastTx -------------------------------------------------------------------------
 
-  /**
-   * broadcast_tx_async: the mempool's local checks (full, too large, cache…) run in the
-   * synchronous part of Mempool.checkTx, so a refusal has settled the promise by the next turn;
-   * the app's CheckTx is not awaited.
-   */
-  const checkTxAsync = async (tx: Uint8Array): Promise<unknown> => {
-    let early: unknown = null;
-    let settled = false;
-    const p = ctx.mempool.checkTx(tx).then(
-      () => {
-        settled = true;
-      },
-      (e: unknown) => {
-        settled = true;
-        early = e;
-      },
-    );
-    await Promise.race([p, new Promise<void>((r) => setImmediate(r))]);
-    return settled ? early : null;
-  };
-
   const broadcastTx = async (req: BroadcastTxRequest) => {
     if (req.txBytes.length === 0) throw invalidArgument('invalid empty tx');
     const tx = req.txBytes;
@@ -393,7 +373,7 @@ export function txServiceImpl(ctx: Nodes, opts: TxServiceOptions = {}): ServiceI
       return { txResponse: txResponseFromBroadcast({ code: res.code, data: res.data, log: res.log, codespace: res.codespace, hash }) };
     }
     if (req.mode === BroadcastMode.ASYNC) {
-      const err = await checkTxAsync(tx);
+      const err = await checkTxNoWait(ctx.mempool, tx);
       if (err !== null) {
         const mapped = txResponseFromMempoolError(err, hash);
         if (mapped) return { txResponse: mapped };

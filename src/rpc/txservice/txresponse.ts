@@ -24,13 +24,10 @@ import {
   type TxResponse,
 } from '../../gen/chain/base/abci/v1beta1/abci_pb.js';
 import { EventSchema, type Event } from '../../gen/consensus/abci/types_pb.js';
+import { hexUpper } from '../../types/bytes.js';
 
 const NS_PER_S = 1_000_000_000n;
 
-/** Upper-case hex, as Go's `strings.ToUpper(hex.EncodeToString(b))` and HexBytes.String(). */
-export function upperHex(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex').toUpperCase();
-}
 
 function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
@@ -147,10 +144,10 @@ export function txResponseFromIndexed(p: IndexedTxParts): TxResponse {
   const r = p.result;
   return create(TxResponseSchema, {
     height: p.height,
-    txhash: upperHex(p.hash),
+    txhash: hexUpper(p.hash),
     codespace: r.codespace,
     code: r.code,
-    data: upperHex(r.data),
+    data: hexUpper(r.data),
     rawLog: r.log,
     logs: parseAbciLogs(r.log),
     info: r.info,
@@ -175,10 +172,10 @@ export interface BroadcastResult {
 /** NewResponseFormatBroadcastTx (types/result.go): no height, gas, info, tx, timestamp or events. */
 export function txResponseFromBroadcast(r: BroadcastResult): TxResponse {
   return create(TxResponseSchema, {
-    txhash: upperHex(r.hash),
+    txhash: hexUpper(r.hash),
     code: r.code,
     codespace: r.codespace,
-    data: upperHex(r.data),
+    data: hexUpper(r.data),
     rawLog: r.log,
     logs: parseAbciLogs(r.log),
   });
@@ -197,5 +194,5 @@ export function txResponseFromMempoolError(err: unknown, hash: Uint8Array): TxRe
   else if (text.includes('mempool is full')) root = sdkErrors.mempoolIsFull;
   else if (text.includes('tx too large')) root = sdkErrors.txTooLarge;
   else return undefined;
-  return create(TxResponseSchema, { txhash: upperHex(hash), code: root.abciCode, codespace: root.codespace });
+  return create(TxResponseSchema, { txhash: hexUpper(hash), code: root.abciCode, codespace: root.codespace });
 }

@@ -10,7 +10,7 @@
  *   `…: internal logic error`, an empty payload `…: unknown address`) or a plain one (empty string,
  *   bad bech32); abci_query maps the first to code 6 and the second to code 18 (cosmos/cosmos-sdk:baseapp/abci.go).
  */
-import { create, fromBinary, isMessage, toBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, isMessage } from '@bufbuild/protobuf';
 import { bech32 } from '@scure/base';
 import { MAX_ADDR_LEN } from '../../address.js';
 import type { Bytes } from '../../bytes.js';
@@ -259,9 +259,4 @@ export class AuthModule implements AppModule {
       }),
     );
   }
-}
-
-/** Protobuf bytes of a MsgUpdateParams (tests, tx builders). */
-export function encodeMsgUpdateParams(msg: MsgUpdateParams): Bytes {
-  return toBinary(MsgUpdateParamsSchema, msg);
 }

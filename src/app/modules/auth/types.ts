@@ -21,9 +21,6 @@ export const FEE_COLLECTOR_NAME = 'fee_collector';
 export const GOV_MODULE_NAME = 'gov';
 export const MINT_MODULE_NAME = 'mint';
 
-/** Module account permissions (x/auth/types/permissions.go). */
-export type ModulePermissionName = 'minter' | 'burner' | 'staking';
-
 /**
  * x/auth/types/params.go defaults. sig_verify_cost_mldsa65 = 750: ML-DSA-65 verifies in about 0.8×
  * the time of secp256k1 (95.5 µs against 120 µs), so 0.8 × 1000 (cosmos/cosmos-sdk:proto/cosmos/auth/v1beta1/auth.proto).

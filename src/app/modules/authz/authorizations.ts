@@ -30,10 +30,6 @@ export type Authorization =
   | { kind: 'send'; value: SendAuthorization }
   | { kind: 'stake'; value: StakeAuthorization };
 
-/** Canonical type URLs (`/chain.…`). */
-export const GENERIC_AUTHORIZATION_URL = `/${GenericAuthorizationSchema.typeName}`;
-export const SEND_AUTHORIZATION_URL = `/${SendAuthorizationSchema.typeName}`;
-export const STAKE_AUTHORIZATION_URL = `/${StakeAuthorizationSchema.typeName}`;
 export const MSG_SEND_URL = `/${MsgSendSchema.typeName}`;
 
 /**

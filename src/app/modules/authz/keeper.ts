@@ -392,8 +392,3 @@ function decodeGenesisAddress(codec: AddressCodec, text: string, what: string): 
   if ('error' in r) throw new Error(`invalid ${what} address ${JSON.stringify(text)}: ${r.error}`);
   return r.bytes;
 }
-
-/** A Grant's expiration as a Timestamp message (for responses). */
-export function expirationTimestamp(ns: bigint | undefined) {
-  return ns === undefined ? undefined : timestamp(ns);
-}

@@ -11,7 +11,7 @@
  *
  * The length byte before the address is what makes "every balance of one address" a prefix
  * range. Amounts are math.Int's text form, as sdk.IntValue stores them. Metadata and params are
- * JSON here until the protobuf codecs exist (they are not part of any wire format yet).
+ * stored as JSON (the stored form is not part of any wire format).
  */
 import { concatBytes, utf8, type Bytes } from '../../bytes.js';
 

@@ -39,13 +39,11 @@ import {
   validatorUpdateJSON,
   type TxProof,
 } from './chain-json.js';
+import { bytesEqual, hexUpper } from '../../../types/bytes.js';
 
 /** env.go genesisChunkSize: the genesis JSON is served in 16 MiB slices. */
 export const GENESIS_CHUNK_SIZE = 16 * 1024 * 1024;
 
-const hexUpper = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex').toUpperCase();
-const bytesEqual = (a: Uint8Array, b: Uint8Array) =>
-  Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 const HEIGHT = [{ name: 'height', type: 'int64', optional: true }] as const;
 

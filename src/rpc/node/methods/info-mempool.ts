@@ -7,12 +7,14 @@
  * app failure) are thrown as they are, so the transports answer -32603 with the plain message as
  * `data`, as CometBFT does for any error a method returns.
  */
-import { CheckTxType, type AbciEvent, type ExecTxResult, type ResponseCheckTx } from '../../../app/abci.js';
+import { CheckTxType, type ExecTxResult, type ResponseCheckTx } from '../../../app/abci.js';
 import type { BusMessage } from '../../../events/bus.js';
+import { checkTxNoWait } from '../../../mempool/broadcast.js';
 import { txHash } from '../../../types/hashing.js';
-import { base64, base64OrNull, hexUpper } from '../../../types/json.js';
+import { base64, hexUpper } from '../../../types/json.js';
 import type { NodeRpcContext } from '../context.js';
 import { route, type Route, type RouteContext } from '../routes.js';
+import { execTxResultJSON } from './chain-json.js';
 import { subscriptionsFor } from './events.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -20,37 +22,12 @@ import { subscriptionsFor } from './events.js';
 // EmitDefaults and EnumsAsInts: every field present, int64 as strings, empty bytes as null, in
 // proto field order).
 
-/** abci.Event under jsonpb: `type` and `attributes` always present; attribute `index` a bool. */
-export function abciEventsJSON(events: readonly AbciEvent[]) {
-  return events.map((e) => ({ type: e.type, attributes: e.attributes.map((a) => ({ key: a.key, value: a.value, index: a.index })) }));
-}
-
-/** ResponseCheckTx as check_tx and broadcast_tx_commit.check_tx show it (fields 1–8). */
+/**
+ * ResponseCheckTx as check_tx and broadcast_tx_commit.check_tx show it: its fields 1–8 are those of
+ * ExecTxResult, marshalled the same way (the sender/priority hints are ours and not shown).
+ */
 export function responseCheckTxJSON(r: ResponseCheckTx) {
-  return {
-    code: r.code,
-    data: base64OrNull(r.data),
-    log: r.log,
-    info: r.info,
-    gas_wanted: r.gasWanted.toString(),
-    gas_used: r.gasUsed.toString(),
-    events: abciEventsJSON(r.events),
-    codespace: r.codespace,
-  };
-}
-
-/** ExecTxResult as broadcast_tx_commit.tx_result shows it (same fields as ResponseCheckTx). */
-export function execTxResultJSON(r: ExecTxResult) {
-  return {
-    code: r.code,
-    data: base64OrNull(r.data),
-    log: r.log,
-    info: r.info,
-    gas_wanted: r.gasWanted.toString(),
-    gas_used: r.gasUsed.toString(),
-    events: abciEventsJSON(r.events),
-    codespace: r.codespace,
-  };
+  return execTxResultJSON(r);
 }
 
 /** `abci.ExecTxResult{}`: what broadcast_tx_commit returns when the tx was not executed. */
@@ -78,11 +55,6 @@ export function validatePerPage(v: bigint | undefined): number {
   if (v === undefined || v < 1n) return DEFAULT_PER_PAGE;
   if (v > BigInt(MAX_PER_PAGE)) return MAX_PER_PAGE;
   return Number(v);
-}
-
-/** Resolves on the next turn of the event loop (after every pending microtask). */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 const CANCELED = 'broadcast confirmation not received: context canceled';
@@ -126,25 +98,11 @@ export function mempoolRoutes(ctx: NodeRpcContext): Route[] {
 
   /**
    * BroadcastTxAsync: the mempool's local checks (full, too large, pre-check, cache) are answered;
-   * the app's CheckTx is not awaited. The Mempool runs those checks and issues the app call in
-   * the synchronous part of checkTx, so an error from them has settled the promise by the next
-   * turn of the event loop. (While a commit holds the mempool lock, the cache check waits for
-   * it; such a cache hit is then not reported, where CometBFT would block on the lock first.)
+   * the app's CheckTx is not awaited.
    */
   const broadcastTxAsync = async (tx: Uint8Array) => {
-    let early: unknown = null;
-    let settled = false;
-    const p = ctx.mempool.checkTx(tx).then(
-      () => {
-        settled = true;
-      },
-      (e: unknown) => {
-        settled = true;
-        early = e;
-      },
-    );
-    await Promise.race([p, nextTurn()]);
-    if (settled && early !== null) throw early;
+    const early = await checkTxNoWait(ctx.mempool, tx);
+    if (early !== null) throw early;
     return { code: 0, data: '', log: '', codespace: '', hash: hexUpper(txHash(tx)) };
   };
 
