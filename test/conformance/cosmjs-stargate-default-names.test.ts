@@ -65,7 +65,7 @@ t.test('CosmJS with a /chain.* registry against chaind with the default names', 
   const { comet, counts } = chainComet(tn.base);
   const noRewrite = chainComet(tn.base, { rewriteQueryPaths: false });
   const reader = StargateClient.create(noRewrite.comet, { accountParser: chainAccountParser });
-  const opts = { registry: chainRegistry(), aminoTypes: chainAminoTypes(), accountParser: chainAccountParser, broadcastPollIntervalMs: 100, broadcastTimeoutMs: 15_000 };
+  const opts = { registry: chainRegistry(), aminoTypes: chainAminoTypes(), accountParser: chainAccountParser, broadcastPollIntervalMs: 100, broadcastTimeoutMs: 60_000 };
   const client = SigningStargateClient.createWithSigner(comet, direct, opts);
   const aminoComet = chainComet(tn.base);
   const aminoClient = SigningStargateClient.createWithSigner(aminoComet.comet, amino, opts);

@@ -75,7 +75,7 @@ t.test('CosmJS SigningStargateClient against chaind with upstream names', async 
   const grantee = a1!.address;
   const recipient = freshKey(0x51).bech32; // no account until it receives funds
 
-  const opts = { broadcastPollIntervalMs: 100, broadcastTimeoutMs: 15_000, gasPrice: GasPrice.fromString(`0.025${DENOM}`) };
+  const opts = { broadcastPollIntervalMs: 100, broadcastTimeoutMs: 60_000, gasPrice: GasPrice.fromString(`0.025${DENOM}`) };
   const client = await SigningStargateClient.connectWithSigner(tn.base, direct, opts);
   const aminoClient = await SigningStargateClient.connectWithSigner(tn.base, amino, opts);
   const reader = await StargateClient.connect(tn.base);
