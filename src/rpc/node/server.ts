@@ -126,6 +126,8 @@ interface Exchange extends ResponseState {
   /** Counted against max_open_connections (until answered or aborted). */
   counted: boolean;
   ac: AbortController | null;
+  /** A HEAD request: every answer to it goes out without its body (see respond). */
+  head?: boolean;
 }
 
 /** What was read from the request synchronously, while uWS's HttpRequest was valid. */
@@ -403,6 +405,7 @@ export class NodeRpcServer {
     try {
       // Everything is read from `req` now: it is invalid once this callback returns.
       const method = knownMethod ?? req.getCaseSensitiveMethod();
+      if (method === 'HEAD') ex.head = true;
       const url = knownUrl ?? req.getUrl();
       const query = req.getQuery() ?? '';
       // uWS itself refuses header blocks past UWS_MAX_HEADER_BYTES; when max_header_bytes is at
@@ -704,6 +707,10 @@ export class NodeRpcServer {
   }
 
   private respond(res: HttpResponse, ex: Exchange, status: string, headers: Headers, body: string | Uint8Array, opts?: SendOptions): void {
+    // One place for HEAD: an answer on any path (batch limits, header limits, errors) must not
+    // carry its body, or the bytes run into the next response on a keep-alive connection (the
+    // fuzzer saw a batch error's body before the next status line).
+    if (ex.head === true && opts?.head !== true && opts?.noBody !== true) opts = opts ? { ...opts, head: true } : HEAD_OPTIONS;
     send(res, ex, status, headers, body, opts, this.inUwsHandler);
     this.release(ex);
   }
