@@ -141,6 +141,14 @@ export async function runStart(args: string[], io: CliIo, deps: StartDeps = {}):
       }
       closing = true;
       logger.info('shutting down', { signal: sig });
+      // While the parts are torn down, a late callback of one already closed (a timer, a socket
+      // event) may throw: log it and finish the shutdown, so the exit code says whether close()
+      // succeeded rather than which teardown race a loaded machine happened to run.
+      const late = (e: unknown) => logger.error('error while shutting down', { err: describe(e) });
+      if (signals === process) {
+        process.on('uncaughtException', late);
+        process.on('unhandledRejection', late);
+      }
       node.close().then(
         () => done(EXIT_OK),
         (e: unknown) => {

@@ -364,6 +364,7 @@ async function runTestnetStart(args: string[], io: CliIo, deps: TestnetStartDeps
       child.done = true;
       log.end();
       if (!stopping) io.err(`${n.name} exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}); the others keep running\n`);
+      else if (code !== 0) io.err(`${n.name} did not stop cleanly (${signal ? `signal ${signal}` : `code ${code}`}); see ${n.home}/chaind.log\n`);
       if (children.every((c) => c.done)) {
         if (!stopping) io.err('every node has exited\n');
         void Promise.all(children.map((c) => c.exited)).then((rs) => finish(stopping && rs.every((r) => r.code === 0) ? EXIT_OK : EXIT_FAILURE));
