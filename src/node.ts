@@ -60,7 +60,7 @@ import { protoRegistry } from './proto/registry.js';
 import { GrpcServer, grpcServerOptions, QueryRouter } from './rpc/grpc/index.js';
 import { protoQueryService } from './rpc/grpc/app-bridge.js';
 import { RestGateway, restGatewayOptions } from './rpc/rest/index.js';
-import { TX_SERVICE_REGISTER_OPTIONS, txServiceImpl } from './rpc/txservice/index.js';
+import { TX_SERVICE_REGISTER_OPTIONS, txServiceImpl } from './app/txservice/index.js';
 
 /** The LMDB environment's file inside <home>/data. */
 export const DB_FILE_NAME = 'chaind.mdb';

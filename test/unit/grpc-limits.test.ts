@@ -9,7 +9,7 @@ import net from 'node:net';
 import { create, toBinary } from '@bufbuild/protobuf';
 import t, { type Test } from 'tap';
 import { createNames } from '../../src/names/index.js';
-import { QueryRouter } from '../../src/rpc/grpc/router.js';
+import { QueryRouter } from '../../src/app/query-router.js';
 import { GrpcServer, type GrpcServerOptions } from '../../src/rpc/grpc/server.js';
 import { MAX_TIMER_MS, parseGrpcTimeout } from '../../src/rpc/grpc/status.js';
 import { EchoResponseSchema, Query, SleepRequestSchema } from '../fixtures/gen/chain/fixture/v1/query_pb.js';

@@ -19,7 +19,7 @@ import { createNames } from '../../src/names/index.js';
 import { jsonQueryService } from '../../src/rpc/grpc/app-bridge.js';
 import * as reflV1 from '../../src/gen/grpc/reflection/v1/reflection_pb.js';
 import * as reflV1alpha from '../../src/gen/grpc/reflection/v1alpha/reflection_pb.js';
-import { QueryRouter, type ServiceImpl } from '../../src/rpc/grpc/router.js';
+import { QueryRouter, type ServiceImpl } from '../../src/app/query-router.js';
 import { GrpcServer } from '../../src/rpc/grpc/server.js';
 import {
   BaseAccountSchema,

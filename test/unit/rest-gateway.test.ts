@@ -26,7 +26,7 @@ import { jsonQueryService, latestOnlyHeights } from '../../src/rpc/grpc/app-brid
 import { defaultConsensusParams } from '../../src/types/params.js';
 import { GrpcCode, GrpcStatusError, sdkErrors } from '../../src/app/errors.js';
 import { createNames } from '../../src/names/index.js';
-import { QueryRouter, type ServiceImpl } from '../../src/rpc/grpc/router.js';
+import { QueryRouter, type ServiceImpl } from '../../src/app/query-router.js';
 import { RestGateway, type RestGatewayOptions } from '../../src/rpc/rest/gateway.js';
 import { PathTemplate } from '../../src/rpc/rest/http-rule.js';
 import {

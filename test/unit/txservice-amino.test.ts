@@ -1,5 +1,5 @@
 /**
- * TxEncodeAmino / TxDecodeAmino (src/rpc/txservice/amino.ts): go-amino binary of a legacy StdTx.
+ * TxEncodeAmino / TxDecodeAmino (src/app/txservice/amino.ts): go-amino binary of a legacy StdTx.
  *
  * Vectors from public material:
  * - prefix bytes of registered key types, CometBFT encoding spec (docs/spec/blockchain/encoding.md):
@@ -13,7 +13,7 @@ import { create } from '@bufbuild/protobuf';
 import t, { type Test } from 'tap';
 import { GrpcCode, GrpcStatusError } from '../../src/app/errors.js';
 import { TxDecodeAminoRequestSchema, TxEncodeAminoRequestSchema } from '../../src/gen/chain/tx/v1beta1/service_pb.js';
-import { aminoPrefix, decodeStdTxAmino, encodeStdTxAmino, txDecodeAmino, txEncodeAmino } from '../../src/rpc/txservice/amino.js';
+import { aminoPrefix, decodeStdTxAmino, encodeStdTxAmino, txDecodeAmino, txEncodeAmino } from '../../src/app/txservice/amino.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex').toUpperCase();
 const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');

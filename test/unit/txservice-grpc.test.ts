@@ -27,13 +27,13 @@ import { PubKeySchema as Secp256k1PubKeySchema } from '../../src/gen/chain/crypt
 import { SignMode } from '../../src/gen/chain/tx/signing/v1beta1/signing_pb.js';
 import * as S from '../../src/gen/chain/tx/v1beta1/service_pb.js';
 import { AuthInfoSchema, TxBodySchema, TxSchema, type Tx } from '../../src/gen/chain/tx/v1beta1/tx_pb.js';
-import { QueryRouter } from '../../src/rpc/grpc/router.js';
+import { QueryRouter } from '../../src/app/query-router.js';
 import { protoRegistry } from '../../src/proto/registry.js';
 import { latestOnlyHeights } from '../../src/rpc/grpc/app-bridge.js';
 import { GrpcServer } from '../../src/rpc/grpc/server.js';
 import { toStatus, type Status } from '../../src/rpc/grpc/status.js';
 import { GrpcCode } from '../../src/app/errors.js';
-import { formatRfc3339, parseAbciLogs, TX_SERVICE_REGISTER_OPTIONS, txResponseFromMempoolError, txServiceImpl } from '../../src/rpc/txservice/index.js';
+import { formatRfc3339, parseAbciLogs, TX_SERVICE_REGISTER_OPTIONS, txResponseFromMempoolError, txServiceImpl } from '../../src/app/txservice/index.js';
 import { ErrMempoolIsFull, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge } from '../../src/mempool/errors.js';
 import { encodeTxRaw } from '../../src/tx/codec.js';
 import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';

@@ -19,10 +19,10 @@ import { SignMode } from '../../src/gen/chain/tx/signing/v1beta1/signing_pb.js';
 import { Service } from '../../src/gen/chain/tx/v1beta1/service_pb.js';
 import { TxSchema, type Tx } from '../../src/gen/chain/tx/v1beta1/tx_pb.js';
 import { latestOnlyHeights } from '../../src/rpc/grpc/app-bridge.js';
-import { QueryRouter } from '../../src/rpc/grpc/router.js';
+import { QueryRouter } from '../../src/app/query-router.js';
 import { protoRegistry } from '../../src/proto/registry.js';
 import { RestGateway } from '../../src/rpc/rest/gateway.js';
-import { TX_SERVICE_REGISTER_OPTIONS, txServiceImpl } from '../../src/rpc/txservice/index.js';
+import { TX_SERVICE_REGISTER_OPTIONS, txServiceImpl } from '../../src/app/txservice/index.js';
 import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
 
 const [ALICE, BOB, , DAVE] = devAccounts();

@@ -15,7 +15,7 @@
 import type { DescService } from '@bufbuild/protobuf';
 import { sdkErrors } from '../../app/errors.js';
 import { fromSdkJson, toSdkJson } from '../rest/json.js';
-import type { QueryRouter, ServiceImpl, UnaryHandler } from './router.js';
+import type { QueryRouter, ServiceImpl, UnaryHandler } from '../../app/query-router.js';
 
 /** What the bridge needs of the base app (BaseApp satisfies it). */
 export interface JsonQueryApp {

@@ -1,6 +1,6 @@
 /** The gRPC server, the query router it shares with the REST gateway and abci_query, and reflection. */
-export { QueryRouter, decodeRequest, queryError } from './router.js';
-export type { CallContext, CallOptions, CallResult, HandlerResult, Metadata, QueryRouterOptions, RegisterOptions, Resolved, Route, ServiceImpl, UnaryHandler } from './router.js';
+export { QueryRouter, decodeRequest, queryError } from '../../app/query-router.js';
+export type { CallContext, CallOptions, CallResult, HandlerResult, Metadata, QueryRouterOptions, RegisterOptions, Resolved, Route, ServiceImpl, UnaryHandler } from '../../app/query-router.js';
 export {
   GrpcServer,
   grpcServerOptions,
@@ -32,4 +32,4 @@ export {
   toStatus,
 } from './status.js';
 export type { Status } from './status.js';
-export { aliasRegistry, mapAnyTypeUrls, nameSpellings, reachesAny, typeNameOfUrl } from './any.js';
+export { aliasRegistry, mapAnyTypeUrls, nameSpellings, reachesAny, typeNameOfUrl } from '../../app/any.js';

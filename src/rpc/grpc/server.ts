@@ -51,7 +51,7 @@ import type { Logger } from '../../log.js';
 import { parseListenAddr } from '../server/uws.js';
 import { ACCEPT_ENCODING, decompress, frame, FrameReader } from './framing.js';
 import { answerReflection, DescriptorPool, REFLECTION_PATHS, type ReflectionVersion } from './reflection.js';
-import { decodeRequest, type Metadata, type QueryRouter, type Route } from './router.js';
+import { decodeRequest, type Metadata, type QueryRouter, type Route } from '../../app/query-router.js';
 import { BLOCK_HEIGHT_HEADER, encodeGrpcMessage, GrpcCode, parseGrpcTimeout, parseHeightHeader, statusError, toStatus, type Status } from './status.js';
 
 /** cosmos-sdk server/config: DefaultGRPCMaxRecvMsgSize = 10 MiB, DefaultGRPCMaxSendMsgSize = math.MaxInt32. */

@@ -37,7 +37,7 @@ import { create, type DescField, type DescMessage, type Message } from '@bufbuil
 import type { ApiConfig } from '../../config/app-config.js';
 import type { Logger } from '../../log.js';
 import { BLOCK_HEIGHT_HEADER, GrpcCode, parseGrpcTimeout, parseHeightHeader, statusError, toStatus, type Status } from '../grpc/status.js';
-import type { Metadata, QueryRouter, Route } from '../grpc/router.js';
+import type { Metadata, QueryRouter, Route } from '../../app/query-router.js';
 import { goHtmlEscape, RPC_JSON_MAX_DEPTH, scanJson } from '../server/gojson.js';
 import { goUnescape, isFormContentType, parseGoQuery } from '../server/http.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';

@@ -22,7 +22,7 @@
  */
 import { create, fromBinary, fromJson, ScalarType, toBinary, toJson, type DescField, type DescMessage, type JsonObject, type JsonValue, type Message, type Registry } from '@bufbuild/protobuf';
 import { reflect, type ReflectList, type ReflectMap, type ReflectMessage } from '@bufbuild/protobuf/reflect';
-import { ANY_TYPE_NAME, typeNameOfUrl } from '../grpc/any.js';
+import { ANY_TYPE_NAME, typeNameOfUrl } from '../../app/any.js';
 
 /** Types whose JSON is not an object of their fields (proto3 JSON mapping). */
 const SPECIAL_JSON = new Set(

@@ -32,11 +32,10 @@ import {
   type Registry,
 } from '@bufbuild/protobuf';
 import type { GenService } from '@bufbuild/protobuf/codegenv2';
-import type { RequestQuery, ResponseQuery } from '../../app/abci.js';
-import { abciInfo, AbciError, GrpcCode, GrpcStatusError, grpcErrorToAbci, sdkErrors } from '../../app/errors.js';
-import { SPEC_NAMES, type Names } from '../../names/index.js';
+import type { RequestQuery, ResponseQuery } from './abci.js';
+import { abciInfo, AbciError, GrpcCode, GrpcStatusError, grpcErrorToAbci, sdkErrors } from './errors.js';
+import { SPEC_NAMES, type Names } from '../names/index.js';
 import { aliasRegistry, emitTypeUrl, mapAnyTypeUrls, reachesAny } from './any.js';
-import { statusError, type Status } from './status.js';
 
 /** Request metadata: lower-case keys (gRPC metadata, or the REST headers that map to it). */
 export type Metadata = ReadonlyMap<string, readonly string[]>;
@@ -132,6 +131,12 @@ interface ServiceEntry {
 }
 
 /** Result of resolving a gRPC path: the route, or the status grpc-go answers for it. */
+/** A gRPC status (code and message), as the transports report it (rpc/grpc/status.ts). */
+export interface Status {
+  code: GrpcCode;
+  message: string;
+}
+
 export type Resolved = { route: Route } | { error: Status };
 
 export class QueryRouter {
@@ -277,7 +282,7 @@ export class QueryRouter {
    * an error answer can carry the height header too); `opts.height` is ignored.
    */
   async callAt(route: Route, req: Message, height: bigint | undefined, opts: CallOptions = {}): Promise<CallResult> {
-    if (!route.handler) throw statusError(GrpcCode.Unimplemented, `method ${route.desc.name} not implemented`);
+    if (!route.handler) throw new GrpcStatusError(GrpcCode.Unimplemented, `method ${route.desc.name} not implemented`);
     const ctx: CallContext = { method: route.desc, height, metadata: opts.metadata ?? EMPTY_METADATA, signal: opts.signal ?? NEVER_ABORTED };
     const raw = await route.handler!(req, ctx);
     const output = route.desc.output;
@@ -293,7 +298,7 @@ export class QueryRouter {
   /** Bytes in, bytes out (the request and response protobuf encodings). Throws like call(). */
   async callBytes(path: string, data: Uint8Array, opts: CallOptions = {}): Promise<{ value: Uint8Array; height: bigint | undefined }> {
     const r = this.resolve(path);
-    if ('error' in r) throw statusError(r.error.code, r.error.message);
+    if ('error' in r) throw new GrpcStatusError(r.error.code, r.error.message);
     const req = decodeRequest(r.route.desc.input, data);
     const { response, height } = await this.call(r.route, req, opts);
     return { value: toBinary(r.route.desc.output, response), height };
@@ -340,9 +345,9 @@ export class QueryRouter {
 
 /** A handler's result as a message of the method's output type. */
 function toMessage(output: DescMessage, raw: unknown): Message {
-  if (raw === null || typeof raw !== 'object') throw statusError(GrpcCode.Internal, `handler returned ${String(raw)}, want ${output.typeName}`);
+  if (raw === null || typeof raw !== 'object') throw new GrpcStatusError(GrpcCode.Internal, `handler returned ${String(raw)}, want ${output.typeName}`);
   if (isMessage(raw)) {
-    if (raw.$typeName !== output.typeName) throw statusError(GrpcCode.Internal, `handler returned ${raw.$typeName}, want ${output.typeName}`);
+    if (raw.$typeName !== output.typeName) throw new GrpcStatusError(GrpcCode.Internal, `handler returned ${raw.$typeName}, want ${output.typeName}`);
     return raw;
   }
   return create(output, raw as MessageInitShape<DescMessage>);
@@ -353,7 +358,7 @@ export function decodeRequest(input: DescMessage, data: Uint8Array): Message {
   try {
     return fromBinary(input, data);
   } catch (e) {
-    throw statusError(GrpcCode.Internal, `grpc: error unmarshalling request: ${errText(e)}`);
+    throw new GrpcStatusError(GrpcCode.Internal, `grpc: error unmarshalling request: ${errText(e)}`);
   }
 }
 

@@ -9,7 +9,7 @@
  */
 import { fromBinary, toBinary, type DescMessage, type Message, type Registry } from '@bufbuild/protobuf';
 import { reflect, type ReflectMessage } from '@bufbuild/protobuf/reflect';
-import { createNames, SPEC_NAMES, type Names } from '../../names/index.js';
+import { createNames, SPEC_NAMES, type Names } from '../names/index.js';
 
 /** Full name of the Any message; the only name the mapping recognises by spelling. */
 export const ANY_TYPE_NAME = 'google.protobuf.Any';

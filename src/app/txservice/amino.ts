@@ -40,7 +40,7 @@
  */
 import { createHash } from 'node:crypto';
 import { create, getOption, hasOption, ScalarType, type DescField, type DescMessage } from '@bufbuild/protobuf';
-import { GrpcCode, GrpcStatusError } from '../../app/errors.js';
+import { GrpcCode, GrpcStatusError } from '../errors.js';
 import { dont_omitempty as dontOmitEmptyOption, message_encoding as messageEncodingOption } from '../../gen/amino/amino_pb.js';
 import { accepts_interface as acceptsInterfaceOption, implements_interface as implementsInterfaceOption, scalar as scalarOption } from '../../gen/chain_proto/chain_pb.js';
 import {

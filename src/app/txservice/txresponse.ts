@@ -13,8 +13,8 @@
  */
 import { create } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
-import type { AbciEvent, ExecTxResult } from '../../app/abci.js';
-import { sdkErrors, type RegisteredError } from '../../app/errors.js';
+import type { AbciEvent, ExecTxResult } from '../abci.js';
+import { sdkErrors, type RegisteredError } from '../errors.js';
 import {
   ABCIMessageLogSchema,
   AttributeSchema,

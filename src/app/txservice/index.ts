@@ -48,8 +48,8 @@
  */
 import { createHash } from 'node:crypto';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import type { ExecTxResult } from '../../app/abci.js';
-import { GrpcCode, GrpcStatusError, sdkErrors } from '../../app/errors.js';
+import type { ExecTxResult } from '../abci.js';
+import { GrpcCode, GrpcStatusError, sdkErrors } from '../errors.js';
 import { TxMsgDataSchema } from '../../gen/chain/base/abci/v1beta1/abci_pb.js';
 import { PageResponseSchema } from '../../gen/chain/base/query/v1beta1/pagination_pb.js';
 import {
@@ -78,8 +78,13 @@ import { checkTxNoWait } from '../../mempool/broadcast.js';
 import { packAny } from '../../proto/registry.js';
 import { IndexerError, MAX_PER_PAGE } from '../../store/indexer.js';
 import { encodeTxRaw } from '../../tx/codec.js';
-import type { CallContext, ServiceImpl } from '../grpc/router.js';
-import type { NodeRpcContext } from '../node/context.js';
+import type { CallContext, ServiceImpl } from '../query-router.js';
+import type { BaseApp } from '../baseapp.js';
+import type { Logger } from '../../log.js';
+import type { Mempool } from '../../mempool/mempool.js';
+import type { Names } from '../../names/index.js';
+import type { Storage } from '../../store/storage.js';
+import type { TxIndexer } from '../../store/indexer.js';
 import { txDecodeAmino, txEncodeAmino } from './amino.js';
 import { decodeProtoTx, decodeStoredTx, type StoredTxDecoder } from './decode.js';
 import { eventsToProto, txResponseFromBroadcast, txResponseFromIndexed, txResponseFromMempoolError } from './txresponse.js';
@@ -106,7 +111,18 @@ export interface TxServiceOptions {
   decodeStoredTx?: StoredTxDecoder;
 }
 
-type Nodes = Pick<NodeRpcContext, 'app' | 'mempool' | 'storage' | 'txIndexer' | 'names' | 'logger'>;
+/** What the tx service reads: the node's parts, handed over by the composition root. */
+export interface TxServiceDeps {
+  app: Pick<BaseApp, 'simulate'>;
+  mempool: Mempool;
+  storage: Pick<Storage, 'blocks'>;
+  /** Absent when `[tx_index] indexer = "null"`. */
+  txIndexer: TxIndexer | null;
+  names: Names;
+  logger: Logger;
+}
+
+type Nodes = TxServiceDeps;
 
 function invalidArgument(msg: string): GrpcStatusError {
   return new GrpcStatusError(GrpcCode.InvalidArgument, msg);
