@@ -381,6 +381,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       laddr: config.rpc.laddr,
       config: config.rpc,
       logger: logger.child({ module: 'rpc' }),
+      metrics: metrics?.rpc,
       routes: [
         routes.health(),
         routes.status(() => {

@@ -31,6 +31,15 @@ export function createMetrics(namespace = 'chaind') {
       evictedTxs: r.register(new Counter(n('mempool_evicted_txs'), 'Number of transactions evicted on recheck.')),
       recheckTimes: r.register(new Counter(n('mempool_recheck_times'), 'Number of times transactions were rechecked.')),
     },
+    // Recorded by the JSON-RPC layer (src/rpc/jsonrpc/dispatch.ts), labelled by method and
+    // transport (uri, jsonrpc, websocket); names the table does not serve count as "(unknown)".
+    rpc: {
+      requests: r.register(new Counter(n('rpc_requests_total'), 'JSON-RPC calls, by method and transport.')),
+      errors: r.register(new Counter(n('rpc_errors_total'), 'JSON-RPC calls answered with an error, by method and transport.')),
+      latency: r.register(
+        new Histogram(n('rpc_request_duration_seconds'), 'Time a JSON-RPC method took, by method and transport.', [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]),
+      ),
+    },
   };
 }
 

@@ -58,24 +58,42 @@ export class Counter implements Metric {
   }
 }
 
+/** One labelled series of a histogram. */
+interface Series {
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
 export class Histogram implements Metric {
-  private counts: number[];
-  private sum = 0;
-  private count = 0;
-  constructor(readonly name: string, readonly help: string, readonly buckets: number[]) {
-    this.counts = buckets.map(() => 0);
+  private readonly series = new Map<string, Series>();
+  constructor(readonly name: string, readonly help: string, readonly buckets: number[]) {}
+  observe(v: number, labels?: Labels): void {
+    const k = labelKey(labels);
+    let s = this.series.get(k);
+    if (s === undefined) {
+      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(k, s);
+    }
+    s.sum += v;
+    s.count++;
+    for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]!) s.counts[i]!++;
   }
-  observe(v: number): void {
-    this.sum += v;
-    this.count++;
-    for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]!) this.counts[i]!++;
+  /** Observations so far (of one series). */
+  count(labels?: Labels): number {
+    return this.series.get(labelKey(labels))?.count ?? 0;
   }
   render(): string {
     let out = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} histogram\n`;
-    this.buckets.forEach((b, i) => {
-      out += `${this.name}_bucket{le="${b}"} ${this.counts[i]}\n`;
-    });
-    out += `${this.name}_bucket{le="+Inf"} ${this.count}\n${this.name}_sum ${this.sum}\n${this.name}_count ${this.count}\n`;
+    // An unlabelled histogram shows its zero buckets before the first observation.
+    const all = this.series.size === 0 ? new Map<string, Series>([['', { counts: this.buckets.map(() => 0), sum: 0, count: 0 }]]) : this.series;
+    for (const [k, s] of all) {
+      const inner = k === '' ? '' : `${k.slice(1, -1)},`;
+      this.buckets.forEach((b, i) => {
+        out += `${this.name}_bucket{${inner}le="${b}"} ${s.counts[i]}\n`;
+      });
+      out += `${this.name}_bucket{${inner}le="+Inf"} ${s.count}\n${this.name}_sum${k} ${s.sum}\n${this.name}_count${k} ${s.count}\n`;
+    }
     return out;
   }
 }

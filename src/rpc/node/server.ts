@@ -63,22 +63,12 @@ import {
   type TemplatedApp,
   type UpgradeContext,
 } from '../server/uws.js';
-import { errorEnvelope, HTTP_STATUS, RawJson, rpcErrorObject, successEnvelope, toRpcErrorObject, type JsonRpcId, type RpcErrorObject } from './errors.js';
-import {
-  decodeHttpBody,
-  decodeJsonParams,
-  decodeUriParams,
-  decodeWsMessage,
-  GoPanicError,
-  ParamError,
-  TOO_FEW_ARGS_PANIC,
-  withDefaults,
-  type Args,
-  type DecodedBody,
-  type RpcRequest,
-} from './params.js';
-import { isCacheable, RouteTable, type Route, type RouteContext, type Transport } from './routes.js';
-import { UwsConnection, wsLimitsFromConfig, type WsConnection, type WsLimits, type WsUserData } from './ws.js';
+import { errorEnvelope, HTTP_STATUS, RawJson, rpcErrorObject, successEnvelope, type JsonRpcId } from '../jsonrpc/envelope.js';
+import { decodeHttpBody, decodeUriParams, GoPanicError, ParamError, withDefaults, type Args, type DecodedBody } from '../jsonrpc/cometbft-params.js';
+import { isCacheable, RouteTable, type Route, type RouteContext, type Transport } from '../jsonrpc/methods.js';
+import { CometbftJsonRpc, type CometOutcome, type JsonRpcBatch } from '../jsonrpc/cometbft.js';
+import type { RpcMetrics } from '../jsonrpc/dispatch.js';
+import { UwsConnection, wsLimitsFromConfig, type WsLimits, type WsUserData } from '../jsonrpc/ws.js';
 
 export interface NodeRpcServerOptions {
   /** `tcp://host:port`, or several separated by commas (CometBFT allows a list). */
@@ -91,6 +81,8 @@ export interface NodeRpcServerOptions {
   ws?: Partial<WsLimits>;
   /** The per-loop-turn bound on RPC work; the process-wide one by default (../server/slice.ts). */
   slice?: LoopSlice;
+  /** RPC metrics (src/metrics/metrics.ts `rpc`); nothing is measured without them. */
+  metrics?: RpcMetrics;
 }
 
 /** What uWS (20.30) accepts of a request's header block before closing the connection itself. */
@@ -147,14 +139,6 @@ interface RequestInfo {
   remote?: string;
 }
 
-type Outcome = { ok: true; result: unknown } | { ok: false; error: RpcErrorObject };
-
-/** The responses of one JSON-RPC body so far, and whether the answer may be cached. */
-interface JsonRpcBatch {
-  out: string[];
-  cache: boolean;
-}
-
 /** The context of a call over HTTP (URI or JSON-RPC); built per request, so without closures. */
 class HttpCallContext implements RouteContext {
   readonly ws = undefined;
@@ -177,23 +161,11 @@ class HttpCallContext implements RouteContext {
   }
 }
 
-class WsCallContext implements RouteContext {
-  readonly transport = 'websocket';
-  constructor(
-    readonly id: JsonRpcId,
-    readonly ws: UwsConnection,
-  ) {}
-  get remoteAddr(): string {
-    return this.ws.remoteAddr;
-  }
-  get signal(): AbortSignal {
-    return this.ws.signal;
-  }
-}
-
 export class NodeRpcServer {
   /** The routes being served (unsafe ones only when enabled). */
   readonly table: RouteTable;
+  /** The CometBFT dialect of the JSON-RPC layer over `table`: methods, JSON-RPC and websocket requests. */
+  readonly rpc: CometbftJsonRpc;
   private readonly cfg: RpcConfig;
   private readonly log: Logger | undefined;
   private readonly cors: Cors | null;
@@ -212,6 +184,7 @@ export class NodeRpcServer {
     this.cfg = opts.config ?? legacyConfig(opts, this.log);
     const c = this.cfg;
     this.table = new RouteTable(opts.routes, { unsafe: c.unsafe });
+    this.rpc = new CometbftJsonRpc(this.table, { logger: this.log, metrics: opts.metrics });
     this.cors = c.corsAllowedOrigins.length > 0 ? new Cors({ allowedOrigins: c.corsAllowedOrigins, allowedMethods: c.corsAllowedMethods, allowedHeaders: c.corsAllowedHeaders }) : null;
     this.wsLimits = { ...wsLimitsFromConfig(c), ...opts.ws };
     this.slice = opts.slice ?? loopSlice;
@@ -584,50 +557,9 @@ export class NodeRpcServer {
     }
     const batch: JsonRpcBatch = { out: [], cache: true };
     const answer = () => this.answerJsonRpc(res, ex, headers, batch, head);
-    const pending = this.runJsonRpc(d.requests, 0, batch, info, ex);
+    const pending = this.rpc.runHttp(d.requests, 0, batch, (id) => this.httpContext('jsonrpc', id, info, ex));
     if (pending) return pending.then(answer);
     answer();
-    return undefined;
-  }
-
-  /** Runs requests[from…] into `batch`; a promise only once a method answers later. */
-  private runJsonRpc(requests: readonly (RpcRequest | null)[], from: number, batch: JsonRpcBatch, info: RequestInfo, ex: Exchange): Promise<void> | undefined {
-    for (let i = from; i < requests.length; i++) {
-      const req = requests[i]!;
-      if (req === null) continue; // a notification gets no response, also inside a batch
-      const route = this.table.get(req.method);
-      // Cached only if every request in the batch is cacheable; method-not-found and invalid
-      // params clear it, a method's own error does not.
-      if (!route || route.wsOnly) {
-        batch.out.push(errorEnvelope(req.id, rpcErrorObject('METHOD_NOT_FOUND')));
-        batch.cache = false;
-        continue;
-      }
-      let args: Args = {};
-      if (req.hasParams) {
-        try {
-          args = decodeJsonParams(route.params, req.params);
-        } catch (e) {
-          if (!(e instanceof ParamError)) throw e;
-          batch.out.push(errorEnvelope(req.id, rpcErrorObject('INVALID_PARAMS', `error converting json params to arguments: ${e.message}`)));
-          batch.cache = false;
-          continue;
-        }
-      } else if (route.params.length > 0) {
-        // No `params` member: CometBFT calls the method with too few arguments and reflect
-        // panics; the recover handler answers the whole request 500, -32603, id -1.
-        throw new GoPanicError(TOO_FEW_ARGS_PANIC);
-      }
-      if (batch.cache && !isCacheable(route, args, req.hasParams)) batch.cache = false;
-      const o = this.call(route, withDefaults(route.params, args), this.httpContext('jsonrpc', req.id, info, ex));
-      if (o instanceof Promise) {
-        return o.then((done) => {
-          batch.out.push(done.ok ? successEnvelope(req.id, done.result) : errorEnvelope(req.id, done.error));
-          return this.runJsonRpc(requests, i + 1, batch, info, ex);
-        });
-      }
-      batch.out.push(o.ok ? successEnvelope(req.id, o.result) : errorEnvelope(req.id, o.error));
-    }
     return undefined;
   }
 
@@ -654,6 +586,7 @@ export class NodeRpcServer {
     const json = headers;
     json.push(JSON_CONTENT_TYPE);
     if (route.wsOnly) {
+      this.rpc.rejected(route.name, 'uri');
       this.respond(res, ex, HTTP_STATUS.NOT_FOUND, json, errorEnvelope(URI_ID, rpcErrorObject('METHOD_NOT_FOUND')), { head });
       return;
     }
@@ -662,18 +595,19 @@ export class NodeRpcServer {
       args = route.params.length === 0 ? {} : decodeUriParams(route.params, uriParamGetter(info, body));
     } catch (e) {
       if (!(e instanceof ParamError)) throw e;
+      this.rpc.rejected(route.name, 'uri');
       const err = rpcErrorObject('INVALID_PARAMS', `error converting http params to arguments: ${e.message}`);
       this.respond(res, ex, HTTP_STATUS.INTERNAL, json, errorEnvelope(URI_ID, err), { head });
       return;
     }
     const cacheable = isCacheable(route, args, true);
-    const pending = this.call(route, withDefaults(route.params, args), this.httpContext('uri', URI_ID, info, ex));
+    const pending = this.rpc.call(route, withDefaults(route.params, args), this.httpContext('uri', URI_ID, info, ex));
     if (pending instanceof Promise) return pending.then((o) => this.answerUri(res, ex, json, o, cacheable, head));
     this.answerUri(res, ex, json, pending, cacheable, head);
     return undefined;
   }
 
-  private answerUri(res: HttpResponse, ex: Exchange, json: Array<readonly [string, string]>, o: Outcome, cacheable: boolean, head: boolean): void {
+  private answerUri(res: HttpResponse, ex: Exchange, json: Array<readonly [string, string]>, o: CometOutcome, cacheable: boolean, head: boolean): void {
     if (!o.ok) {
       this.respond(res, ex, HTTP_STATUS.INTERNAL, json, errorEnvelope(URI_ID, o.error), head ? HEAD_OPTIONS : undefined);
       return;
@@ -725,33 +659,6 @@ export class NodeRpcServer {
     return new HttpCallContext(transport, id, info, ex);
   }
 
-  /**
-   * Runs a handler. A synchronous handler gives a synchronous outcome, so its response is written
-   * inside uWS's handler while the socket is still corked (no extra microtask hops or cork):
-   * worth ~25% of /status throughput.
-   */
-  private call(route: Route, args: Args, ctx: RouteContext): Outcome | Promise<Outcome> {
-    try {
-      const r = route.handler(args, ctx);
-      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
-        return (r as Promise<unknown>).then(
-          (result): Outcome => ({ ok: true, result }),
-          (e: unknown) => this.failed(route, e),
-        );
-      }
-      return { ok: true, result: r };
-    } catch (e) {
-      return this.failed(route, e);
-    }
-  }
-
-  /** A method's error becomes its outcome; a Go panic (GoPanicError) goes on to the recover layer. */
-  private failed(route: Route, e: unknown): Outcome {
-    if (e instanceof GoPanicError) throw e;
-    if (this.log?.enabled('debug')) this.log.debug('node RPC: method failed', { method: route.name, err: e as Error });
-    return { ok: false, error: toRpcErrorObject(e) };
-  }
-
   // --------------------------------------------------------------------------------------------
   // Websocket
 
@@ -786,7 +693,7 @@ export class NodeRpcServer {
         this.respond(res, ex, HTTP_STATUS.BAD_REQUEST, h, 'Bad Request\n');
         return;
       }
-      const conn = new UwsConnection(`${ip}#${++this.connSeq}`, ip, this.wsLimits, (c, m) => this.onWsRequest(c, m), this.log, this.slice);
+      const conn = new UwsConnection(`${ip}#${++this.connSeq}`, ip, this.wsLimits, (c, m) => this.rpc.onWsRequest(c, m), this.log, this.slice);
       ex.done = true;
       res.cork(() => {
         res.writeStatus('101 Switching Protocols');
@@ -797,60 +704,6 @@ export class NodeRpcServer {
     } catch (e) {
       this.internalError(res, ex, [], e);
     }
-  }
-
-  /**
-   * ws_handler.go readRoutine, for one message. Its recover answers a panic with -32603, id -1
-   * and the panic's text, and goes on reading: so does any error escaping here.
-   */
-  private async onWsRequest(conn: UwsConnection, message: Buffer): Promise<void> {
-    try {
-      await this.serveWs(conn, message);
-    } catch (e) {
-      this.log?.error('node RPC: websocket request failed', { conn: conn.id, err: e as Error });
-      conn.reply(errorEnvelope(-1, rpcErrorObject('INTERNAL_ERROR', e instanceof Error ? e.message : String(e))));
-    }
-  }
-
-  private async serveWs(conn: UwsConnection, message: Buffer): Promise<void> {
-    const d = decodeWsMessage(message);
-    if (!d.ok) {
-      conn.reply(errorEnvelope(null, rpcErrorObject('PARSE_ERROR', `error unmarshaling request: ${d.error}`)));
-      return;
-    }
-    const req = d.value;
-    if (req === null) return; // notification
-    const route = this.table.get(req.method);
-    if (!route) {
-      conn.reply(errorEnvelope(req.id, rpcErrorObject('METHOD_NOT_FOUND')));
-      return;
-    }
-    let args: Args = {};
-    if (req.hasParams) {
-      try {
-        args = decodeJsonParams(route.params, req.params);
-      } catch (e) {
-        if (!(e instanceof ParamError)) throw e;
-        // Over websocket CometBFT answers bad params with -32603, not -32602.
-        conn.reply(errorEnvelope(req.id, rpcErrorObject('INTERNAL_ERROR', `error converting json params to arguments: ${e.message}`)));
-        return;
-      }
-    } else if (route.params.length > 0) {
-      // The reflect panic, recovered by readRoutine: "WSJSONRPC: <panic>", id -1.
-      conn.reply(errorEnvelope(-1, rpcErrorObject('INTERNAL_ERROR', `WSJSONRPC: ${TOO_FEW_ARGS_PANIC}`)));
-      return;
-    }
-    const ctx = new WsCallContext(req.id, conn);
-    let o: Outcome;
-    try {
-      o = await this.call(route, withDefaults(route.params, args), ctx);
-    } catch (e) {
-      if (!(e instanceof GoPanicError)) throw e;
-      // readRoutine's recover: a runtime error is written as it is, with id -1.
-      conn.reply(errorEnvelope(-1, rpcErrorObject('INTERNAL_ERROR', e.message)));
-      return;
-    }
-    conn.reply(o.ok ? successEnvelope(req.id, o.result) : errorEnvelope(req.id, o.error));
   }
 }
 

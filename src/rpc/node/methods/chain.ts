@@ -18,9 +18,9 @@ import type { ConsensusParams } from '../../../types/params.js';
 import { ValidatorSet } from '../../../types/validator_set.js';
 import { marshalJson } from '../../server/gojson.js';
 import type { NodeRpcContext } from '../context.js';
-import { RawJson } from '../errors.js';
-import { GoPanicError } from '../params.js';
-import { route, type Route } from '../routes.js';
+import { RawJson } from '../../jsonrpc/envelope.js';
+import { GoPanicError } from '../../jsonrpc/cometbft-params.js';
+import { route, type Route } from '../../jsonrpc/methods.js';
 import {
   filterMinMax,
   latestUncommittedHeight,

@@ -18,9 +18,9 @@ import type { EventBus } from '../../../events/bus.js';
 import { Subscriptions, type Notification, type SubscriberSink, type Subscription, type SubscriptionMetrics } from '../../../events/subscriptions.js';
 import type { Names } from '../../../names/index.js';
 import type { NodeRpcContext } from '../context.js';
-import { rpcErrorObject } from '../errors.js';
-import { wsRoute, type Route } from '../routes.js';
-import { wsLimitsFromConfig, type WsConnection } from '../ws.js';
+import { rpcErrorObject } from '../../jsonrpc/envelope.js';
+import { wsRoute, type Route } from '../../jsonrpc/methods.js';
+import { wsLimitsFromConfig, type WsConnection } from '../../jsonrpc/ws.js';
 import { eventDataJSON } from './events-json.js';
 
 const registries = new WeakMap<EventBus, Subscriptions>();

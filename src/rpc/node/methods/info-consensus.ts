@@ -5,7 +5,7 @@
 import { base64, base64OrNull } from '../../../types/json.js';
 import type { ResponseInfo, ResponseQuery } from '../../../app/abci.js';
 import type { NodeRpcContext } from '../context.js';
-import { route, type Route } from '../routes.js';
+import { route, type Route } from '../../jsonrpc/methods.js';
 
 /**
  * abci.ResponseInfo under cmtjson: every field `omitempty`, so zero values disappear

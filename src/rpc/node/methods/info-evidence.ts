@@ -24,10 +24,10 @@ import { goJsonKind, goQuote, goSyntaxError } from '../../server/gojson.js';
 import { ZERO_TIME, type BlockID, type Vote } from '../../../types/block.js';
 import { duplicateVoteValidateBasic, type CheckedDuplicateVoteEvidence, type DuplicateVoteEvidence } from '../../../types/evidence.js';
 import { parseTime } from '../../../types/json.js';
-import { goBase64Decode, goHexDecode, goParseInt } from '../params.js';
+import { goBase64Decode, goHexDecode, goParseInt } from '../../jsonrpc/cometbft-params.js';
 import type { NodeRpcContext } from '../context.js';
-import { RpcError } from '../errors.js';
-import { route, type Route, type RouteContext } from '../routes.js';
+import { RpcError } from '../../jsonrpc/envelope.js';
+import { route, type Route, type RouteContext } from '../../jsonrpc/methods.js';
 
 /** Go's int32 range, for the enum/int32 fields of a Vote. */
 const INT32_MIN = -(2 ** 31);

@@ -13,7 +13,7 @@ import { checkTxNoWait } from '../../../mempool/broadcast.js';
 import { txHash } from '../../../types/hashing.js';
 import { base64, hexUpper } from '../../../types/json.js';
 import type { NodeRpcContext } from '../context.js';
-import { route, type Route, type RouteContext } from '../routes.js';
+import { route, type Route, type RouteContext } from '../../jsonrpc/methods.js';
 import { execTxResultJSON } from './chain-json.js';
 import { subscriptionsFor } from './events.js';
 

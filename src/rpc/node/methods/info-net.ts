@@ -12,9 +12,9 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { goQuote } from '../../server/gojson.js';
-import { goHexDecode } from '../params.js';
+import { goHexDecode } from '../../jsonrpc/cometbft-params.js';
 import type { NodeRpcContext } from '../context.js';
-import { route, type Route } from '../routes.js';
+import { route, type Route } from '../../jsonrpc/methods.js';
 import type { Peer } from '../../../p2p/switch.js';
 
 /** crypto.AddressSize: a node ID is 20 bytes (40 hex characters). */

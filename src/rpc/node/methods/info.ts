@@ -5,7 +5,7 @@
  * dial_peers, unsafe_flush_mempool. Each group lives in its own info-*.ts module.
  */
 import type { NodeRpcContext } from '../context.js';
-import type { Route } from '../routes.js';
+import type { Route } from '../../jsonrpc/methods.js';
 import { consensusRoutes } from './info-consensus.js';
 import { evidenceRoutes } from './info-evidence.js';
 import { mempoolRoutes } from './info-mempool.js';

@@ -1,0 +1,285 @@
+/**
+ * A JSON-RPC server in the geth dialect (geth.ts) on uWebSockets.js: HTTP POST (any path) and
+ * websocket (an upgrade on any path), as geth serves both on one port
+ * (ethereum/go-ethereum:rpc/http.go, rpc/websocket.go, node/rpcstack.go). It is the transport
+ * the EVM's `eth_*` methods will be served on; a method table is all it needs.
+ *
+ * HTTP, as rpc/http.go ServeHTTP and validateRequest answer:
+ * - `GET` with no body and no query: 200, empty (health checks);
+ * - `PUT`/`DELETE`: 405 `method not allowed`;
+ * - a Content-Length over the body limit (5 MiB): 413 `content length too large (N>LIMIT)`;
+ * - a Content-Type other than application/json, application/json-rpc or application/jsonrequest
+ *   (OPTIONS excepted): 415 `invalid content type, only application/json is supported`;
+ * - a body that does not parse (or passes the limit while read): 200, -32700 `parse error`,
+ *   `"id":null`; an empty body, or only notifications: 200 with no body.
+ * Websocket: one JSON value per message (single or batch); a message that does not parse gets
+ * -32700 with Go's syntax error text and the connection is closed, as geth's read loop ends.
+ */
+import type { Logger } from '../../log.js';
+import { loopSlice, type LoopSlice } from '../server/slice.js';
+import { listen, parseContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type TemplatedApp } from '../server/uws.js';
+import type { RpcMetrics } from './dispatch.js';
+import { GETH_CODES, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, type GethCallSite } from './geth.js';
+import type { Route, RouteTable } from './methods.js';
+import { UwsConnection, WS_MAX_QUEUED_REQUESTS, WS_MIN_PUSH_HIGH_WATER, WS_WRITE_WAIT_MS, type WsLimits, type WsUserData } from './ws.js';
+
+/** rpc/http.go defaultBodyLimit. */
+export const GETH_HTTP_BODY_LIMIT = 5 * 1024 * 1024;
+/** rpc/websocket.go wsDefaultReadLimit. */
+export const GETH_WS_READ_LIMIT = 32 * 1024 * 1024;
+/** rpc/websocket.go: pings every 30 s, pong within 30 s. */
+const WS_IDLE_TIMEOUT_S = 60;
+const ACCEPTED_CONTENT_TYPES = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest']);
+const JSON_HEADERS: ReadonlyArray<readonly [string, string]> = [['Content-Type', 'application/json']];
+/** net/http http.Error. */
+const TEXT_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Content-Type', 'text/plain; charset=utf-8'],
+  ['X-Content-Type-Options', 'nosniff'],
+];
+
+export interface GethRpcServerOptions {
+  /** `host:port` or `tcp://host:port`. */
+  laddr: string;
+  /** The methods (gethMethod), or a table built with gethTable. */
+  methods: readonly Route[] | RouteTable;
+  logger?: Logger;
+  metrics?: RpcMetrics;
+  bodyLimit?: number;
+  wsReadLimit?: number;
+  batchItemLimit?: number;
+  batchResponseMaxSize?: number;
+  slice?: LoopSlice;
+}
+
+interface Exchange extends ResponseState {
+  ac: AbortController | null;
+}
+
+class HttpSite implements GethCallSite {
+  readonly transport = 'jsonrpc';
+  readonly ws = undefined;
+  private remote: string | undefined;
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly ex: Exchange,
+  ) {}
+  get remoteAddr(): string {
+    return (this.remote ??= this.ex.aborted ? '' : remoteAddress(this.res));
+  }
+  get signal(): AbortSignal {
+    this.ex.ac ??= new AbortController();
+    if (this.ex.aborted) this.ex.ac.abort();
+    return this.ex.ac.signal;
+  }
+}
+
+export class GethRpcServer {
+  readonly rpc: GethJsonRpc;
+  private readonly log: Logger | undefined;
+  private readonly bodyLimit: number;
+  private readonly wsReadLimit: number;
+  private readonly slice: LoopSlice;
+  private readonly wsLimits: WsLimits;
+  private app: TemplatedApp | null = null;
+  private listening: Listening | null = null;
+  private readonly conns = new Set<UwsConnection>();
+  private connSeq = 0;
+
+  constructor(opts: GethRpcServerOptions) {
+    this.log = opts.logger;
+    const table = Array.isArray(opts.methods) ? gethTable(opts.methods as readonly Route[]) : (opts.methods as RouteTable);
+    this.rpc = new GethJsonRpc(table, { logger: opts.logger, metrics: opts.metrics, batchItemLimit: opts.batchItemLimit, batchResponseMaxSize: opts.batchResponseMaxSize });
+    this.bodyLimit = opts.bodyLimit ?? GETH_HTTP_BODY_LIMIT;
+    this.wsReadLimit = opts.wsReadLimit ?? GETH_WS_READ_LIMIT;
+    this.slice = opts.slice ?? loopSlice;
+    this.wsLimits = {
+      pushHighWaterBytes: WS_MIN_PUSH_HIGH_WATER,
+      slowClientBytes: 4 * WS_MIN_PUSH_HIGH_WATER,
+      slowClientMs: WS_WRITE_WAIT_MS,
+      maxQueuedRequests: WS_MAX_QUEUED_REQUESTS,
+      maxQueuedBytes: 4 * this.wsReadLimit,
+    };
+    this.laddr = opts.laddr;
+  }
+
+  private readonly laddr: string;
+
+  get port(): number {
+    return this.listening?.port ?? 0;
+  }
+
+  async start(): Promise<void> {
+    if (this.app) throw new Error('JSON-RPC: already started');
+    const app = uws.App();
+    this.app = app;
+    app.ws<WsUserData>('/*', {
+      maxPayloadLength: this.wsReadLimit,
+      idleTimeout: WS_IDLE_TIMEOUT_S,
+      sendPingsAutomatically: true,
+      maxBackpressure: this.wsLimits.slowClientBytes,
+      compression: uws.DISABLED,
+      upgrade: (res, req, context) => {
+        try {
+          const key = req.getHeader('sec-websocket-key');
+          const protocol = req.getHeader('sec-websocket-protocol');
+          const extensions = req.getHeader('sec-websocket-extensions');
+          const ip = remoteAddress(res);
+          const conn = new UwsConnection(`${ip}#${++this.connSeq}`, ip, this.wsLimits, (c, m) => this.onWsMessage(c, m), this.log, this.slice);
+          res.upgrade<WsUserData>({ conn }, key, protocol, extensions, context);
+        } catch (e) {
+          this.log?.error('JSON-RPC: websocket upgrade failed', { err: e as Error });
+          res.cork(() => res.writeStatus('500 Internal Server Error').end());
+        }
+      },
+      open: (ws) => this.guard(() => {
+        const conn = ws.getUserData().conn;
+        conn.attach(ws);
+        this.conns.add(conn);
+      }),
+      message: (ws, message) => this.guard(() => ws.getUserData().conn.enqueue(message)),
+      drain: (ws) => this.guard(() => ws.getUserData().conn.handleDrain()),
+      close: (ws) => this.guard(() => {
+        const conn = ws.getUserData().conn;
+        this.conns.delete(conn);
+        conn.handleClosed();
+      }),
+    });
+    app.any('/*', (res, req) => this.guard(() => this.onHttp(res, req), res));
+    this.listening = await listen(app, parseListenAddr(this.laddr, 'json-rpc.address'), 'JSON-RPC');
+    this.log?.info('JSON-RPC listening', { addr: `${this.listening.host}:${this.listening.port}` });
+  }
+
+  close(): void {
+    for (const c of [...this.conns]) c.close(1001, 'server shutting down');
+    this.conns.clear();
+    this.listening?.close();
+    this.listening = null;
+    this.app = null;
+  }
+
+  private guard(fn: () => void, res?: HttpResponse): void {
+    try {
+      fn();
+    } catch (e) {
+      this.log?.error('JSON-RPC: handler failed', { err: e as Error });
+      if (res) {
+        try {
+          res.cork(() => res.writeStatus('500 Internal Server Error').end());
+        } catch {
+          /* already answered or gone */
+        }
+      }
+    }
+  }
+
+  private onHttp(res: HttpResponse, req: HttpRequest): void {
+    const ex: Exchange = { aborted: false, done: false, ac: null };
+    const method = req.getCaseSensitiveMethod();
+    const clHeader = req.getHeader('content-length');
+    const cl = parseContentLength(clHeader);
+    const chunked = req.getHeader('transfer-encoding') !== '';
+    if (method === 'GET' && (cl === undefined || cl === 0) && !chunked && (req.getQuery() ?? '') === '') {
+      send(res, ex, '200 OK', [], '', undefined, true);
+      return;
+    }
+    if (cl === null) {
+      send(res, ex, '400 Bad Request', TEXT_HEADERS, '400 Bad Request', { close: true }, true);
+      return;
+    }
+    if (method === 'PUT' || method === 'DELETE') {
+      send(res, ex, '405 Method Not Allowed', TEXT_HEADERS, 'method not allowed\n', undefined, true);
+      return;
+    }
+    if (cl !== undefined && cl > this.bodyLimit) {
+      send(res, ex, '413 Request Entity Too Large', TEXT_HEADERS, `content length too large (${cl}>${this.bodyLimit})\n`, { close: true }, true);
+      return;
+    }
+    if (method !== 'OPTIONS' && !ACCEPTED_CONTENT_TYPES.has(mediaType(req.getHeader('content-type')))) {
+      send(res, ex, '415 Unsupported Media Type', TEXT_HEADERS, 'invalid content type, only application/json is supported\n', undefined, true);
+      return;
+    }
+    res.onAborted(() => {
+      ex.aborted = true;
+      ex.ac?.abort();
+    });
+    readBody(
+      res,
+      ex,
+      this.bodyLimit,
+      cl,
+      (body) => {
+        if (this.slice.admitHttp()) this.serveHttp(res, ex, body, true);
+        else {
+          res.pause();
+          this.slice.defer(() => {
+            if (ex.aborted || ex.done) return;
+            res.resume();
+            this.serveHttp(res, ex, body, false);
+          });
+        }
+      },
+      (e) => this.internal(res, ex, e),
+    );
+  }
+
+  /** `body` null: the limit was passed while reading (geth's MaxBytesReader: a read error). */
+  private serveHttp(res: HttpResponse, ex: Exchange, body: Buffer | null, corked: boolean): void {
+    try {
+      const parsed = body === null ? { ok: false as const, error: '' } : parseGethBody(body);
+      if (parsed === null) {
+        send(res, ex, '200 OK', JSON_HEADERS, '', undefined, corked);
+        return;
+      }
+      if (!parsed.ok) {
+        // rpc/server.go serveSingleRequest: any read error other than EOF is "parse error".
+        send(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, 'parse error'), undefined, corked);
+        return;
+      }
+      const a = this.rpc.serve(parsed, new HttpSite(res, ex));
+      if (a instanceof Promise) {
+        a.then(
+          (answer) => send(res, ex, '200 OK', JSON_HEADERS, answer ?? ''),
+          (e: unknown) => this.internal(res, ex, e),
+        );
+        return;
+      }
+      send(res, ex, '200 OK', JSON_HEADERS, a ?? '', undefined, corked);
+    } catch (e) {
+      this.internal(res, ex, e);
+    }
+  }
+
+  private internal(res: HttpResponse, ex: Exchange, e: unknown): void {
+    this.log?.error('JSON-RPC: request failed', { err: e as Error });
+    send(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.INTERNAL_ERROR, 'method handler crashed'));
+  }
+
+  private async onWsMessage(conn: UwsConnection, message: Buffer): Promise<void> {
+    const parsed = parseGethBody(message);
+    if (parsed === null) {
+      // gorilla ReadJSON of an empty message: io.ErrUnexpectedEOF, and the read loop ends.
+      conn.close();
+      return;
+    }
+    if (!parsed.ok) {
+      conn.reply(gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, parsed.error));
+      conn.close();
+      return;
+    }
+    const site: GethCallSite = { transport: 'websocket', remoteAddr: conn.remoteAddr, signal: conn.signal, ws: conn };
+    let answer: string | null;
+    try {
+      answer = await this.rpc.serve(parsed, site);
+    } catch (e) {
+      this.log?.error('JSON-RPC: websocket request failed', { conn: conn.id, err: e as Error });
+      answer = gethErrorEnvelope(null, GETH_CODES.INTERNAL_ERROR, 'method handler crashed');
+    }
+    if (answer !== null) conn.reply(answer);
+  }
+}
+
+/** mime.ParseMediaType's media type: before any `;`, trimmed, lower-cased. */
+function mediaType(v: string): string {
+  const i = v.indexOf(';');
+  return (i === -1 ? v : v.slice(0, i)).trim().toLowerCase();
+}

@@ -1,0 +1,507 @@
+/**
+ * The geth dialect of the JSON-RPC layer: go-ethereum's rules for messages, batches, positional
+ * parameters and errors (ethereum/go-ethereum:rpc/json.go, rpc/handler.go, rpc/errors.go,
+ * rpc/server.go; hex values as common/hexutil/json.go and rpc/types.go read them).
+ *
+ * - A message is a call when `jsonrpc` is exactly "2.0", `id` is present and not an object or an
+ *   array (`"id":null` is a call), and `method` is a non-empty string; without `id` it is a
+ *   notification: the method runs and nothing is answered. Anything else is -32600
+ *   `invalid request` (with the id when it is a valid one, else `"id":null`).
+ * - Unknown method: -32601 `the method <name> does not exist/is not available`.
+ * - Parameters are positional: `params` absent or `null` is `[]`; an object is -32602
+ *   `non-array args`; more than declared: `too many arguments, want at most N`; a value that does
+ *   not decode: `invalid argument <i>: <error>`; a required one missing: `missing value for
+ *   required argument <i>`.
+ * - A method's error: its `rpcCode` (GethRpcError), else -32000, with the error's text as message.
+ * - Batches: `[]` is one -32600 `empty batch` object; more than `batchItemLimit` items is an array
+ *   of one -32600 `batch too large` error (with the id of the first call); once the answers pass
+ *   `batchResponseMaxSize` bytes, the remaining calls get -32003 `response too large`.
+ * - `*_subscribe` over HTTP: -32601 `notifications not supported`.
+ * Ids are echoed as their JSON value re-serialised (geth echoes the raw bytes: `1.0` comes back
+ * as `1` here).
+ */
+import type { Logger } from '../../log.js';
+import { mayNestDeeperThan, RPC_JSON_MAX_DEPTH, scanJson } from '../server/gojson.js';
+import type { Args, ArgValue } from './cometbft-params.js';
+import { invoke, recordRejected, UNKNOWN_METHOD, type RpcMetrics } from './dispatch.js';
+import { RouteTable, type Route, type RouteContext, type Transport } from './methods.js';
+import type { WsConnection } from './ws.js';
+
+/** ethereum/go-ethereum:rpc/errors.go and rpc/json.go codes. */
+export const GETH_CODES = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** errcodeDefault: any error without a code of its own. */
+  DEFAULT: -32000,
+  /** errcodeResponseTooLarge. */
+  RESPONSE_TOO_LARGE: -32003,
+} as const;
+
+/** node/defaults.go: BatchRequestLimit and BatchResponseMaxSize. */
+export const GETH_BATCH_ITEM_LIMIT = 1000;
+export const GETH_BATCH_RESPONSE_MAX_SIZE = 25_000_000;
+/** rpc/json.go maxMethodNameLength. */
+export const GETH_MAX_METHOD_NAME_LENGTH = 2048;
+
+/**
+ * An error a geth-dialect method answers with its own code (and optional `data`), like geth's
+ * rpc.Error / rpc.DataError (e.g. code 3 `execution reverted` with the revert bytes as data).
+ */
+export class GethRpcError extends Error {
+  readonly code = 'RPC_GETH_ERROR';
+  constructor(
+    readonly rpcCode: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'GethRpcError';
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// Parameters (positional, geth's Go types)
+
+/**
+ * Parameter types of geth-dialect methods, by the Go type geth decodes into:
+ * - `quantity`: *hexutil.Big → bigint; `uint64`: hexutil.Uint64 → bigint;
+ * - `data`: hexutil.Bytes → Uint8Array; `address`: common.Address, `hash`: common.Hash → Uint8Array;
+ * - `block`: rpc.BlockNumber → bigint, or the tag (`latest`, `earliest`, `pending`, `safe`, `finalized`);
+ * - `bool`, `string`; `any`: the JSON value as parsed (a struct the method decodes itself).
+ */
+export type GethParamType = 'quantity' | 'uint64' | 'data' | 'address' | 'hash' | 'block' | 'bool' | 'string' | 'any';
+export const GETH_PARAM_TYPES: readonly GethParamType[] = ['quantity', 'uint64', 'data', 'address', 'hash', 'block', 'bool', 'string', 'any'];
+
+export interface GethParamValueMap {
+  quantity: bigint;
+  uint64: bigint;
+  data: Uint8Array;
+  address: Uint8Array;
+  hash: Uint8Array;
+  block: bigint | 'latest' | 'earliest' | 'pending' | 'safe' | 'finalized';
+  bool: boolean;
+  string: string;
+  any: unknown;
+}
+
+/** One positional parameter; `optional` is a Go pointer parameter (may be left out). */
+export interface GethParamSpec {
+  readonly name: string;
+  readonly type: GethParamType;
+  readonly optional?: boolean;
+}
+
+export type GethArgsOf<P extends readonly GethParamSpec[]> = {
+  [S in P[number] as S['name']]: S extends { optional: true } ? GethParamValueMap[S['type']] | undefined : GethParamValueMap[S['type']];
+};
+
+export interface GethMethodDef<P extends readonly GethParamSpec[]> {
+  name: string;
+  params?: P;
+  handler: (args: GethArgsOf<P>, ctx: RouteContext) => unknown;
+}
+
+/** Declares a geth-dialect method (served over HTTP and websocket alike). */
+export function gethMethod<const P extends readonly GethParamSpec[] = []>(def: GethMethodDef<P>): Route {
+  return {
+    name: def.name,
+    params: (def.params ?? []) as unknown as Route['params'],
+    cacheable: false,
+    wsOnly: false,
+    unsafe: false,
+    handler: def.handler as unknown as Route['handler'],
+  };
+}
+
+/** A geth method table: the shared RouteTable with geth's parameter types. */
+export function gethTable(methods: readonly Route[]): RouteTable {
+  return new RouteTable(methods, { unsafe: false, paramTypes: GETH_PARAM_TYPES });
+}
+
+/** A parameter that does not decode; the message is geth's text after `invalid argument <i>: `. */
+class ArgError extends Error {}
+
+/** common/hexutil errors. */
+const HEX = {
+  EMPTY: 'empty hex string',
+  SYNTAX: 'invalid hex string',
+  MISSING_PREFIX: 'hex string without 0x prefix',
+  ODD_LENGTH: 'hex string of odd length',
+  EMPTY_NUMBER: 'hex string "0x"',
+  LEADING_ZERO: 'hex number with leading zero digits',
+  UINT64_RANGE: 'hex number > 64 bits',
+  BIG256_RANGE: 'hex number > 256 bits',
+} as const;
+
+const GO_TYPE: Record<GethParamType, string> = {
+  quantity: '*hexutil.Big',
+  uint64: 'hexutil.Uint64',
+  data: 'hexutil.Bytes',
+  address: 'common.Address',
+  hash: 'common.Hash',
+  block: 'rpc.BlockNumber',
+  bool: 'bool',
+  string: 'string',
+  any: 'interface {}',
+};
+
+const has0x = (s: string) => s.length >= 2 && s[0] === '0' && (s[1] === 'x' || s[1] === 'X');
+const HEX_DIGITS = /^[0-9a-fA-F]*$/;
+
+/** json.UnmarshalTypeError's text, as hexutil's wrapTypeError and errNonString build it. */
+const typeError = (what: string, t: GethParamType) => new ArgError(`json: cannot unmarshal ${what} into Go value of type ${GO_TYPE[t]}`);
+
+/** hexutil checkNumberText + the range check; `max` hex digits. Empty input is zero. */
+function hexNumber(s: string, maxDigits: number, rangeErr: string): bigint | string {
+  if (s.length === 0) return 0n;
+  if (!has0x(s)) return HEX.MISSING_PREFIX;
+  const raw = s.slice(2);
+  if (raw.length === 0) return HEX.EMPTY_NUMBER;
+  if (raw.length > 1 && raw[0] === '0') return HEX.LEADING_ZERO;
+  if (raw.length > maxDigits) return rangeErr;
+  if (!HEX_DIGITS.test(raw)) return HEX.SYNTAX;
+  return BigInt(`0x${raw}`);
+}
+
+/** hexutil checkText(input, wantPrefix=true) + decoding. Empty input is empty bytes. */
+function hexBytes(s: string): Uint8Array | string {
+  if (s.length === 0) return new Uint8Array(0);
+  if (!has0x(s)) return HEX.MISSING_PREFIX;
+  const raw = s.slice(2);
+  if (raw.length % 2 !== 0) return HEX.ODD_LENGTH;
+  if (!HEX_DIGITS.test(raw)) return HEX.SYNTAX;
+  return new Uint8Array(Buffer.from(raw, 'hex'));
+}
+
+const BLOCK_TAGS = new Set(['latest', 'earliest', 'pending', 'safe', 'finalized']);
+const INT64_MAX = (1n << 63n) - 1n;
+
+/** One argument as geth's json.Decoder would decode it into the parameter's Go type. */
+export function decodeGethArg(t: GethParamType, v: unknown): unknown {
+  switch (t) {
+    case 'any':
+      return v;
+    case 'bool':
+      if (v === null) return false;
+      if (typeof v !== 'boolean') throw typeError(jsonKind(v), t);
+      return v;
+    case 'string':
+      if (v === null) return '';
+      if (typeof v !== 'string') throw typeError(jsonKind(v), t);
+      return v;
+    case 'quantity':
+    case 'uint64': {
+      if (typeof v !== 'string') throw typeError('non-string', t);
+      const n = t === 'quantity' ? hexNumber(v, 64, HEX.BIG256_RANGE) : hexNumber(v, 16, HEX.UINT64_RANGE);
+      if (typeof n === 'string') throw typeError(n, t);
+      return n;
+    }
+    case 'data': {
+      if (typeof v !== 'string') throw typeError('non-string', t);
+      const b = hexBytes(v);
+      if (typeof b === 'string') throw typeError(b, t);
+      return b;
+    }
+    case 'address':
+    case 'hash': {
+      if (typeof v !== 'string') throw typeError('non-string', t);
+      const b = hexBytes(v);
+      if (typeof b === 'string') throw typeError(b, t);
+      const want = t === 'address' ? 20 : 32;
+      // hexutil UnmarshalFixedText: not a decoding error, so not wrapped as a type error.
+      if (b.length !== want) throw new ArgError(`hex string has length ${v.length - 2}, want ${want * 2} for ${GO_TYPE[t]}`);
+      return b;
+    }
+    case 'block': {
+      // rpc/types.go BlockNumber.UnmarshalJSON: the text without its quotes, then a tag or hex.
+      const text = typeof v === 'string' ? v : JSON.stringify(v);
+      if (BLOCK_TAGS.has(text)) return text;
+      const n = hexNumber(text, 16, HEX.UINT64_RANGE);
+      if (typeof n === 'string') throw new ArgError(n === HEX.EMPTY_NUMBER || text.length === 0 ? HEX.EMPTY : n);
+      if (n > INT64_MAX) throw new ArgError('block number larger than int64');
+      return n;
+    }
+  }
+}
+
+function jsonKind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v; // string, number, object
+}
+
+/** rpc/json.go parsePositionalArguments; throws the -32602 message. */
+export function decodeGethParams(specs: readonly GethParamSpec[], raw: unknown, hasParams: boolean): Args {
+  const args: Args = {};
+  let items: unknown[] = [];
+  if (hasParams && raw !== null) {
+    if (!Array.isArray(raw)) throw new ArgError('non-array args');
+    items = raw;
+  }
+  for (let i = 0; i < items.length; i++) {
+    if (i >= specs.length) throw new ArgError(`too many arguments, want at most ${specs.length}`);
+    const spec = specs[i]!;
+    const item = items[i];
+    // A null for a pointer parameter leaves it nil: not given.
+    if (item === null && spec.optional) continue;
+    try {
+      args[spec.name] = decodeGethArg(spec.type, item) as ArgValue;
+    } catch (e) {
+      if (e instanceof ArgError) throw new ArgError(`invalid argument ${i}: ${e.message}`);
+      throw e;
+    }
+  }
+  for (let i = items.length; i < specs.length; i++) {
+    if (!specs[i]!.optional) throw new ArgError(`missing value for required argument ${i}`);
+  }
+  return args;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Messages
+
+/** One decoded message of a body or websocket frame. */
+interface Message {
+  /** `jsonrpc` is exactly "2.0". */
+  version: boolean;
+  /** The `id` member: undefined when absent (null when `"id":null`). */
+  id: unknown;
+  method: string;
+  params: unknown;
+  hasParams: boolean;
+  hasResult: boolean;
+}
+
+const hasValidId = (m: Message) => m.id !== undefined && (m.id === null || typeof m.id !== 'object');
+const isCall = (m: Message) => m.version && hasValidId(m) && m.method !== '';
+const isNotification = (m: Message) => m.version && m.id === undefined && m.method !== '';
+/** A response (sent to a server, it is dropped: geth's handleImmediate). */
+const isResponse = (m: Message) => m.version && hasValidId(m) && m.method === '' && !m.hasParams && m.hasResult;
+
+/** encoding/json's decoding of a value into jsonrpcMessage: fields matched case-insensitively. */
+function toMessage(v: unknown): Message {
+  const m: Message = { version: false, id: undefined, method: '', params: undefined, hasParams: false, hasResult: false };
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return m;
+  const o = v as Record<string, unknown>;
+  for (const key in o) {
+    const x = o[key];
+    switch (key.toLowerCase()) {
+      case 'jsonrpc':
+        m.version = x === '2.0';
+        break;
+      case 'id':
+        m.id = x;
+        break;
+      case 'method':
+        m.method = typeof x === 'string' ? x : '';
+        break;
+      case 'params':
+        m.params = x;
+        m.hasParams = x !== null;
+        break;
+      case 'result':
+      case 'error':
+        if (x !== null) m.hasResult = true;
+        break;
+    }
+  }
+  return m;
+}
+
+/** The `"id":…` member of an answer. */
+function idJson(id: unknown): string {
+  return id === undefined || id === null ? 'null' : JSON.stringify(id);
+}
+
+export function gethErrorEnvelope(id: unknown, code: number, message: string, data?: unknown): string {
+  const err = data === undefined ? { code, message } : { code, message, data };
+  return `{"jsonrpc":"2.0","id":${idJson(id)},"error":${JSON.stringify(err)}}`;
+}
+
+function successEnvelope(id: unknown, result: unknown): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(result === undefined ? null : result);
+  } catch (e) {
+    return gethErrorEnvelope(id, GETH_CODES.INTERNAL_ERROR, (e as Error).message);
+  }
+  return `{"jsonrpc":"2.0","id":${idJson(id)},"result":${json}}`;
+}
+
+/** What parsing a body or frame gave: the messages, whether it was a batch, or Go's syntax error. */
+export type GethParsed = { ok: true; messages: unknown[]; batch: boolean } | { ok: false; error: string };
+
+/** json.Decoder.Decode of the first JSON value, then parseMessage (rpc/json.go). Empty input is EOF. */
+export function parseGethBody(buf: Uint8Array): GethParsed | null {
+  const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  let first = -1;
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i]!;
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) {
+      first = c;
+      break;
+    }
+  }
+  if (first === -1) return null;
+  let value: unknown;
+  let parsed = false;
+  try {
+    value = JSON.parse(b.toString('utf8'));
+    parsed = true;
+  } catch {
+    /* Go's decoder decides: the first value may be followed by more */
+  }
+  if (!parsed || mayNestDeeperThan(b, RPC_JSON_MAX_DEPTH)) {
+    const r = scanJson(b, 'decode', RPC_JSON_MAX_DEPTH);
+    if (!r.ok) return { ok: false, error: r.error };
+    if (!parsed) value = JSON.parse(b.subarray(0, r.end).toString('utf8'));
+  }
+  if (first === 0x5b && Array.isArray(value)) return { ok: true, messages: value, batch: true };
+  return { ok: true, messages: [value], batch: false };
+}
+
+export interface GethJsonRpcOptions {
+  logger?: Logger;
+  metrics?: RpcMetrics;
+  /** Items per batch; 0 = no limit. Default 1000. */
+  batchItemLimit?: number;
+  /** Bytes of answers per batch before the rest get -32003; 0 = no limit. Default 25,000,000. */
+  batchResponseMaxSize?: number;
+}
+
+/** What a call over a connection needs besides the message: its transport and context. */
+export interface GethCallSite {
+  readonly transport: Transport;
+  readonly remoteAddr: string;
+  readonly signal: AbortSignal;
+  readonly ws: WsConnection | undefined;
+}
+
+class GethCallContext implements RouteContext {
+  constructor(
+    readonly id: string | number,
+    private readonly site: GethCallSite,
+  ) {}
+  get transport(): Transport {
+    return this.site.transport;
+  }
+  get ws(): WsConnection | undefined {
+    return this.site.ws;
+  }
+  get remoteAddr(): string {
+    return this.site.remoteAddr;
+  }
+  get signal(): AbortSignal {
+    return this.site.signal;
+  }
+}
+
+/** geth's JSON-RPC over one method table. */
+export class GethJsonRpc {
+  private readonly log: Logger | undefined;
+  private readonly metrics: RpcMetrics | undefined;
+  private readonly itemLimit: number;
+  private readonly responseMax: number;
+
+  constructor(
+    readonly table: RouteTable,
+    opts: GethJsonRpcOptions = {},
+  ) {
+    this.log = opts.logger;
+    this.metrics = opts.metrics;
+    this.itemLimit = opts.batchItemLimit ?? GETH_BATCH_ITEM_LIMIT;
+    this.responseMax = opts.batchResponseMaxSize ?? GETH_BATCH_RESPONSE_MAX_SIZE;
+  }
+
+  /**
+   * The answer to parsed messages (single or batch), or null when nothing is to be answered
+   * (notifications, responses). Synchronous while every method is.
+   */
+  serve(parsed: { messages: unknown[]; batch: boolean }, site: GethCallSite): string | null | Promise<string | null> {
+    if (!parsed.batch) return this.single(toMessage(parsed.messages[0]), site);
+    const msgs = parsed.messages.map(toMessage);
+    if (msgs.length === 0) return gethErrorEnvelope(null, GETH_CODES.INVALID_REQUEST, 'empty batch');
+    if (this.itemLimit > 0 && msgs.length > this.itemLimit) {
+      const first = msgs.find(isCall);
+      return `[${gethErrorEnvelope(first?.id ?? null, GETH_CODES.INVALID_REQUEST, 'batch too large')}]`;
+    }
+    const out: string[] = [];
+    const state = { bytes: 0 };
+    const r = this.runBatch(msgs, 0, out, state, site);
+    const finish = () => (out.length === 0 ? null : `[${out.join(',')}]`);
+    return r === undefined ? finish() : r.then(finish);
+  }
+
+  private runBatch(msgs: Message[], from: number, out: string[], state: { bytes: number }, site: GethCallSite): Promise<void> | undefined {
+    for (let i = from; i < msgs.length; i++) {
+      const m = msgs[i]!;
+      if (this.responseMax > 0 && state.bytes > this.responseMax) {
+        if (isCall(m)) out.push(gethErrorEnvelope(m.id, GETH_CODES.RESPONSE_TOO_LARGE, 'response too large'));
+        continue;
+      }
+      const a = this.single(m, site);
+      if (a instanceof Promise) {
+        return a.then((answer) => {
+          this.add(out, state, answer);
+          return this.runBatch(msgs, i + 1, out, state, site);
+        });
+      }
+      this.add(out, state, a);
+    }
+    return undefined;
+  }
+
+  private add(out: string[], state: { bytes: number }, answer: string | null): void {
+    if (answer === null) return;
+    out.push(answer);
+    state.bytes += answer.length;
+  }
+
+  /** handleMsg / handleCallMsg for one message. */
+  private single(m: Message, site: GethCallSite): string | null | Promise<string | null> {
+    const notification = isNotification(m);
+    if (!notification && !isCall(m)) {
+      if (isResponse(m)) return null;
+      return gethErrorEnvelope(hasValidId(m) ? m.id : null, GETH_CODES.INVALID_REQUEST, 'invalid request');
+    }
+    const answer = (s: string) => (notification ? null : s);
+    if (m.method.length > GETH_MAX_METHOD_NAME_LENGTH) {
+      recordRejected(this.metrics, UNKNOWN_METHOD, site.transport);
+      return answer(gethErrorEnvelope(m.id, GETH_CODES.INVALID_REQUEST, `method name too long: ${m.method.length} > ${GETH_MAX_METHOD_NAME_LENGTH}`));
+    }
+    if (site.transport !== 'websocket' && m.method.endsWith('_subscribe')) {
+      recordRejected(this.metrics, this.table.get(m.method) ? m.method : UNKNOWN_METHOD, site.transport);
+      return answer(gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, 'notifications not supported'));
+    }
+    const route = this.table.get(m.method);
+    if (!route) {
+      recordRejected(this.metrics, UNKNOWN_METHOD, site.transport);
+      return answer(gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, `the method ${m.method} does not exist/is not available`));
+    }
+    let args: Args;
+    try {
+      args = decodeGethParams(route.params as unknown as readonly GethParamSpec[], m.params, m.hasParams);
+    } catch (e) {
+      if (!(e instanceof ArgError)) throw e;
+      recordRejected(this.metrics, route.name, site.transport);
+      return answer(gethErrorEnvelope(m.id, GETH_CODES.INVALID_PARAMS, e.message));
+    }
+    const id = m.id as string | number;
+    const o = invoke(route, args, new GethCallContext(id, site), this.metrics);
+    if (o instanceof Promise) return o.then((done) => answer(done.ok ? successEnvelope(m.id, done.result) : this.failed(route, m.id, done.thrown)));
+    return answer(o.ok ? successEnvelope(m.id, o.result) : this.failed(route, m.id, o.thrown));
+  }
+
+  /** rpc/json.go errorMessage: the error's own code (rpc.Error), else -32000; data when given. */
+  private failed(route: Route, id: unknown, e: unknown): string {
+    if (this.log?.enabled('debug')) this.log.debug('JSON-RPC method failed', { method: route.name, err: e as Error });
+    if (e instanceof GethRpcError) return gethErrorEnvelope(id, e.rpcCode, e.message, e.data);
+    const rpcCode = (e as { rpcCode?: unknown } | null)?.rpcCode;
+    const message = e instanceof Error ? e.message : String(e);
+    return gethErrorEnvelope(id, typeof rpcCode === 'number' ? rpcCode : GETH_CODES.DEFAULT, message);
+  }
+}

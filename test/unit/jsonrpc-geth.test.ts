@@ -1,0 +1,242 @@
+/**
+ * The geth dialect of the JSON-RPC layer (src/rpc/jsonrpc/geth.ts, geth-server.ts), served over
+ * HTTP and websocket with a tiny `eth_*` method table. Expected texts are go-ethereum's
+ * (ethereum/go-ethereum:rpc/errors.go, rpc/json.go, rpc/handler.go, rpc/server.go, rpc/http.go,
+ * common/hexutil/json.go; golden files rpc/testdata/*.js).
+ */
+import net from 'node:net';
+import t from 'tap';
+import { GethRpcError, gethMethod } from '../../src/rpc/jsonrpc/geth.js';
+import { GethRpcServer } from '../../src/rpc/jsonrpc/geth-server.js';
+import { RouteTable } from '../../src/rpc/jsonrpc/methods.js';
+import { WsClient } from '../helpers/ws.js';
+
+const ADDR = '0x' + 'ab'.repeat(20);
+let notified = 0;
+
+const methods = [
+  gethMethod({ name: 'eth_chainId', handler: () => '0x2a' }),
+  gethMethod({
+    name: 'eth_getBalance',
+    params: [
+      { name: 'address', type: 'address' },
+      { name: 'block', type: 'block', optional: true },
+    ],
+    handler: ({ address, block }) => ({ address: Buffer.from(address).toString('hex'), block: typeof block === 'bigint' ? `0x${block.toString(16)}` : (block ?? 'latest') }),
+  }),
+  gethMethod({
+    name: 'eth_sum',
+    params: [
+      { name: 'a', type: 'quantity' },
+      { name: 'b', type: 'uint64' },
+    ],
+    handler: ({ a, b }) => `0x${(a + b).toString(16)}`,
+  }),
+  gethMethod({ name: 'eth_slow', params: [{ name: 'data', type: 'data' }], handler: async ({ data }) => `0x${Buffer.from(data).toString('hex')}` }),
+  gethMethod({ name: 'eth_notify', handler: () => (notified++, true) }),
+  gethMethod({ name: 'eth_fail', handler: () => { throw new Error('header not found'); } }),
+  gethMethod({ name: 'eth_revert', handler: () => { throw new GethRpcError(3, 'execution reverted: user error', '0x08c379a0'); } }),
+  gethMethod({ name: 'eth_transport', handler: (_a, ctx) => ctx.transport }),
+  gethMethod({ name: 'eth_subscribe', params: [{ name: 'kind', type: 'string' }], handler: () => '0x1' }),
+];
+
+async function startServer(opts: Partial<ConstructorParameters<typeof GethRpcServer>[0]> = {}): Promise<GethRpcServer> {
+  const s = new GethRpcServer({ laddr: 'tcp://127.0.0.1:0', methods, ...opts });
+  await s.start();
+  return s;
+}
+
+async function post(port: number, body: string, headers: Record<string, string> = { 'Content-Type': 'application/json' }, method = 'POST') {
+  const r = await fetch(`http://127.0.0.1:${port}/`, { method, body, headers });
+  return { status: r.status, contentType: r.headers.get('content-type'), text: await r.text() };
+}
+
+const err = (id: unknown, code: number, message: string) => JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+const ok = (id: unknown, result: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result });
+
+t.test('method names: namespaced camelCase is accepted, other shapes are not', async (t) => {
+  t.doesNotThrow(() => new RouteTable(methods, { unsafe: false, paramTypes: ['address', 'block', 'quantity', 'uint64', 'data', 'string'] }));
+  t.throws(() => new RouteTable([gethMethod({ name: 'Eth_x', handler: () => 1 })], { unsafe: false, paramTypes: [] }), /invalid name/);
+  t.throws(() => new RouteTable([gethMethod({ name: 'eth-x', handler: () => 1 })], { unsafe: false, paramTypes: [] }), /invalid name/);
+});
+
+t.test('over HTTP', async (t) => {
+  const s = await startServer();
+  t.teardown(() => s.close());
+  const p = s.port;
+
+  await t.test('a call, and its id echoed as sent', async (t) => {
+    const r = await post(p, '{"jsonrpc":"2.0","id":7,"method":"eth_chainId"}');
+    t.equal(r.status, 200);
+    t.equal(r.contentType, 'application/json');
+    t.equal(r.text, ok(7, '0x2a'));
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":"abc","method":"eth_chainId","params":[]}')).text, ok('abc', '0x2a'));
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":null,"method":"eth_chainId","params":null}')).text, ok(null, '0x2a'), '"id":null is a call');
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":1,"method":"eth_transport"}')).text, ok(1, 'jsonrpc'));
+  });
+
+  await t.test('parse error', async (t) => {
+    const r = await post(p, "'f");
+    t.equal(r.status, 200);
+    t.equal(r.text, err(null, -32700, 'parse error'));
+    t.equal((await post(p, '{"jsonrpc":"2.0",')).text, err(null, -32700, 'parse error'));
+  });
+
+  await t.test('invalid request', async (t) => {
+    t.equal((await post(p, '1')).text, err(null, -32600, 'invalid request'));
+    t.equal((await post(p, 'null')).text, err(null, -32600, 'invalid request'));
+    t.equal((await post(p, '{"jsonrpc":"2.1","id":1,"method":"eth_chainId"}')).text, err(1, -32600, 'invalid request'), 'wrong version: id echoed');
+    t.equal((await post(p, '{"id":1,"method":"eth_chainId"}')).text, err(1, -32600, 'invalid request'), 'no version');
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":1}')).text, err(1, -32600, 'invalid request'), 'no method');
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":[],"method":"eth_chainId"}')).text, err(null, -32600, 'invalid request'), 'array id: null');
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":{},"method":"eth_chainId"}')).text, err(null, -32600, 'invalid request'), 'object id: null');
+    const long = 'eth_' + 'x'.repeat(2045);
+    t.equal((await post(p, JSON.stringify({ jsonrpc: '2.0', id: 2, method: long }))).text, err(2, -32600, 'method name too long: 2049 > 2048'));
+  });
+
+  await t.test('unknown method', async (t) => {
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":1,"method":"invalid_method"}')).text, err(1, -32601, 'the method invalid_method does not exist/is not available'));
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}')).text, err(1, -32601, 'notifications not supported'));
+  });
+
+  await t.test('parameters: positional, with geth\'s texts', async (t) => {
+    const call = (params: unknown) => post(p, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params }));
+    t.equal((await call([ADDR])).text, ok(1, { address: 'ab'.repeat(20), block: 'latest' }), 'optional block left out');
+    t.equal((await call([ADDR, '0x10'])).text, ok(1, { address: 'ab'.repeat(20), block: '0x10' }));
+    t.equal((await call([ADDR, null])).text, ok(1, { address: 'ab'.repeat(20), block: 'latest' }), 'null for a pointer argument');
+    t.equal((await call([ADDR, 'pending'])).text, ok(1, { address: 'ab'.repeat(20), block: 'pending' }));
+    t.equal((await call([ADDR, '3'])).text, err(1, -32602, 'invalid argument 1: hex string without 0x prefix'));
+    t.equal((await call([ADDR, '0x03'])).text, err(1, -32602, 'invalid argument 1: hex number with leading zero digits'));
+    t.equal((await call(['ab'.repeat(20)])).text, err(1, -32602, 'invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go value of type common.Address'));
+    t.equal((await call(['0x12'])).text, err(1, -32602, 'invalid argument 0: hex string has length 2, want 40 for common.Address'));
+    t.equal((await call(['0x1'])).text, err(1, -32602, 'invalid argument 0: json: cannot unmarshal hex string of odd length into Go value of type common.Address'));
+    t.equal((await call([5])).text, err(1, -32602, 'invalid argument 0: json: cannot unmarshal non-string into Go value of type common.Address'));
+    t.equal((await call({ address: ADDR })).text, err(1, -32602, 'non-array args'));
+    t.equal((await call([ADDR, 'latest', 1])).text, err(1, -32602, 'too many arguments, want at most 2'));
+    t.equal((await call([])).text, err(1, -32602, 'missing value for required argument 0'));
+    const sum = (params: unknown) => post(p, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sum', params }));
+    t.equal((await sum(['0xff', '0x1'])).text, ok(1, '0x100'));
+    t.equal((await sum(['0x', '0x1'])).text, err(1, -32602, 'invalid argument 0: json: cannot unmarshal hex string "0x" into Go value of type *hexutil.Big'));
+    t.equal((await sum(['0x1', '0x1ffffffffffffffff'])).text, err(1, -32602, 'invalid argument 1: json: cannot unmarshal hex number > 64 bits into Go value of type hexutil.Uint64'));
+    t.equal((await sum(['0xzz', '0x1'])).text, err(1, -32602, 'invalid argument 0: json: cannot unmarshal invalid hex string into Go value of type *hexutil.Big'));
+  });
+
+  await t.test('method errors: -32000 by default, the error\'s own code and data otherwise', async (t) => {
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":1,"method":"eth_fail"}')).text, err(1, -32000, 'header not found'));
+    t.equal(
+      (await post(p, '{"jsonrpc":"2.0","id":1,"method":"eth_revert"}')).text,
+      JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: 3, message: 'execution reverted: user error', data: '0x08c379a0' } }),
+    );
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":1,"method":"eth_slow","params":["0xbeef"]}')).text, ok(1, '0xbeef'), 'an async method');
+  });
+
+  await t.test('a notification runs and gets no answer', async (t) => {
+    const before = notified;
+    const r = await post(p, '{"jsonrpc":"2.0","method":"eth_notify"}');
+    t.equal(r.status, 200);
+    t.equal(r.text, '');
+    t.equal(notified, before + 1);
+    t.equal((await post(p, '')).text, '', 'an empty body: nothing');
+  });
+
+  await t.test('batches', async (t) => {
+    const before = notified;
+    const r = await post(
+      p,
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'eth_chainId' },
+        { jsonrpc: '2.0', method: 'eth_notify' },
+        { jsonrpc: '2.0', id: 2, method: 'eth_slow', params: ['0x01'] },
+        1,
+        { jsonrpc: '2.0', id: 3, method: 'nope_nope' },
+        { jsonrpc: '2.0', id: 4, method: 'eth_sum', params: ['0x1'] },
+      ]),
+    );
+    t.equal(
+      r.text,
+      `[${ok(1, '0x2a')},${ok(2, '0x01')},${err(null, -32600, 'invalid request')},${err(3, -32601, 'the method nope_nope does not exist/is not available')},${err(4, -32602, 'missing value for required argument 1')}]`,
+      'answers in order; the notification has none',
+    );
+    t.equal(notified, before + 1);
+    t.equal((await post(p, '[]')).text, err(null, -32600, 'empty batch'), 'an empty batch: one object');
+    t.equal((await post(p, '[{"jsonrpc":"2.0","method":"eth_notify"}]')).text, '', 'only notifications: no answer');
+    t.equal((await post(p, '[{"jsonrpc":"2.0","id":9,"method":"eth_chainId"}]')).text, `[${ok(9, '0x2a')}]`, 'a batch of one is an array');
+  });
+
+  await t.test('HTTP rules', async (t) => {
+    const health = await fetch(`http://127.0.0.1:${p}/`);
+    t.equal(health.status, 200);
+    t.equal(await health.text(), '');
+    const bad = await post(p, '{}', { 'Content-Type': 'text/plain' });
+    t.equal(bad.status, 415);
+    t.equal(bad.text, 'invalid content type, only application/json is supported\n');
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', { 'Content-Type': 'application/json-rpc; charset=utf-8' })).text, ok(1, '0x2a'));
+    t.equal((await post(p, '{}', { 'Content-Type': 'application/json' }, 'PUT')).status, 405);
+  });
+});
+
+t.test('batch limits', async (t) => {
+  const s = await startServer({ batchItemLimit: 2, batchResponseMaxSize: 60, bodyLimit: 1000 });
+  t.teardown(() => s.close());
+  const p = s.port;
+  const calls = [
+    { jsonrpc: '2.0', method: 'eth_notify' },
+    { jsonrpc: '2.0', id: 5, method: 'eth_chainId' },
+    { jsonrpc: '2.0', id: 6, method: 'eth_chainId' },
+  ];
+  t.equal((await post(p, JSON.stringify(calls))).text, `[${err(5, -32600, 'batch too large')}]`, 'over the item limit: one error with the first call\'s id');
+  const big = await post(p, JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'eth_slow', params: ['0x' + '00'.repeat(40)] }, { jsonrpc: '2.0', id: 2, method: 'eth_chainId' }]));
+  t.equal(big.text, `[${ok(1, '0x' + '00'.repeat(40))},${err(2, -32003, 'response too large')}]`, 'past the response size: the rest get -32003');
+  const tooLarge = await post(p, 'x'.repeat(1001));
+  t.equal(tooLarge.status, 413);
+  t.equal(tooLarge.text, 'content length too large (1001>1000)\n');
+});
+
+t.test('over websocket', async (t) => {
+  const s = await startServer();
+  t.teardown(() => s.close());
+  const { ws } = await WsClient.connect(s.port);
+  t.ok(ws, 'upgraded');
+  const c = ws!;
+  t.teardown(() => c.close());
+
+  c.send('{"jsonrpc":"2.0","id":1,"method":"eth_transport"}');
+  t.equal(await c.next(), ok(1, 'websocket'));
+  c.send('{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["0x12"]}');
+  t.equal(await c.next(), err(2, -32602, 'invalid argument 0: hex string has length 2, want 40 for common.Address'));
+  c.send('{"jsonrpc":"2.0","id":3,"method":"eth_nothing"}');
+  t.equal(await c.next(), err(3, -32601, 'the method eth_nothing does not exist/is not available'));
+  c.send('{"jsonrpc":"2.0","id":4}');
+  t.equal(await c.next(), err(4, -32600, 'invalid request'));
+  // A notification is answered by nothing: the next message is the answer to the next call.
+  const before = notified;
+  c.send('{"jsonrpc":"2.0","method":"eth_notify"}');
+  c.send('{"jsonrpc":"2.0","id":5,"method":"eth_subscribe","params":["newHeads"]}');
+  t.equal(await c.next(), ok(5, '0x1'), 'subscribe is served over websocket');
+  t.equal(notified, before + 1);
+  c.send('[{"jsonrpc":"2.0","id":6,"method":"eth_chainId"},{"jsonrpc":"2.0","id":7,"method":"eth_slow","params":["0x02"]}]');
+  t.equal(await c.next(), `[${ok(6, '0x2a')},${ok(7, '0x02')}]`, 'a batch over websocket');
+  // A message that does not parse: Go's syntax error, then the connection ends.
+  c.send("'f");
+  t.equal(await c.next(), err(null, -32700, "invalid character '\\'' looking for beginning of value"));
+  t.equal(await c.next(), null, 'closed after a parse error');
+});
+
+t.test('the HTTP port still answers raw keep-alive requests after a bad one', async (t) => {
+  const s = await startServer();
+  t.teardown(() => s.close());
+  const sock = net.connect(s.port, '127.0.0.1');
+  t.teardown(() => sock.destroy());
+  const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}';
+  let acc = '';
+  const got = new Promise<void>((resolve) =>
+    sock.on('data', (d) => {
+      acc += d.toString('latin1');
+      if ((acc.match(/"result":"0x2a"/g) ?? []).length >= 2) resolve();
+    }),
+  );
+  const req = `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  sock.write(req + `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n'f` + req);
+  await got;
+  t.match(acc, /"code":-32700,"message":"parse error"/);
+});
