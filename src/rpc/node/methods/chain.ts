@@ -17,7 +17,7 @@ import { base64OrNull, blockIdJSON, blockJSON, blockMetaJSON, commitJSON, consen
 import type { ConsensusParams } from '../../../types/params.js';
 import { ValidatorSet } from '../../../types/validator_set.js';
 import { marshalJson } from '../../server/gojson.js';
-import type { NodeRpcContext } from '../context.js';
+import type { ChainRpc } from '../context.js';
 import { RawJson } from '../../jsonrpc/envelope.js';
 import { GoPanicError } from '../../jsonrpc/cometbft-params.js';
 import { route, type Route } from '../../jsonrpc/methods.js';
@@ -50,7 +50,7 @@ const HEIGHT = [{ name: 'height', type: 'int64', optional: true }] as const;
 /** Serialised `block` results kept per node (~2–20 KiB each for small blocks). */
 const BLOCK_CACHE_SIZE = 256;
 
-export function chainRoutes(ctx: NodeRpcContext): Route[] {
+export function chainRoutes(ctx: ChainRpc): Route[] {
   const blocks = ctx.storage.blocks;
   const stateStore = ctx.storage.state;
   const names = ctx.names;
@@ -139,7 +139,7 @@ export function chainRoutes(ctx: NodeRpcContext): Route[] {
   // ------------------------------------------------------------------------------------------
   // Genesis (net.go Genesis, GenesisChunked; env.go InitGenesisChunks)
 
-  let genesisCache: { doc: NodeRpcContext['genesis']; json: Record<string, unknown>; chunks: string[] } | null = null;
+  let genesisCache: { doc: ChainRpc['genesis']; json: Record<string, unknown>; chunks: string[] } | null = null;
   /**
    * The GenesisDoc as cmtjson marshals it (compact, HTML-escaped), cut into 16 MiB chunks once:
    * CometBFT does this at start-up. Keyed on the document object, so a replaced `ctx.genesis`

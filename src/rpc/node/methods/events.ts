@@ -17,7 +17,7 @@
 import type { EventBus } from '../../../events/bus.js';
 import { Subscriptions, type Notification, type SubscriberSink, type Subscription, type SubscriptionMetrics } from '../../../events/subscriptions.js';
 import type { Names } from '../../../names/index.js';
-import type { NodeRpcContext } from '../context.js';
+import type { EventsRpc } from '../context.js';
 import { rpcErrorObject } from '../../jsonrpc/envelope.js';
 import { wsRoute, type Route } from '../../jsonrpc/methods.js';
 import { wsLimitsFromConfig, type WsConnection } from '../../jsonrpc/ws.js';
@@ -32,7 +32,7 @@ const INDEXER_SUBSCRIBER = 'IndexerService';
  * metrics (`stats()`) and shutdown (`close()`). `metrics` is used only by the call that creates it,
  * so the composition root passes it before `methodRoutes(context)`.
  */
-export function subscriptionsFor(ctx: NodeRpcContext, opts: { metrics?: SubscriptionMetrics } = {}): Subscriptions {
+export function subscriptionsFor(ctx: EventsRpc, opts: { metrics?: SubscriptionMetrics } = {}): Subscriptions {
   let subs = registries.get(ctx.bus);
   if (!subs) {
     const rpc = ctx.config.rpc;
@@ -97,7 +97,7 @@ function wsSink(ws: WsConnection, names: Names): SubscriberSink {
   };
 }
 
-export function eventsRoutes(ctx: NodeRpcContext): Route[] {
+export function eventsRoutes(ctx: EventsRpc): Route[] {
   const subs = subscriptionsFor(ctx);
   const names = ctx.names;
   const sinks = new WeakMap<WsConnection, SubscriberSink>();

@@ -4,7 +4,7 @@
  */
 import { base64, base64OrNull } from '../../../types/json.js';
 import type { ResponseInfo, ResponseQuery } from '../../../app/abci.js';
-import type { NodeRpcContext } from '../context.js';
+import type { ConsensusInfoRpc } from '../context.js';
 import { route, type Route } from '../../jsonrpc/methods.js';
 
 /**
@@ -39,7 +39,7 @@ export function responseQueryJSON(r: ResponseQuery) {
   };
 }
 
-export function consensusRoutes(ctx: NodeRpcContext): Route[] {
+export function consensusRoutes(ctx: ConsensusInfoRpc): Route[] {
   const evidenceNames = {
     duplicateVote: ctx.names.evidenceType('DuplicateVoteEvidence'),
     lightClientAttack: ctx.names.evidenceType('LightClientAttackEvidence'),

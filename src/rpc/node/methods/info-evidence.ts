@@ -25,7 +25,7 @@ import { ZERO_TIME, type BlockID, type Vote } from '../../../types/block.js';
 import { duplicateVoteValidateBasic, type CheckedDuplicateVoteEvidence, type DuplicateVoteEvidence } from '../../../types/evidence.js';
 import { parseTime } from '../../../types/json.js';
 import { goBase64Decode, goHexDecode, goParseInt } from '../../jsonrpc/cometbft-params.js';
-import type { NodeRpcContext } from '../context.js';
+import type { EvidenceRpc } from '../context.js';
 import { RpcError } from '../../jsonrpc/envelope.js';
 import { route, type Route, type RouteContext } from '../../jsonrpc/methods.js';
 
@@ -239,7 +239,7 @@ export interface BroadcastEvidenceResult {
 }
 
 /** BroadcastEvidence for an already-parsed argument (`undefined`/`null` = not given). */
-export function broadcastEvidence(ctx: NodeRpcContext, arg: unknown, rc: RouteContext): BroadcastEvidenceResult {
+export function broadcastEvidence(ctx: EvidenceRpc, arg: unknown, rc: RouteContext): BroadcastEvidenceResult {
   let ev: EvidenceValue | null;
   try {
     ev = decodeEvidence(arg, (s) => ctx.names.parseEvidenceType(s));
@@ -264,7 +264,7 @@ export function broadcastEvidence(ctx: NodeRpcContext, arg: unknown, rc: RouteCo
   return { hash: Buffer.from(hash).toString('base64') };
 }
 
-export function evidenceRoutes(ctx: NodeRpcContext): Route[] {
+export function evidenceRoutes(ctx: EvidenceRpc): Route[] {
   return [
     route({
       name: 'broadcast_evidence',

@@ -12,7 +12,7 @@ import type { BusMessage } from '../../../events/bus.js';
 import { checkTxNoWait } from '../../../mempool/broadcast.js';
 import { txHash } from '../../../types/hashing.js';
 import { base64, hexUpper } from '../../../types/json.js';
-import type { NodeRpcContext } from '../context.js';
+import type { MempoolRpc } from '../context.js';
 import { route, type Route, type RouteContext } from '../../jsonrpc/methods.js';
 import { execTxResultJSON } from './chain-json.js';
 import { subscriptionsFor } from './events.js';
@@ -90,7 +90,7 @@ function unlessCanceled<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
 
 const TX_PARAM = [{ name: 'tx', type: 'bytes' }] as const;
 
-export function mempoolRoutes(ctx: NodeRpcContext): Route[] {
+export function mempoolRoutes(ctx: MempoolRpc): Route[] {
   const log = ctx.logger;
   // Looked up at call time: the composition root may create the registry (with its metrics) after
   // the routes are built.

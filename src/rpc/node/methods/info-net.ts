@@ -13,7 +13,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import { goQuote } from '../../server/gojson.js';
 import { goHexDecode } from '../../jsonrpc/cometbft-params.js';
-import type { NodeRpcContext } from '../context.js';
+import type { NetRpc } from '../context.js';
 import { route, type Route } from '../../jsonrpc/methods.js';
 import type { Peer } from '../../../p2p/switch.js';
 
@@ -179,7 +179,7 @@ export interface NetRoutesOptions {
   lookup?: (host: string) => Promise<void>;
 }
 
-export function netRoutes(ctx: NodeRpcContext, opts: NetRoutesOptions = {}): Route[] {
+export function netRoutes(ctx: NetRpc, opts: NetRoutesOptions = {}): Route[] {
   const log = ctx.logger;
   const lookup = opts.lookup ?? dnsLookup;
 
