@@ -107,6 +107,9 @@ t.test('over HTTP', async (t) => {
     t.equal((await call([ADDR, 'pending'])).text, ok(1, { address: 'ab'.repeat(20), block: 'pending' }));
     t.equal((await call([ADDR, '3'])).text, err(1, -32602, 'invalid argument 1: hex string without 0x prefix'));
     t.equal((await call([ADDR, '0x03'])).text, err(1, -32602, 'invalid argument 1: hex number with leading zero digits'));
+    t.equal((await call([ADDR, ''])).text, err(1, -32602, 'invalid argument 1: empty hex string'));
+    t.equal((await call([ADDR, '0x'])).text, err(1, -32602, 'invalid argument 1: hex string "0x"'));
+    t.equal((await call([ADDR, 3])).text, err(1, -32602, 'invalid argument 1: hex string without 0x prefix'), 'a JSON number is read as its text');
     t.equal((await call(['ab'.repeat(20)])).text, err(1, -32602, 'invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go value of type common.Address'));
     t.equal((await call(['0x12'])).text, err(1, -32602, 'invalid argument 0: hex string has length 2, want 40 for common.Address'));
     t.equal((await call(['0x1'])).text, err(1, -32602, 'invalid argument 0: json: cannot unmarshal hex string of odd length into Go value of type common.Address'));

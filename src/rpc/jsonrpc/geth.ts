@@ -219,8 +219,10 @@ export function decodeGethArg(t: GethParamType, v: unknown): unknown {
       // rpc/types.go BlockNumber.UnmarshalJSON: the text without its quotes, then a tag or hex.
       const text = typeof v === 'string' ? v : JSON.stringify(v);
       if (BLOCK_TAGS.has(text)) return text;
+      // hexutil.DecodeUint64: unlike UnmarshalText, an empty string is an error.
+      if (text.length === 0) throw new ArgError(HEX.EMPTY);
       const n = hexNumber(text, 16, HEX.UINT64_RANGE);
-      if (typeof n === 'string') throw new ArgError(n === HEX.EMPTY_NUMBER || text.length === 0 ? HEX.EMPTY : n);
+      if (typeof n === 'string') throw new ArgError(n);
       if (n > INT64_MAX) throw new ArgError('block number larger than int64');
       return n;
     }
