@@ -225,7 +225,7 @@ t.test('over websocket', async (t) => {
   t.equal(await c.next(), null, 'closed after a parse error');
 });
 
-t.test('the HTTP port still answers raw keep-alive requests after a bad one', async (t) => {
+t.test('the HTTP port still answers raw keep-alive requests after a bad one and a HEAD', async (t) => {
   const s = await startServer();
   t.teardown(() => s.close());
   const sock = net.connect(s.port, '127.0.0.1');
@@ -239,7 +239,11 @@ t.test('the HTTP port still answers raw keep-alive requests after a bad one', as
     }),
   );
   const req = `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-  sock.write(req + `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n'f` + req);
+  // A HEAD answer carries no body (else it would run into the next answer).
+  const head = 'HEAD / HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n\r\n';
+  sock.write(req + head + `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n'f` + req);
   await got;
   t.match(acc, /"code":-32700,"message":"parse error"/);
+  t.match(acc, /HTTP\/1\.1 415 Unsupported Media Type/);
+  t.notMatch(acc, /invalid content type/, 'the HEAD answer has no body');
 });

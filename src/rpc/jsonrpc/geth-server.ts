@@ -17,7 +17,7 @@
  */
 import type { Logger } from '../../log.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
-import { listen, parseContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type TemplatedApp } from '../server/uws.js';
+import { listen, parseContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
 import type { RpcMetrics } from './dispatch.js';
 import { GETH_CODES, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, type GethCallSite } from './geth.js';
 import type { Route, RouteTable } from './methods.js';
@@ -53,6 +53,8 @@ export interface GethRpcServerOptions {
 
 interface Exchange extends ResponseState {
   ac: AbortController | null;
+  /** A HEAD request: every answer goes out without its body. */
+  head: boolean;
 }
 
 class HttpSite implements GethCallSite {
@@ -173,35 +175,34 @@ export class GethRpcServer {
   }
 
   private onHttp(res: HttpResponse, req: HttpRequest): void {
-    const ex: Exchange = { aborted: false, done: false, ac: null };
     const method = req.getCaseSensitiveMethod();
+    const ex: Exchange = { aborted: false, done: false, ac: null, head: method === 'HEAD' };
+    // uWS does not count a HEAD answer (endWithoutBody) as one: HEAD always attaches.
+    if (ex.head) this.attachAbort(res, ex);
     const clHeader = req.getHeader('content-length');
     const cl = parseContentLength(clHeader);
     const chunked = req.getHeader('transfer-encoding') !== '';
     if (method === 'GET' && (cl === undefined || cl === 0) && !chunked && (req.getQuery() ?? '') === '') {
-      send(res, ex, '200 OK', [], '', undefined, true);
+      this.reply(res, ex, '200 OK', [], '', undefined, true);
       return;
     }
     if (cl === null) {
-      send(res, ex, '400 Bad Request', TEXT_HEADERS, '400 Bad Request', { close: true }, true);
+      this.reply(res, ex, '400 Bad Request', TEXT_HEADERS, '400 Bad Request', { close: true }, true);
       return;
     }
     if (method === 'PUT' || method === 'DELETE') {
-      send(res, ex, '405 Method Not Allowed', TEXT_HEADERS, 'method not allowed\n', undefined, true);
+      this.reply(res, ex, '405 Method Not Allowed', TEXT_HEADERS, 'method not allowed\n', undefined, true);
       return;
     }
     if (cl !== undefined && cl > this.bodyLimit) {
-      send(res, ex, '413 Request Entity Too Large', TEXT_HEADERS, `content length too large (${cl}>${this.bodyLimit})\n`, { close: true }, true);
+      this.reply(res, ex, '413 Request Entity Too Large', TEXT_HEADERS, `content length too large (${cl}>${this.bodyLimit})\n`, { close: true }, true);
       return;
     }
     if (method !== 'OPTIONS' && !ACCEPTED_CONTENT_TYPES.has(mediaType(req.getHeader('content-type')))) {
-      send(res, ex, '415 Unsupported Media Type', TEXT_HEADERS, 'invalid content type, only application/json is supported\n', undefined, true);
+      this.reply(res, ex, '415 Unsupported Media Type', TEXT_HEADERS, 'invalid content type, only application/json is supported\n', undefined, true);
       return;
     }
-    res.onAborted(() => {
-      ex.aborted = true;
-      ex.ac?.abort();
-    });
+    if (!ex.head) this.attachAbort(res, ex);
     readBody(
       res,
       ex,
@@ -222,28 +223,40 @@ export class GethRpcServer {
     );
   }
 
+  private attachAbort(res: HttpResponse, ex: Exchange): void {
+    res.onAborted(() => {
+      ex.aborted = true;
+      ex.ac?.abort();
+    });
+  }
+
+  /** Writes an answer (see ../server/uws.ts send); a HEAD request's goes out without its body. */
+  private reply(res: HttpResponse, ex: Exchange, status: string, headers: Headers, body: string, opts?: SendOptions, corked = false): void {
+    send(res, ex, status, headers, body, ex.head ? { ...opts, head: true } : opts, corked);
+  }
+
   /** `body` null: the limit was passed while reading (geth's MaxBytesReader: a read error). */
   private serveHttp(res: HttpResponse, ex: Exchange, body: Buffer | null, corked: boolean): void {
     try {
       const parsed = body === null ? { ok: false as const, error: '' } : parseGethBody(body);
       if (parsed === null) {
-        send(res, ex, '200 OK', JSON_HEADERS, '', undefined, corked);
+        this.reply(res, ex, '200 OK', JSON_HEADERS, '', undefined, corked);
         return;
       }
       if (!parsed.ok) {
         // rpc/server.go serveSingleRequest: any read error other than EOF is "parse error".
-        send(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, 'parse error'), undefined, corked);
+        this.reply(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, 'parse error'), undefined, corked);
         return;
       }
       const a = this.rpc.serve(parsed, new HttpSite(res, ex));
       if (a instanceof Promise) {
         a.then(
-          (answer) => send(res, ex, '200 OK', JSON_HEADERS, answer ?? ''),
+          (answer) => this.reply(res, ex, '200 OK', JSON_HEADERS, answer ?? ''),
           (e: unknown) => this.internal(res, ex, e),
         );
         return;
       }
-      send(res, ex, '200 OK', JSON_HEADERS, a ?? '', undefined, corked);
+      this.reply(res, ex, '200 OK', JSON_HEADERS, a ?? '', undefined, corked);
     } catch (e) {
       this.internal(res, ex, e);
     }
@@ -251,7 +264,7 @@ export class GethRpcServer {
 
   private internal(res: HttpResponse, ex: Exchange, e: unknown): void {
     this.log?.error('JSON-RPC: request failed', { err: e as Error });
-    send(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.INTERNAL_ERROR, 'method handler crashed'));
+    this.reply(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.INTERNAL_ERROR, 'method handler crashed'));
   }
 
   private async onWsMessage(conn: UwsConnection, message: Buffer): Promise<void> {
