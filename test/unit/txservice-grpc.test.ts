@@ -1,5 +1,5 @@
 /**
- * `chain.tx.v1beta1.Service` over gRPC (src/rpc/txservice) on a real in-process node, through a
+ * `chain.tx.v1beta1.Service` over gRPC (src/app/txservice) on a real in-process node, through a
  * QueryRouter + GrpcServer on 127.0.0.1:0 and a @grpc/grpc-js client: TxEncode/TxDecode round
  * trips, Simulate (gas_info, result, the SDK's failure text), BroadcastTx SYNC/ASYNC (CheckTx
  * result, mempool refusals as CheckCometError maps them, the removed BLOCK mode), GetTx after
