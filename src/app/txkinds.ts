@@ -38,10 +38,13 @@ export interface TxKind<T = unknown> {
   decode(bytes: Bytes): T;
   /** The tx's gas limit: the meter of both stages, ResponseCheckTx.gas_wanted, block max-gas accounting. */
   gasLimit(tx: T): bigint;
-  /** Checks and up-front effects (nonce, fee); CheckTx runs only this. Throws to reject. */
-  ante(ctx: Context, tx: T, simulate: boolean): void;
-  /** The tx's effects; throws to fail (ante's effects stay). `data` is ExecTxResult.data. */
-  run(ctx: Context, tx: T): { data?: Bytes } | void;
+  /**
+   * Checks and up-front effects (nonce, fee); CheckTx runs only this. Throws (or rejects) to
+   * reject. May be async: BaseApp awaits a returned promise (Cosmos txs never pay for that).
+   */
+  ante(ctx: Context, tx: T, simulate: boolean): void | Promise<void>;
+  /** The tx's effects; throws (or rejects) to fail (ante's effects stay). `data` is ExecTxResult.data. May be async. */
+  run(ctx: Context, tx: T): { data?: Bytes } | void | Promise<{ data?: Bytes } | void>;
 }
 
 /** Whether `kind` claims these bytes (a non-empty tx whose first byte it lists). */
