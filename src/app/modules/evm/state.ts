@@ -75,7 +75,7 @@ export function setSequence(m: AccountModel, ctx: Context, addr: Bytes, sequence
  * code and storage; its auth account, if any, stays (account numbers are never reused, and module
  * accounts such as the fee collector must survive being touched empty).
  */
-export function applyChanges(m: AccountModel, ctx: Context, changes: StateChanges): void {
+export function applyChanges(m: AccountModel, ctx: Context, changes: StateChanges, before?: ReadonlyMap<string, AccountRecord | undefined>): void {
   const evm = evmStore(ctx);
   for (const c of changes.code) evm.set(codeKey(c.hash), c.code);
   for (const s of changes.storage) {
@@ -92,23 +92,40 @@ export function applyChanges(m: AccountModel, ctx: Context, changes: StateChange
   for (const a of changes.accounts) {
     const addr = a.address;
     const rec = a.account;
-    const balance = m.bank.getBalance(ctx, addr, m.denom).amount;
+    // What the tx read of this account (the view records it): unchanged fields are not rewritten,
+    // which spares a protobuf decode/encode of the auth account per touched account.
+    const k = bytesToKey(addr);
+    const old = before?.has(k) ? before.get(k) : readAccount(m, ctx, addr);
     if (rec === undefined) {
-      if (balance !== 0n) setBankBalance(m, ctx, addr, 0n);
-      evm.delete(codeHashKey(addr));
+      if (old === undefined) continue;
+      if (old.balance !== 0n) setBankBalance(m, ctx, addr, 0n);
+      if (!equalsBytes(old.codeHash, KECCAK256_NULL)) evm.delete(codeHashKey(addr));
       continue;
     }
-    setSequence(m, ctx, addr, rec.nonce);
-    if (balance !== rec.balance) setBankBalance(m, ctx, addr, rec.balance);
-    if (equalsBytes(rec.codeHash, KECCAK256_NULL)) evm.delete(codeHashKey(addr));
-    else evm.set(codeHashKey(addr), rec.codeHash);
+    if (old === undefined || old.nonce !== rec.nonce || !m.auth.hasAccount(ctx, addr)) setSequence(m, ctx, addr, rec.nonce);
+    if ((old?.balance ?? 0n) !== rec.balance) setBankBalance(m, ctx, addr, rec.balance);
+    if (!equalsBytes(old?.codeHash ?? KECCAK256_NULL, rec.codeHash)) {
+      if (equalsBytes(rec.codeHash, KECCAK256_NULL)) evm.delete(codeHashKey(addr));
+      else evm.set(codeHashKey(addr), rec.codeHash);
+    }
   }
 }
 
 /** FlatState over whichever Context is bound (the keeper binds the running tx's). */
 export class ContextFlatState implements FlatState {
-  ctx: Context | undefined;
+  private bound: Context | undefined;
+  /** Accounts as first read in the bound tx (what applyChanges compares against). */
+  readonly reads = new Map<string, AccountRecord | undefined>();
   constructor(private readonly m: AccountModel) {}
+
+  get ctx(): Context | undefined {
+    return this.bound;
+  }
+  /** Binds the tx's Context (and forgets the previous tx's reads). */
+  set ctx(c: Context | undefined) {
+    this.bound = c;
+    this.reads.clear();
+  }
 
   private c(): Context {
     if (this.ctx === undefined) throw new Error('evm: state read outside a tx');
@@ -116,7 +133,11 @@ export class ContextFlatState implements FlatState {
   }
 
   getAccount(address: Uint8Array): AccountRecord | undefined {
-    return readAccount(this.m, this.c(), address);
+    const k = bytesToKey(address);
+    if (this.reads.has(k)) return this.reads.get(k);
+    const r = readAccount(this.m, this.c(), address);
+    this.reads.set(k, r);
+    return r;
   }
   getCode(codeHash: Uint8Array): Uint8Array | undefined {
     return evmStore(this.c()).get(codeKey(codeHash));
@@ -129,7 +150,7 @@ export class ContextFlatState implements FlatState {
     for (const e of evmStore(this.c()).iterate(p, prefixEnd(p))) yield { slot: e.key.subarray(21, 53), value: e.value };
   }
   apply(changes: StateChanges): void {
-    applyChanges(this.m, this.c(), changes);
+    applyChanges(this.m, this.c(), changes, this.reads);
   }
 }
 
