@@ -514,7 +514,16 @@ export class BaseApp implements Application, ServiceRegistrar {
     const hdr = { height: this.lastHeight + 1n, time: this.lastBlockTime };
     const prepared = this.decodeAndPrepare(txBytes);
     if (!prepared.ok) return failResult(prepared.error, 0n, 0n, []);
-    if (prepared.kind !== undefined) return await this.runPrepared(mode, prepared, this.checkState, hdr);
+    if (prepared.kind !== undefined) {
+      if (prepared.kind.preVerify !== undefined && mode === ExecMode.Check) {
+        try {
+          await prepared.kind.preVerify([prepared.decoded]);
+        } catch {
+          // A hint only: the ante stage does the work inline.
+        }
+      }
+      return await this.runPrepared(mode, prepared, this.checkState, hdr);
+    }
     // Recheck does not verify signatures (SigVerificationDecorator), so it needs no pre-stage.
     if (this.preVerifier !== undefined && mode === ExecMode.Check) {
       try {
@@ -616,6 +625,21 @@ export class BaseApp implements Application, ServiceRegistrar {
         } catch {
           // Verified in the ante chain instead.
         }
+      }
+    }
+    // Kinds' batch stages (EVM sender recovery on the pool): one call per kind for the block.
+    const byKind = new Map<TxKind, unknown[]>();
+    for (const p of prepared) {
+      if (!p.ok || p.kind === undefined || p.kind.preVerify === undefined) continue;
+      let l = byKind.get(p.kind);
+      if (l === undefined) byKind.set(p.kind, (l = []));
+      l.push(p.decoded);
+    }
+    for (const [kind, txs] of byKind) {
+      try {
+        await kind.preVerify!(txs);
+      } catch {
+        // Hints only (see TxKind.preVerify).
       }
     }
     // In block order, whatever their kind: each tx sees the effects of the ones before it.

@@ -132,7 +132,7 @@ export class ChainApp extends BaseApp {
     const evm =
       opts.evm === false || opts.openDatabase === undefined
         ? undefined
-        : new EvmModule({ auth: auth.keeper, bank: bank.keeper, denom: BASE_DENOM, allowUnprotectedTxs: opts.evm?.allowUnprotectedTxs, chainId: opts.evm?.chainId });
+        : new EvmModule({ auth: auth.keeper, bank: bank.keeper, denom: BASE_DENOM, allowUnprotectedTxs: opts.evm?.allowUnprotectedTxs, chainId: opts.evm?.chainId, pool: opts.pool });
     const extra = opts.extraModules?.({ auth, bank, authz }) ?? [];
     super(
       {

@@ -43,6 +43,13 @@ export interface TxKind<T = unknown> {
    * reject. May be async: BaseApp awaits a returned promise (Cosmos txs never pay for that).
    */
   ante(ctx: Context, tx: T, simulate: boolean): void | Promise<void>;
+  /**
+   * Optional batch stage before ante, off the ante's path (e.g. sender recovery on the worker
+   * pool): FinalizeBlock hands it all of the block's txs of this kind in one call, CheckTx its one
+   * tx. Its results are hints only: a rejection is ignored, and ante/run must decide the same
+   * without it.
+   */
+  preVerify?(txs: readonly T[]): Promise<void>;
   /** The tx's effects; throws (or rejects) to fail (ante's effects stay). `data` is ExecTxResult.data. May be async. */
   run(ctx: Context, tx: T): { data?: Bytes } | void | Promise<{ data?: Bytes } | void>;
 }

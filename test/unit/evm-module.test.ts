@@ -376,3 +376,21 @@ t.test('app hash: deterministic across nodes, changed by EVM state; a restart re
   t.equal(a2.app.evm!.keeper.blockReceipts(5n).length, 1, 'one receipt, not two');
   void word;
 });
+
+t.test('sender recovery on the worker pool: one call for the block, same senders as inline, bad signatures left to the ante', async (t) => {
+  const n = await startNode(t);
+  await n.block([]);
+  const k = n.app.evm!.keeper;
+  const txs = [signed(A.privateKey, { nonce: 0n, to: B.address, gasLimit: 21_000n }), signed(B.privateKey, { type: 0, nonce: 0n, to: A.address, gasLimit: 21_000n })];
+  const etxs = txs.map((x) => k.decode(x.serialize()));
+  // A signature over other bytes: recovers to some other address (or none) — never A or B.
+  const forged = k.decode(signed(C.privateKey, { nonce: 0n, to: A.address, gasLimit: 21_000n }).serialize());
+  await k.preVerify([...etxs, forged]);
+  t.same(etxs.map((e) => hex(e.sender!)), [hex(A.address), hex(B.address)], 'pool-recovered senders');
+  t.same(hex(etxs[0]!.tx.getSenderAddress().bytes), hex(A.address), 'runTx sees the pool\'s sender');
+  t.same(hex(forged.sender!), hex(C.address));
+  const r = await n.block(txs.map((x) => x.serialize()));
+  t.same(r.txResults.map((x) => x.code), [0, 0], 'both run with pool-recovered senders');
+  t.equal(sequence(n, A.address), 1n);
+  t.equal(sequence(n, B.address), 1n);
+});

@@ -22,7 +22,7 @@ import type { Common } from '@ethereumjs/common';
 import type { Block } from '@ethereumjs/block';
 import { type TypedTransaction, Capability, TransactionType } from '@ethereumjs/tx';
 import { RLP } from '@ethereumjs/rlp';
-import { bytesToBigInt, bytesToHex } from '@ethereumjs/util';
+import { Address, bigIntToUnpaddedBytes, bytesToBigInt, bytesToHex } from '@ethereumjs/util';
 import { type VM, createVM, runTx } from '@ethereumjs/vm';
 import { createBlock } from '@ethereumjs/block';
 import { moduleAddress } from '../../address.js';
@@ -36,6 +36,8 @@ import type { AccountKeeper } from '../auth/keeper.js';
 import { FEE_COLLECTOR_NAME } from '../auth/types.js';
 import type { BankKeeper } from '../bank/keeper.js';
 import { type CryptoBackend, getCryptoBackend } from '../../../crypto/backend.js';
+import type { CryptoPool } from '../../../pool/types.js';
+import { SECP256K1_N_DIV_2, signature64 } from '../../../evm/common.js';
 import { createEvmCommon } from '../../../evm/common.js';
 import type { AccountRecord, FlatState, StateChanges, StorageChange } from '../../../evm/flat-state.js';
 import type { KVStore as EvmKV } from '../../../evm/kv.js';
@@ -77,11 +79,14 @@ export interface EvmKeeperOptions {
   chainId?: bigint;
   /** `[json-rpc] allow-unprotected-txs`: accept legacy txs without EIP-155 in CheckTx. */
   allowUnprotectedTxs?: boolean;
+  /** The worker pool: sender recovery of a block's txs in one call (preVerify). */
+  pool?: Pick<CryptoPool, 'recoverSenders'>;
   crypto?: CryptoBackend;
 }
 
 /** A decoded EVM tx as the tx kind carries it. */
 export interface EvmTx {
+  /** The decoded tx (after pool recovery, a view of it whose getSenderAddress is the recovered sender). */
   tx: TypedTransaction;
   raw: Bytes;
   /** Recovered once (ante), cached here. */
@@ -123,6 +128,7 @@ export class EvmKeeper implements AccountModel {
   readonly crypto: CryptoBackend;
   readonly allowUnprotectedTxs: boolean;
   readonly coinbase: Bytes;
+  private readonly pool: Pick<CryptoPool, 'recoverSenders'> | undefined;
   private chain: bigint;
   private commonCache: Common | undefined;
   private engineP: Promise<Engine> | undefined;
@@ -145,6 +151,7 @@ export class EvmKeeper implements AccountModel {
     this.crypto = opts.crypto ?? getCryptoBackend();
     // Fees (priority fee × gas; the base fee is 0) go to the fee collector, as Cosmos fees do.
     this.coinbase = moduleAddress(FEE_COLLECTOR_NAME);
+    this.pool = opts.pool;
   }
 
   // --- chain id, common, VM ---------------------------------------------------------------------
@@ -240,6 +247,42 @@ export class EvmKeeper implements AccountModel {
       }
     }
     return etx.sender;
+  }
+
+  /**
+   * Sender recovery for many txs in one worker-pool call (FinalizeBlock: the block's EVM txs;
+   * CheckTx: one). A recovered sender is kept on the EvmTx and handed to runTx through the tx's
+   * getSenderAddress (runTx's only use of the signature), so neither the ante nor runTx recovers
+   * again. Items the pool refuses (null) are left to the inline path, which gives the error.
+   */
+  async preVerify(etxs: readonly EvmTx[]): Promise<void> {
+    if (this.pool === undefined) return;
+    const todo: EvmTx[] = [];
+    const items: { digest: Uint8Array; sig: Uint8Array; recid: number }[] = [];
+    for (const etx of etxs) {
+      if (etx.sender !== undefined) continue;
+      const { v, r, s } = etx.tx;
+      if (v === undefined || r === undefined || s === undefined || s > SECP256K1_N_DIV_2) continue;
+      const recid = etx.tx.type !== TransactionType.Legacy ? v : v === 27n || v === 28n ? v - 27n : v - (this.chain * 2n + 35n);
+      if (recid !== 0n && recid !== 1n) continue;
+      let sig: Uint8Array;
+      try {
+        sig = signature64(bigIntToUnpaddedBytes(r), bigIntToUnpaddedBytes(s));
+      } catch {
+        continue;
+      }
+      todo.push(etx);
+      items.push({ digest: etx.tx.getMessageToVerifySignature(), sig, recid: Number(recid) });
+    }
+    if (items.length === 0) return;
+    const out = await this.pool.recoverSenders(items);
+    out.forEach((addr, i) => {
+      if (addr === null || addr.length !== 20) return;
+      const etx = todo[i]!;
+      if (etx.sender !== undefined) return;
+      etx.sender = addr;
+      etx.tx = withSender(etx.tx, new Address(Uint8Array.from(addr)));
+    });
   }
 
   /** gas × price + value, with the fee cap of a dynamic-fee tx as its price (the most it can cost). */
@@ -642,6 +685,22 @@ export class EvmKeeper implements AccountModel {
     const trie = new StateTrie({ nodes: this.nodeReader(), root, crypto: this.crypto });
     return trie.getProof(address, slots, root);
   }
+}
+
+/**
+ * The tx with getSenderAddress answering `sender` (a frozen tx cannot take the property, and the
+ * pool returns addresses, not the public key the tx's own cache would need). Every other member is
+ * the tx's own, methods bound to it.
+ */
+function withSender(tx: TypedTransaction, sender: Address): TypedTransaction {
+  const getSenderAddress = () => sender;
+  return new Proxy(tx, {
+    get(target, prop) {
+      if (prop === 'getSenderAddress') return getSenderAddress;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }
 
 /** The chain id a raw tx was signed for (typed: its chainId field; legacy: from v), if readable. */

@@ -25,6 +25,7 @@ export function evmTxKind(keeper: EvmKeeper): EvmTxKind {
     leadBytes: EVM_LEAD_BYTES,
     decode: (bytes: Bytes) => keeper.decode(bytes),
     gasLimit: (tx: EvmTx) => tx.tx.gasLimit,
+    preVerify: (txs: readonly EvmTx[]) => keeper.preVerify(txs),
     ante: (ctx: Context, tx: EvmTx) => keeper.ante(ctx, tx),
     run: (ctx: Context, tx: EvmTx) => keeper.execute(ctx, tx),
   };
