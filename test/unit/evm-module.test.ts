@@ -11,7 +11,7 @@ import t, { type Test } from 'tap';
 import { Common, Hardfork, Mainnet } from '@ethereumjs/common';
 import { MerkleStateManager } from '@ethereumjs/statemanager';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
-import { Address, bytesToHex, createContractAddress, hexToBytes, privateToAddress } from '@ethereumjs/util';
+import { Address, bigIntToHex, bytesToHex, createContractAddress, eoaCode7702SignAuthorization, hexToBytes, privateToAddress } from '@ethereumjs/util';
 import { createMPT, verifyMPTWithMerkleProof } from '@ethereumjs/mpt';
 import { CheckTxType, type ExecTxResult, type RequestFinalizeBlock } from '../../src/app/abci.js';
 import { createChainApp, type ChainApp } from '../../src/app/chain.js';
@@ -393,4 +393,29 @@ t.test('sender recovery on the worker pool: one call for the block, same senders
   t.same(r.txResults.map((x) => x.code), [0, 0], 'both run with pool-recovered senders');
   t.equal(sequence(n, A.address), 1n);
   t.equal(sequence(n, B.address), 1n);
+});
+
+t.test('EIP-2930 and EIP-7702 txs: the authority\'s nonce is its auth sequence, its delegation is code', async (t) => {
+  const n = await startNode(t);
+  await n.block([]);
+  const deploy = signed(A.privateKey, { nonce: 0n, data: deployData(1000n), gasLimit: 2_000_000n });
+  const token = createContractAddress(new Address(A.address), 0n).bytes;
+  const al = createTx(
+    { type: 1, nonce: 1n, to: bytesToHex(token), data: transferData(B.address, 5n), gasPrice: 0n, gasLimit: 100_000n, accessList: [{ address: bytesToHex(token), storageKeys: [] }] },
+    { common },
+  ).sign(A.privateKey);
+  // C (a funded dev account with sequence 0) delegates its code to the token; A sends the set-code tx.
+  const auth = eoaCode7702SignAuthorization({ chainId: bigIntToHex(EVM_CHAIN_ID), address: bytesToHex(token), nonce: bigIntToHex(0n) }, C.privateKey);
+  const setCode = createTx(
+    { type: 4, nonce: 2n, to: bytesToHex(C.address), data: balanceOfData(C.address), maxFeePerGas: 0n, maxPriorityFeePerGas: 0n, gasLimit: 200_000n, authorizationList: [auth] },
+    { common },
+  ).sign(A.privateKey);
+  const r = await n.block([deploy.serialize(), al.serialize(), setCode.serialize()]);
+  t.same(r.txResults.map((x) => x.code), [0, 0, 0], r.txResults.map((x) => x.log).join(' | '));
+  t.same(n.app.evm!.keeper.blockReceipts(2n).map((x) => [x.type, x.status]), [[2, 1], [1, 1], [4, 1]]);
+  t.equal(storageAt(n, token, balanceSlot(B.address)), 5n);
+  t.equal(sequence(n, C.address), 1n, 'the authorization bumped the authority\'s auth sequence');
+  const ch = n.app.queryContext().store(EVM_STORE_KEY).get(Uint8Array.of(0x01, ...C.address));
+  t.ok(ch, 'the delegation designator is the authority\'s code');
+  t.equal(bytesToHex(n.app.evm!.keeper.lastStateRoot), await referenceRoot(n), 'root equals MerkleStateManager');
 });
