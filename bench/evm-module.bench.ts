@@ -16,6 +16,7 @@ import path from 'node:path';
 import { Address, createContractAddress } from '@ethereumjs/util';
 import type { RequestFinalizeBlock } from '../src/app/abci.js';
 import { utf8 } from '../src/app/bytes.js';
+import { Bech32Codec } from '../src/app/address.js';
 import { createChainApp } from '../src/app/chain.js';
 import { buildAppState } from '../src/config/app-genesis.js';
 import { createEvmCommon } from '../src/evm/common.js';
@@ -24,6 +25,7 @@ import { createNames } from '../src/names/index.js';
 import { Storage } from '../src/store/storage.js';
 import { defaultConsensusParams } from '../src/types/params.js';
 import { deployData, makeKeys, signTx, transferData, type Key } from '../test/helpers/evm.js';
+import { sendTx } from '../test/helpers/txsign.js';
 
 const N = Number(process.env.BENCH_EVM_TRANSFERS ?? 1000);
 const HOLDERS = Number(process.env.BENCH_EVM_HOLDERS ?? 1024);
@@ -31,6 +33,60 @@ const HOLDERS = Number(process.env.BENCH_EVM_HOLDERS ?? 1024);
 function cpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
+}
+
+/**
+ * What the EVM module costs a Cosmos-only block: the same bank sends (fresh recipients, so every
+ * send re-leafs two accounts of the state trie) with the module on and off.
+ */
+async function cosmosCost(): Promise<void> {
+  const dev = devAccounts();
+  const senders = dev.filter((a) => a.keyType === 'secp256k1');
+  const recipients = makeKeys(N, 'bench-cosmos');
+  const names = createNames({ upstreamNames: false });
+  const txs: Uint8Array[] = [];
+  for (let i = 0; i < N; i++) {
+    const s = i % senders.length;
+    txs.push(
+      sendTx({
+        chainId: 'bench-1',
+        from: senders[s]!,
+        to: bech(recipients[i]!.address),
+        amount: [{ denom: 'achain', amount: 1000n }],
+        accountNumber: BigInt(10 + s),
+        sequence: BigInt(Math.floor(i / senders.length)),
+        fee: { amount: [{ denom: 'achain', amount: 100 }], gasLimit: 200_000n },
+      }),
+    );
+  }
+  for (const evm of [false, true]) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
+    const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
+    try {
+      const app = createChainApp({ db: storage.dbs.app, history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes }, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n), evm: evm ? {} : false });
+      const appState = buildAppState({ accounts: dev.map((a) => ({ address: a.address, balance: 10n ** 24n })), names });
+      const params = defaultConsensusParams();
+      await app.initChain({ time: 1_700_000_000_000_000_000n, chainId: 'bench-1', consensusParams: params, validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
+      app.setConsensusParams(params);
+      const req = (txs: Uint8Array[], h: bigint): RequestFinalizeBlock => ({ txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h, time: 1_700_000_000_000_000_000n + h * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) });
+      await app.finalizeBlock(req([], 1n));
+      storage.transactionSync(() => app.commit());
+      const c0 = cpuMs();
+      const res = await app.finalizeBlock(req(txs, 2n));
+      const c1 = cpuMs();
+      storage.transactionSync(() => app.commit());
+      const c2 = cpuMs();
+      const failed = res.txResults.filter((r) => r.code !== 0).length;
+      console.log(`bank sends, EVM module ${evm ? 'on ' : 'off'}: ${N} txs, finalize ${(((c1 - c0) * 1000) / N).toFixed(0)} µs/tx CPU, commit ${(c2 - c1).toFixed(0)} ms CPU, failed ${failed}`);
+    } finally {
+      await storage.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+function bech(a: Uint8Array): string {
+  return new Bech32Codec('chain').encode(a);
 }
 
 async function main(): Promise<void> {
@@ -90,3 +146,4 @@ async function main(): Promise<void> {
 }
 
 await main();
+await cosmosCost();
