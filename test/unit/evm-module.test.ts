@@ -419,3 +419,41 @@ t.test('EIP-2930 and EIP-7702 txs: the authority\'s nonce is its auth sequence, 
   t.ok(ch, 'the delegation designator is the authority\'s code');
   t.equal(bytesToHex(n.app.evm!.keeper.lastStateRoot), await referenceRoot(n), 'root equals MerkleStateManager');
 });
+
+t.test('genesis: app_state.evm chain id and accounts with code and storage; reads at a height', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
+  t.teardown(() => storage.close());
+  const names = createNames({ upstreamNames: false });
+  const app = createChainApp({ db: storage.dbs.app, history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes }, names, bech32Prefix: 'chain', openDatabase: (x) => storage.openNamedDb(x) });
+  const appState = buildAppState({ accounts: DEV.map((a) => ({ address: a.address, balance: DEV_BALANCE })), names, evmChainId: 4242 }) as any;
+  const contract = hexToBytes('0x00000000000000000000000000000000000c0de1');
+  const runtime = '0x600160005401600055'; // slot0 += 1
+  appState.evm.accounts = [{ address: bytesToHex(contract), code: runtime, storage: { '0x0': '0x05' } }];
+  await app.initChain({ time: GENESIS_TIME, chainId: CHAIN_ID, consensusParams: defaultConsensusParams(), validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
+  app.setConsensusParams(defaultConsensusParams());
+  const k = app.evm!.keeper;
+  t.equal(k.chainId, 4242n, 'the chain id from genesis');
+  const c4242 = createEvmCommon({ chainId: 4242n });
+  const req = (txs: Uint8Array[], h: bigint): RequestFinalizeBlock => ({ txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h, time: GENESIS_TIME + h * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) });
+  await app.finalizeBlock(req([], 1n));
+  storage.transactionSync(() => app.commit());
+  const call = createTx({ type: 2, nonce: 0n, to: bytesToHex(contract), maxFeePerGas: 0n, maxPriorityFeePerGas: 0n, gasLimit: 100_000n }, { common: c4242 }).sign(A.privateKey);
+  const r = await app.finalizeBlock(req([call.serialize()], 2n));
+  storage.transactionSync(() => app.commit());
+  t.equal(r.txResults[0]!.code, 0, r.txResults[0]!.log);
+  t.equal(bytesToHex(k.code(app.queryContext(), contract)), runtime, 'code from genesis');
+  t.equal(BigInt(bytesToHex(k.storage(app.queryContext(), contract, new Uint8Array(32)))), 6n, 'the genesis slot, incremented by the call');
+  t.equal(BigInt(bytesToHex(k.storage(app.queryContext(1n), contract, new Uint8Array(32)))), 5n, 'and at height 1, from the versioned store');
+  t.equal(k.account(app.queryContext(1n), A.address)!.nonce, 0n);
+  t.equal(k.account(app.queryContext(2n), A.address)!.nonce, 1n);
+  t.not(bytesToHex(k.stateRootAt(1n)!), bytesToHex(k.stateRootAt(2n)!));
+  const p1 = await k.getProof(contract, [new Uint8Array(32)], 1n);
+  t.equal(p1.storageProof[0]!.value, '0x5', 'a proof at height 1 answers the state after height 1');
+  t.equal(bytesToHex(k.lastStateRoot), await referenceRootOf(app), 'root equals MerkleStateManager');
+});
+
+async function referenceRootOf(app: ChainApp): Promise<string> {
+  return referenceRoot({ app } as Node);
+}

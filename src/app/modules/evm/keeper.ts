@@ -47,6 +47,9 @@ import { EvmTxError, decodeTx, recoverSender } from '../../../evm/tx.js';
 import {
   blockKey,
   CHAIN_ID_KEY,
+  codeHashKey,
+  codeKey,
+  slotKey,
   CODE_HASH_PREFIX,
   cometHashKey,
   EVM_RECEIPTS_DB,
@@ -629,6 +632,29 @@ export class EvmKeeper implements AccountModel {
   }
 
   // --- reads for the RPC --------------------------------------------------------------------------------
+
+  /**
+   * The account as the EVM sees it in `ctx` (e.g. `app.queryContext(height)` for eth_getBalance /
+   * eth_getTransactionCount at a height), or undefined if it does not exist.
+   */
+  account(ctx: Context, addr: Bytes): AccountRecord | undefined {
+    return readAccount(this, ctx, addr);
+  }
+
+  /** The code at `addr` in `ctx` (empty without code). */
+  code(ctx: Context, addr: Bytes): Bytes {
+    const s = evmStore(ctx);
+    const h = s.get(codeHashKey(addr));
+    return h === undefined ? new Uint8Array(0) : (s.get(codeKey(h)) ?? new Uint8Array(0));
+  }
+
+  /** The 32-byte storage word of `slot` at `addr` in `ctx`. */
+  storage(ctx: Context, addr: Bytes, slot: Bytes): Bytes {
+    const v = evmStore(ctx).get(slotKey(addr, slot));
+    const out = new Uint8Array(32);
+    if (v !== undefined) out.set(v, 32 - v.length);
+    return out;
+  }
 
   /** The state root after `height` (undefined if the height has none recorded). */
   stateRootAt(height: bigint): Bytes | undefined {
