@@ -457,3 +457,25 @@ t.test('genesis: app_state.evm chain id and accounts with code and storage; read
 async function referenceRootOf(app: ChainApp): Promise<string> {
   return referenceRoot({ app } as Node);
 }
+
+t.test('SELFDESTRUCT to itself in the creating tx burns its value: the supply follows (sum of balances = supply)', async (t) => {
+  const n = await startNode(t);
+  await n.block([]);
+  const supply0 = n.app.bank.keeper.getSupply(n.app.queryContext(), DENOM).amount;
+  // init code: ADDRESS SELFDESTRUCT — the new contract destroys itself, beneficiary itself.
+  const burn = signed(A.privateKey, { nonce: 0n, data: hexToBytes('0x30ff'), value: 7n * 10n ** 18n, gasLimit: 100_000n });
+  const r = await n.block([raw(burn)]);
+  t.equal(r.txResults[0]!.code, 0, r.txResults[0]!.log);
+  t.equal(n.app.evm!.keeper.receiptByHash(burn.hash())!.status, 1);
+  const created = createContractAddress(new Address(A.address), 0n).bytes;
+  t.equal(bankBalance(n, created), 0n, 'the contract is gone with its balance');
+  const supply1 = n.app.bank.keeper.getSupply(n.app.queryContext(), DENOM).amount;
+  t.equal(supply1, supply0 - 7n * 10n ** 18n, 'the supply went down by the burned value');
+  let sum = 0n;
+  const p = Uint8Array.of(0x02);
+  for (const e of n.app.queryContext().store('bank').iterate(p, prefixEnd(p))) {
+    if (Buffer.from(e.key.subarray(2 + e.key[1]!)).toString() === DENOM) sum += BigInt(Buffer.from(e.value).toString());
+  }
+  t.equal(sum, supply1, 'sum of balances = supply');
+  t.equal(bytesToHex(n.app.evm!.keeper.lastStateRoot), await referenceRoot(n));
+});

@@ -14,11 +14,11 @@
  * account, a non-zero balance, or code.
  */
 import { KECCAK256_NULL, KECCAK256_RLP, equalsBytes } from '@ethereumjs/util';
-import { bytesToKey, prefixEnd, utf8, type Bytes } from '../../bytes.js';
+import { bytesToKey, fromUtf8, prefixEnd, utf8, type Bytes } from '../../bytes.js';
 import type { Context } from '../../context.js';
 import type { KVStore } from '../../store.js';
 import type { AccountKeeper } from '../auth/keeper.js';
-import { balanceKey, denomAddressKey } from '../bank/keys.js';
+import { balanceKey, denomAddressKey, supplyKey } from '../bank/keys.js';
 import type { BankKeeper } from '../bank/keeper.js';
 import type { AccountRecord, FlatState, StateChanges } from '../../../evm/flat-state.js';
 import { codeHashKey, codeKey, slotKey, storagePrefix, EVM_STORE_KEY } from './keys.js';
@@ -89,6 +89,9 @@ export function applyChanges(m: AccountModel, ctx: Context, changes: StateChange
       else evm.set(slotKey(s.address, slot), value);
     }
   }
+  // EVM execution only moves `achain`, except a SELFDESTRUCT to itself in the creating tx, which
+  // burns (EIP-6780): the supply follows the net change so that it stays the sum of balances.
+  let net = 0n;
   for (const a of changes.accounts) {
     const addr = a.address;
     const rec = a.account;
@@ -98,16 +101,25 @@ export function applyChanges(m: AccountModel, ctx: Context, changes: StateChange
     const old = before?.has(k) ? before.get(k) : readAccount(m, ctx, addr);
     if (rec === undefined) {
       if (old === undefined) continue;
+      net -= old.balance;
       if (old.balance !== 0n) setBankBalance(m, ctx, addr, 0n);
       if (!equalsBytes(old.codeHash, KECCAK256_NULL)) evm.delete(codeHashKey(addr));
       continue;
     }
     if (old === undefined || old.nonce !== rec.nonce || !m.auth.hasAccount(ctx, addr)) setSequence(m, ctx, addr, rec.nonce);
+    net += rec.balance - (old?.balance ?? 0n);
     if ((old?.balance ?? 0n) !== rec.balance) setBankBalance(m, ctx, addr, rec.balance);
     if (!equalsBytes(old?.codeHash ?? KECCAK256_NULL, rec.codeHash)) {
       if (equalsBytes(rec.codeHash, KECCAK256_NULL)) evm.delete(codeHashKey(addr));
       else evm.set(codeHashKey(addr), rec.codeHash);
     }
+  }
+  if (net !== 0n) {
+    const bank = ctx.store(m.bank.storeKey);
+    const cur = bank.get(supplyKey(m.denom));
+    const supply = (cur === undefined ? 0n : BigInt(fromUtf8(cur))) + net;
+    if (supply <= 0n) bank.delete(supplyKey(m.denom));
+    else bank.set(supplyKey(m.denom), utf8(supply.toString()));
   }
 }
 
