@@ -105,8 +105,8 @@ export interface BaseAppModules {
    */
   versions?: VersionedStore;
   /**
-   * Tx kinds besides Cosmos, dispatched by first byte (src/app/txkinds.ts). Production registers
-   * none yet; the EVM kind comes with the EVM module.
+   * Tx kinds besides Cosmos, dispatched by first byte (src/app/txkinds.ts): the EVM kind
+   * (src/app/modules/evm) in production.
    */
   txKinds?: TxKind[];
   /**

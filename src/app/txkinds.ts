@@ -12,8 +12,8 @@
  * 10, 18 or 26. A varint's first byte carries the value's low 7 bits, plus 0x80 if more bytes
  * follow (an overlong encoding), so the first byte is one of 0x0a 0x12 0x1a 0x8a 0x92 0x9a.
  * Those six are COSMOS_LEAD_BYTES and no other kind may claim them. An empty TxRaw is zero bytes
- * and goes to Cosmos as well. The Ethereum envelopes the EVM kind will claim (EIP-2718 types
- * 0x01, 0x02, 0x04; a legacy tx is an RLP list, first byte 0xc0–0xff) are disjoint from these:
+ * and goes to Cosmos as well. The Ethereum envelopes the EVM kind claims (EIP-2718 types
+ * 0x01–0x04, 0x03 only to refuse blob txs clearly; a legacy tx is an RLP list, first byte 0xc0–0xff) are disjoint from these:
  * 0x01–0x04 are tags of field number 0, which protobuf forbids, and no valid TxRaw tag byte is
  * ≥ 0xc0. The JSON test decoder's txs start with `{` (0x7b), also unclaimed.
  *
