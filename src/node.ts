@@ -183,6 +183,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       txDecoder: opts.testing?.txDecoder,
       // Module-declared databases (AppModule.databases) open in the same LMDB environment.
       openDatabase: (name) => storage.openNamedDb(name),
+      // The EVM module (src/app/modules/evm); the chain id comes from genesis app_state.evm.
+      evm: { allowUnprotectedTxs: appConfig.jsonRpc.allowUnprotectedTxs },
       onPoolError: (err) => log.warn('signature pool unavailable, verifying inline', { err: (err as Error).message }),
     });
 

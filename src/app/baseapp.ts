@@ -105,8 +105,8 @@ export interface BaseAppModules {
    */
   versions?: VersionedStore;
   /**
-   * Tx kinds besides Cosmos, dispatched by first byte (src/app/txkinds.ts). Production registers
-   * none yet; the EVM kind comes with the EVM module.
+   * Tx kinds besides Cosmos, dispatched by first byte (src/app/txkinds.ts): the EVM kind
+   * (src/app/modules/evm) in production.
    */
   txKinds?: TxKind[];
   /**
@@ -240,6 +240,8 @@ export class BaseApp implements Application, ServiceRegistrar {
   private readonly kvGas: KVGasConfig;
   private readonly minRetainBlocks: bigint;
   private readonly minGasPrices: { denom: string; amount: string }[];
+  /** Whether a module has a commitment (computeAppHash then collects the changed keys). */
+  private readonly hasCommitments: boolean;
 
   // Committed state, mirrored from LMDB.
   private lastHeight = 0n;
@@ -278,6 +280,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     this.versions = deps.versions;
     this.txKinds = new TxKindRegistry(deps.txKinds ?? []);
     for (const m of deps.modules) this.addModule(m);
+    this.hasCommitments = deps.modules.some((m) => m.commitment !== undefined);
     this.openModuleDbs(deps.openDatabase);
     this.reload();
   }
@@ -424,8 +427,10 @@ export class BaseApp implements Application, ServiceRegistrar {
   // --- app hash -----------------------------------------------------------------------------
 
   /** Applies a cache's changes to the committed module hashes; O(changed keys). */
-  private computeAppHash(state: CacheKVStore, hdr: BlockHeader): { appHash: Bytes; changed: Map<string, LtHash>; roots: Map<string, Bytes> } {
+  private async computeAppHash(state: CacheKVStore, hdr: BlockHeader): Promise<{ appHash: Bytes; changed: Map<string, LtHash>; roots: Map<string, Bytes> }> {
     const changed = new Map<string, LtHash>();
+    // The changed keys per store, for modules with a commitment of their own (AppModule.commitment).
+    const changedKeys = this.hasCommitments ? new Map<string, Bytes[]>() : undefined;
     for (const { key, value } of state.dirtyEntries()) {
       if (key[0] !== STORE_PREFIX || key.length < 2) throw new Error('a write outside every module store');
       const plen = 2 + key[1]!;
@@ -440,6 +445,11 @@ export class BaseApp implements Application, ServiceRegistrar {
         changed.set(storeKey, lt);
       }
       const rel = key.subarray(plen);
+      if (changedKeys !== undefined) {
+        let ks = changedKeys.get(storeKey);
+        if (ks === undefined) changedKeys.set(storeKey, (ks = []));
+        ks.push(rel);
+      }
       if (old !== undefined) lt.remove(rel, old);
       if (now !== undefined) lt.add(rel, now);
     }
@@ -449,7 +459,8 @@ export class BaseApp implements Application, ServiceRegistrar {
     // entry in `roots` (and so moduleRoots) is the combined leaf.
     for (const e of this.modules) {
       if (e.module.commitment === undefined) continue;
-      const c = e.module.commitment(this.readContext(this.lastHeight === 0n && this.genesis === null ? ExecMode.Genesis : ExecMode.Finalize, state, hdr));
+      const cr = e.module.commitment(this.readContext(this.lastHeight === 0n && this.genesis === null ? ExecMode.Genesis : ExecMode.Finalize, state, hdr), changedKeys ?? new Map());
+      const c = cr instanceof Promise ? await cr : cr;
       if (!(c instanceof Uint8Array) || c.length !== 32) throw new Error(`module ${e.module.name}: commitment must be 32 bytes`);
       const lt = changed.get(e.storeKey) ?? this.moduleHashes.get(e.storeKey)!;
       roots.set(e.storeKey, moduleLeafRoot(lt.root(), c));
@@ -490,7 +501,7 @@ export class BaseApp implements Application, ServiceRegistrar {
         validators.push(...vals);
       }
     }
-    const { appHash } = this.computeAppHash(state, hdr);
+    const { appHash } = await this.computeAppHash(state, hdr);
     this.genesis = { state, appHash, initialHeight: req.initialHeight };
     this.pending = null;
     // Let CheckTx see genesis accounts before block one commits them.
@@ -503,7 +514,16 @@ export class BaseApp implements Application, ServiceRegistrar {
     const hdr = { height: this.lastHeight + 1n, time: this.lastBlockTime };
     const prepared = this.decodeAndPrepare(txBytes);
     if (!prepared.ok) return failResult(prepared.error, 0n, 0n, []);
-    if (prepared.kind !== undefined) return this.runPrepared(mode, prepared, this.checkState, hdr);
+    if (prepared.kind !== undefined) {
+      if (prepared.kind.preVerify !== undefined && mode === ExecMode.Check) {
+        try {
+          await prepared.kind.preVerify([prepared.decoded]);
+        } catch {
+          // A hint only: the ante stage does the work inline.
+        }
+      }
+      return await this.runPrepared(mode, prepared, this.checkState, hdr);
+    }
     // Recheck does not verify signatures (SigVerificationDecorator), so it needs no pre-stage.
     if (this.preVerifier !== undefined && mode === ExecMode.Check) {
       try {
@@ -519,7 +539,7 @@ export class BaseApp implements Application, ServiceRegistrar {
   /** Runs a tx against a branch of the check state with an infinite meter and discards it. */
   async simulate(txBytes: Bytes): Promise<ExecTxResult> {
     const prepared = this.decodeAndPrepare(txBytes);
-    return this.runPrepared(ExecMode.Simulate, prepared, this.checkState.branch(), { height: this.lastHeight + 1n, time: this.lastBlockTime });
+    return await this.runPrepared(ExecMode.Simulate, prepared, this.checkState.branch(), { height: this.lastHeight + 1n, time: this.lastBlockTime });
   }
 
   /** A read-only, unmetered context over `base` for the pre-verification stage. */
@@ -607,8 +627,28 @@ export class BaseApp implements Application, ServiceRegistrar {
         }
       }
     }
+    // Kinds' batch stages (EVM sender recovery on the pool): one call per kind for the block.
+    const byKind = new Map<TxKind, unknown[]>();
+    for (const p of prepared) {
+      if (!p.ok || p.kind === undefined || p.kind.preVerify === undefined) continue;
+      let l = byKind.get(p.kind);
+      if (l === undefined) byKind.set(p.kind, (l = []));
+      l.push(p.decoded);
+    }
+    for (const [kind, txs] of byKind) {
+      try {
+        await kind.preVerify!(txs);
+      } catch {
+        // Hints only (see TxKind.preVerify).
+      }
+    }
     // In block order, whatever their kind: each tx sees the effects of the ones before it.
-    const txResults = prepared.map((p) => this.runPrepared(ExecMode.Finalize, p, state, hdr));
+    // Only a tx of an async kind (EVM) costs an await; Cosmos txs run straight through.
+    const txResults: ExecTxResult[] = [];
+    for (const p of prepared) {
+      const r = this.runPrepared(ExecMode.Finalize, p, state, hdr);
+      txResults.push(r instanceof Promise ? await r : r);
+    }
 
     const validatorUpdates: ValidatorUpdate[] = [];
     for (const e of this.modules) {
@@ -619,7 +659,7 @@ export class BaseApp implements Application, ServiceRegistrar {
       for (const ev of ctx.events.events()) events.push(withAttribute(ev, 'mode', 'EndBlock'));
     }
 
-    const { appHash, changed, roots } = this.computeAppHash(state, hdr);
+    const { appHash, changed, roots } = await this.computeAppHash(state, hdr);
     this.pending = { state, height: req.height, time: req.time, appHash, changed, roots };
     return { events, txResults, validatorUpdates, appHash };
   }
@@ -784,7 +824,7 @@ export class BaseApp implements Application, ServiceRegistrar {
   }
 
   /** Runs a prepared tx by its kind. */
-  private runPrepared(mode: ExecMode, p: PreparedTx, base: CacheKVStore, hdr: BlockHeader): ExecTxResult {
+  private runPrepared(mode: ExecMode, p: PreparedTx, base: CacheKVStore, hdr: BlockHeader): ExecTxResult | Promise<ExecTxResult> {
     if (!p.ok) return failResult(p.error, 0n, 0n, []);
     return p.kind === undefined ? this.runTx(mode, p.tx, base, hdr) : this.runKindTx(mode, p.kind, p.decoded, p.bytes, base, hdr);
   }
@@ -793,7 +833,7 @@ export class BaseApp implements Application, ServiceRegistrar {
    * runTx for a registered kind: the kind's ante stage in its own branch (kept when it passes),
    * then its run stage in a second branch (kept only if it returns); CheckTx stops after ante.
    */
-  private runKindTx(mode: ExecMode, kind: TxKind, tx: unknown, txBytes: Bytes, base: CacheKVStore, hdr: BlockHeader): ExecTxResult {
+  private async runKindTx(mode: ExecMode, kind: TxKind, tx: unknown, txBytes: Bytes, base: CacheKVStore, hdr: BlockHeader): Promise<ExecTxResult> {
     const simulate = mode === ExecMode.Simulate;
     let gasWanted: bigint;
     try {
@@ -807,7 +847,8 @@ export class BaseApp implements Application, ServiceRegistrar {
     const anteBranch = base.branch();
     const anteCtx = this.makeContext(mode, anteBranch, hdr, meter, txBytes);
     try {
-      kind.ante(anteCtx, tx, simulate);
+      const a = kind.ante(anteCtx, tx, simulate);
+      if (a instanceof Promise) await a;
     } catch (e) {
       return failResult(oog(e), gasWanted, meter.consumed(), []);
     }
@@ -817,7 +858,8 @@ export class BaseApp implements Application, ServiceRegistrar {
     const runBranch = base.branch();
     const runCtx = this.makeContext(mode, runBranch, hdr, meter, txBytes);
     try {
-      const out = kind.run(runCtx, tx);
+      const r = kind.run(runCtx, tx);
+      const out = r instanceof Promise ? await r : r;
       runBranch.write();
       return { ...emptyResult(), data: out?.data ?? EMPTY_BYTES, gasWanted, gasUsed: meter.consumed(), events: [...anteEvents, ...runCtx.events.events()] };
     } catch (e) {

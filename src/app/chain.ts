@@ -20,8 +20,10 @@ import { txSigners } from './modules/auth/ante.js';
 import { FEE_COLLECTOR_NAME, GOV_MODULE_NAME, MINT_MODULE_NAME } from './modules/auth/types.js';
 import { BankModule } from './modules/bank/module.js';
 import { AuthzModule } from './modules/authz/module.js';
+import { EvmModule } from './modules/evm/module.js';
 import type { ModulePermission } from './modules/bank/keeper.js';
 import { parseDecCoins } from '../config/app-config.js';
+import { BASE_DENOM } from '../config/app-genesis.js';
 import type { CryptoPool } from '../pool/types.js';
 import { protoTxDecoder } from '../tx/codec.js';
 import type { EmitNames } from '../proto/registry.js';
@@ -92,8 +94,15 @@ export interface ChainAppOptions {
    */
   txDecoder?: TxDecoder;
   anteDecorators?: AnteDecorator[];
-  /** Tx kinds besides Cosmos (src/app/txkinds.ts); none in production until the EVM kind lands. */
+  /** Tx kinds besides Cosmos (src/app/txkinds.ts), after the EVM kind. */
   txKinds?: TxKind[];
+  /**
+   * The EVM module (src/app/modules/evm) and its tx kind: on whenever the app can open module
+   * databases (`openDatabase`, which the node always passes), unless `false`. `allowUnprotectedTxs`
+   * is app.toml `[json-rpc] allow-unprotected-txs`; the chain id comes from genesis
+   * (`app_state.evm.chain_id`).
+   */
+  evm?: { allowUnprotectedTxs?: boolean; chainId?: bigint } | false;
   /** Opens a module's named database (the node passes Storage.openNamedDb). */
   openDatabase?: (name: string) => AppDb;
   /** Called when the signature stage could not use the pool (FinalizeBlock verifies inline then). */
@@ -108,6 +117,8 @@ export class ChainApp extends BaseApp {
   readonly bank: BankModule;
   readonly authz: AuthzModule;
   readonly sigVerifier: SignatureVerifier;
+  /** The EVM module, when enabled (see ChainAppOptions.evm). */
+  readonly evm: EvmModule | undefined;
 
   constructor(opts: ChainAppOptions) {
     const perms = MODULE_ACCOUNT_PERMISSIONS;
@@ -118,6 +129,10 @@ export class ChainApp extends BaseApp {
     const ante = opts.anteDecorators ?? (signed ? authAnteChain({ accounts: auth.keeper, bank: bank.keeper, verifier: sigVerifier }) : defaultAnteChain());
     // MsgExec finds inner messages' routes through the app (BaseApp.msgRoute, the registrar).
     const authz = new AuthzModule({ names: opts.names, accounts: auth.keeper.accountHooks(), bank: bank.keeper });
+    const evm =
+      opts.evm === false || opts.openDatabase === undefined
+        ? undefined
+        : new EvmModule({ auth: auth.keeper, bank: bank.keeper, denom: BASE_DENOM, allowUnprotectedTxs: opts.evm?.allowUnprotectedTxs, chainId: opts.evm?.chainId, pool: opts.pool });
     const extra = opts.extraModules?.({ auth, bank, authz }) ?? [];
     super(
       {
@@ -131,12 +146,12 @@ export class ChainApp extends BaseApp {
       },
       {
         db: opts.db,
-        modules: [auth, bank, authz, ...extra],
+        modules: [auth, bank, authz, ...(evm === undefined ? [] : [evm]), ...extra],
         txDecoder: opts.txDecoder ?? protoTxDecoder,
         anteDecorators: ante,
         names: opts.names,
         preVerifier: signed ? sigVerifier : undefined,
-        txKinds: opts.txKinds,
+        txKinds: [...(evm === undefined ? [] : [evm.txKind]), ...(opts.txKinds ?? [])],
         openDatabase: opts.openDatabase,
         versions: opts.history === undefined ? undefined : new VersionedStore({ latest: opts.db, ...opts.history }, opts.pruning ?? pruningOptions('default')),
       },
@@ -145,6 +160,7 @@ export class ChainApp extends BaseApp {
     this.bank = bank;
     this.authz = authz;
     this.sigVerifier = sigVerifier;
+    this.evm = evm;
   }
 }
 

@@ -72,8 +72,11 @@ export interface AppModule {
    * (after EndBlock) and of InitChain, with a read-only context on the block's state. It enters the
    * app hash combined with the store's LtHash root (src/app/apphash.ts moduleLeafRoot); a module
    * without it keeps exactly its LtHash root, so today's app hashes are unchanged.
+   * `changed` lists, per store key, the keys (relative to the store) whose value differs from the
+   * committed state — e.g. the EVM re-leafs the accounts whose bank balance or sequence changed.
+   * May be async (the EVM trie is): BaseApp awaits it.
    */
-  commitment?(ctx: Context): Bytes;
+  commitment?(ctx: Context, changed: ReadonlyMap<string, readonly Bytes[]>): Bytes | Promise<Bytes>;
   /**
    * Named LMDB databases of its own (`evm_state`, `evm_trie`), opened by the store layer from these
    * names. The module gets read-only handles at construction (attachDatabases) and write handles

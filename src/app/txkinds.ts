@@ -12,8 +12,8 @@
  * 10, 18 or 26. A varint's first byte carries the value's low 7 bits, plus 0x80 if more bytes
  * follow (an overlong encoding), so the first byte is one of 0x0a 0x12 0x1a 0x8a 0x92 0x9a.
  * Those six are COSMOS_LEAD_BYTES and no other kind may claim them. An empty TxRaw is zero bytes
- * and goes to Cosmos as well. The Ethereum envelopes the EVM kind will claim (EIP-2718 types
- * 0x01, 0x02, 0x04; a legacy tx is an RLP list, first byte 0xc0–0xff) are disjoint from these:
+ * and goes to Cosmos as well. The Ethereum envelopes the EVM kind claims (EIP-2718 types
+ * 0x01–0x04, 0x03 only to refuse blob txs clearly; a legacy tx is an RLP list, first byte 0xc0–0xff) are disjoint from these:
  * 0x01–0x04 are tags of field number 0, which protobuf forbids, and no valid TxRaw tag byte is
  * ≥ 0xc0. The JSON test decoder's txs start with `{` (0x7b), also unclaimed.
  *
@@ -38,10 +38,20 @@ export interface TxKind<T = unknown> {
   decode(bytes: Bytes): T;
   /** The tx's gas limit: the meter of both stages, ResponseCheckTx.gas_wanted, block max-gas accounting. */
   gasLimit(tx: T): bigint;
-  /** Checks and up-front effects (nonce, fee); CheckTx runs only this. Throws to reject. */
-  ante(ctx: Context, tx: T, simulate: boolean): void;
-  /** The tx's effects; throws to fail (ante's effects stay). `data` is ExecTxResult.data. */
-  run(ctx: Context, tx: T): { data?: Bytes } | void;
+  /**
+   * Checks and up-front effects (nonce, fee); CheckTx runs only this. Throws (or rejects) to
+   * reject. May be async: BaseApp awaits a returned promise (Cosmos txs never pay for that).
+   */
+  ante(ctx: Context, tx: T, simulate: boolean): void | Promise<void>;
+  /**
+   * Optional batch stage before ante, off the ante's path (e.g. sender recovery on the worker
+   * pool): FinalizeBlock hands it all of the block's txs of this kind in one call, CheckTx its one
+   * tx. Its results are hints only: a rejection is ignored, and ante/run must decide the same
+   * without it.
+   */
+  preVerify?(txs: readonly T[]): Promise<void>;
+  /** The tx's effects; throws (or rejects) to fail (ante's effects stay). `data` is ExecTxResult.data. May be async. */
+  run(ctx: Context, tx: T): { data?: Bytes } | void | Promise<{ data?: Bytes } | void>;
 }
 
 /** Whether `kind` claims these bytes (a non-empty tx whose first byte it lists). */

@@ -1,0 +1,149 @@
+/**
+ * The EVM module through BaseApp (one thread, real LMDB via Storage, noSync): a block of ERC-20
+ * transfers and a block of plain value transfers through FinalizeBlock + commit, reported as
+ * process CPU time per tx (user + system; wall time on this shared machine is noise) split into
+ * FinalizeBlock (decode, ante, sender recovery, runTx over the Context view, apply) and the
+ * state root (commitment) and commit. Compare with bench/evm-exec.bench.ts (src/evm alone).
+ *
+ *   node dist/bench/evm-module.bench.js
+ *   BENCH_EVM_TRANSFERS=2000 BENCH_EVM_HOLDERS=1024 node dist/bench/evm-module.bench.js
+ *
+ * Signing (@noble, ~1 ms a tx) is outside the timed sections.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Address, createContractAddress } from '@ethereumjs/util';
+import type { RequestFinalizeBlock } from '../src/app/abci.js';
+import { utf8 } from '../src/app/bytes.js';
+import { Bech32Codec } from '../src/app/address.js';
+import { createChainApp } from '../src/app/chain.js';
+import { buildAppState } from '../src/config/app-genesis.js';
+import { createEvmCommon } from '../src/evm/common.js';
+import { devAccounts } from '../src/keys/devaccounts.js';
+import { createNames } from '../src/names/index.js';
+import { Storage } from '../src/store/storage.js';
+import { defaultConsensusParams } from '../src/types/params.js';
+import { deployData, makeKeys, signTx, transferData, type Key } from '../test/helpers/evm.js';
+import { sendTx } from '../test/helpers/txsign.js';
+
+const N = Number(process.env.BENCH_EVM_TRANSFERS ?? 1000);
+const HOLDERS = Number(process.env.BENCH_EVM_HOLDERS ?? 1024);
+
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/**
+ * What the EVM module costs a Cosmos-only block: the same bank sends (fresh recipients, so every
+ * send re-leafs two accounts of the state trie) with the module on and off.
+ */
+async function cosmosCost(): Promise<void> {
+  const dev = devAccounts();
+  const senders = dev.filter((a) => a.keyType === 'secp256k1');
+  const recipients = makeKeys(N, 'bench-cosmos');
+  const names = createNames({ upstreamNames: false });
+  const txs: Uint8Array[] = [];
+  for (let i = 0; i < N; i++) {
+    const s = i % senders.length;
+    txs.push(
+      sendTx({
+        chainId: 'bench-1',
+        from: senders[s]!,
+        to: bech(recipients[i]!.address),
+        amount: [{ denom: 'achain', amount: 1000n }],
+        accountNumber: BigInt(10 + s),
+        sequence: BigInt(Math.floor(i / senders.length)),
+        fee: { amount: [{ denom: 'achain', amount: 100 }], gasLimit: 200_000n },
+      }),
+    );
+  }
+  for (const evm of [false, true]) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
+    const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
+    try {
+      const app = createChainApp({ db: storage.dbs.app, history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes }, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n), evm: evm ? {} : false });
+      const appState = buildAppState({ accounts: dev.map((a) => ({ address: a.address, balance: 10n ** 24n })), names });
+      const params = defaultConsensusParams();
+      await app.initChain({ time: 1_700_000_000_000_000_000n, chainId: 'bench-1', consensusParams: params, validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
+      app.setConsensusParams(params);
+      const req = (txs: Uint8Array[], h: bigint): RequestFinalizeBlock => ({ txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h, time: 1_700_000_000_000_000_000n + h * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) });
+      await app.finalizeBlock(req([], 1n));
+      storage.transactionSync(() => app.commit());
+      const c0 = cpuMs();
+      const res = await app.finalizeBlock(req(txs, 2n));
+      const c1 = cpuMs();
+      storage.transactionSync(() => app.commit());
+      const c2 = cpuMs();
+      const failed = res.txResults.filter((r) => r.code !== 0).length;
+      console.log(`bank sends, EVM module ${evm ? 'on ' : 'off'}: ${N} txs, finalize ${(((c1 - c0) * 1000) / N).toFixed(0)} µs/tx CPU, commit ${(c2 - c1).toFixed(0)} ms CPU, failed ${failed}`);
+    } finally {
+      await storage.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+function bech(a: Uint8Array): string {
+  return new Bech32Codec('chain').encode(a);
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
+  const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
+  try {
+    const names = createNames({ upstreamNames: false });
+    const app = createChainApp({ db: storage.dbs.app, history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes }, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n) });
+    const dev = devAccounts();
+    const sender = dev.find((a) => a.keyType === 'eth_secp256k1')!;
+    const key: Key = { priv: sender.privateKey, address: sender.address };
+    const appState = buildAppState({ accounts: dev.map((a) => ({ address: a.address, balance: 10n ** 24n })), names });
+    const params = defaultConsensusParams();
+    await app.initChain({ time: 1_700_000_000_000_000_000n, chainId: 'bench-1', consensusParams: params, validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
+    app.setConsensusParams(params);
+    let h = 0n;
+    const req = (txs: Uint8Array[]): RequestFinalizeBlock => ({ txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h + 1n, time: 1_700_000_000_000_000_000n + (h + 1n) * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) });
+    const run = async (label: string, txs: Uint8Array[]) => {
+      const c0 = cpuMs();
+      const w0 = performance.now();
+      const res = await app.finalizeBlock(req(txs));
+      const c1 = cpuMs();
+      storage.transactionSync(() => app.commit());
+      const c2 = cpuMs();
+      h++;
+      const failed = res.txResults.filter((r) => r.code !== 0).length;
+      if (txs.length > 1) {
+        console.log(
+          `${label}: ${txs.length} txs, finalize ${(((c1 - c0) * 1000) / txs.length).toFixed(0)} µs/tx CPU, commit ${(c2 - c1).toFixed(0)} ms CPU, ` +
+            `total ${(txs.length / ((c2 - c0) / 1000)).toFixed(0)} tx/s per core CPU (wall ${(performance.now() - w0).toFixed(0)} ms), failed ${failed}`,
+        );
+      }
+      return res;
+    };
+    const common = createEvmCommon({ chainId: 9000n });
+    await run('empty', []);
+    await run('deploy', [signTx(common, key, { nonce: 0n, data: deployData(10n ** 30n), gasLimit: 2_000_000n }).serialize()]);
+    const token = createContractAddress(new Address(sender.address), 0n).bytes;
+    const holders = makeKeys(HOLDERS, 'bench-holder');
+    let nonce = 1n;
+    for (let round = 0; round < 2; round++) {
+      const erc: Uint8Array[] = [];
+      for (let i = 0; i < N; i++) erc.push(signTx(common, key, { nonce: nonce++, to: token, data: transferData(holders[i % HOLDERS]!.address, 1n), gasLimit: 100_000n }).serialize());
+      await run(`ERC-20 transfers (round ${round + 1})`, erc);
+    }
+    const plain: Uint8Array[] = [];
+    for (let i = 0; i < N; i++) plain.push(signTx(common, key, { nonce: nonce++, to: holders[i % HOLDERS]!.address, value: 1n, gasLimit: 21_000n }).serialize());
+    await run('plain transfers', plain);
+    // The Cosmos-only path for reference: an empty block's cost.
+    const c0 = cpuMs();
+    await run('empty', []);
+    console.log(`empty block: ${(cpuMs() - c0).toFixed(1)} ms CPU`);
+  } finally {
+    await storage.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
+await cosmosCost();

@@ -1,0 +1,753 @@
+/**
+ * The EVM keeper: runs Ethereum transactions through @ethereumjs/vm (hardfork Prague, src/evm) over
+ * the one-account-model state view (state.ts), keeps the block's receipts and logs until commit,
+ * and computes the state root — a Merkle-Patricia trie over every account — as the module's
+ * commitment to the app hash.
+ *
+ * Execution. One VM and one FlatStateManager live as long as the keeper; the manager's flat state
+ * is a view bound to the running tx's Context. Its caches are cleared before every tx, because
+ * between two EVM txs a Cosmos tx may have changed balances and sequences, and a tx's branch may
+ * be dropped by BaseApp: the Context (BaseApp's cache branches) is the only source of truth. Runs
+ * are serialized (a promise chain), so a simulation and FinalizeBlock never interleave on the VM.
+ * Nothing here assumes a thread: the keeper runs wherever BaseApp runs.
+ *
+ * The state root. BaseApp hands commitment() the keys each store changed in the block relative
+ * to the committed state. Every address whose auth account, `achain` balance, code hash or
+ * storage changed — through an EVM or a Cosmos tx alike — is re-leafed; storage tries are updated
+ * from the changed slots; src/evm's StateTrie does the rest, starting from the last committed
+ * root. Its new nodes, the new storage roots and the root of the height are written to evm_trie
+ * in commit(), inside the block's LMDB transaction.
+ */
+import type { Common } from '@ethereumjs/common';
+import type { Block } from '@ethereumjs/block';
+import { type TypedTransaction, Capability, TransactionType } from '@ethereumjs/tx';
+import { RLP } from '@ethereumjs/rlp';
+import { Address, bigIntToUnpaddedBytes, bytesToBigInt, bytesToHex } from '@ethereumjs/util';
+import { type VM, createVM, runTx } from '@ethereumjs/vm';
+import { createBlock } from '@ethereumjs/block';
+import { moduleAddress } from '../../address.js';
+import { bytesToKey, concatBytes, readU64be, u64be, type Bytes } from '../../bytes.js';
+import type { Context } from '../../context.js';
+import { ExecMode } from '../../context.js';
+import { AbciError, sdkErrors } from '../../errors.js';
+import { InfiniteGasMeter } from '../../gas.js';
+import type { ModuleCommit, ModuleDbReader } from '../../module.js';
+import type { AccountKeeper } from '../auth/keeper.js';
+import { FEE_COLLECTOR_NAME } from '../auth/types.js';
+import type { BankKeeper } from '../bank/keeper.js';
+import { type CryptoBackend, getCryptoBackend } from '../../../crypto/backend.js';
+import type { CryptoPool } from '../../../pool/types.js';
+import { SECP256K1_N_DIV_2, signature64 } from '../../../evm/common.js';
+import { createEvmCommon } from '../../../evm/common.js';
+import type { AccountRecord, FlatState, StateChanges, StorageChange } from '../../../evm/flat-state.js';
+import type { KVStore as EvmKV } from '../../../evm/kv.js';
+import { FlatStateManager } from '../../../evm/state-manager.js';
+import { EMPTY_TRIE_ROOT, StateTrie, type AccountProof } from '../../../evm/trie.js';
+import { EvmTxError, decodeTx, recoverSender } from '../../../evm/tx.js';
+import {
+  blockKey,
+  CHAIN_ID_KEY,
+  codeHashKey,
+  codeKey,
+  slotKey,
+  CODE_HASH_PREFIX,
+  cometHashKey,
+  EVM_RECEIPTS_DB,
+  EVM_STORE_KEY,
+  EVM_TRIE_DB,
+  heightRootKey,
+  LATEST_ROOT_KEY,
+  logKey,
+  logsPrefix,
+  PARAMS_KEY,
+  receiptKey,
+  receiptsPrefix,
+  STORAGE_PREFIX,
+  storageRootKey,
+  txLookupKey,
+  txPosition,
+} from './keys.js';
+import { decodeBlock, decodeLog, decodeReceipt, encodeBlock, encodeLog, encodeReceipt, type IndexedLog, type StoredBlock, type StoredReceipt } from './receipts.js';
+import { ContextFlatState, evmStore, readAccount, setBankBalance, setSequence, type AccountModel } from './state.js';
+
+/** The devnet's EVM chain id (src/config/app-genesis.ts DEFAULT_EVM_CHAIN_ID). */
+export const DEFAULT_EVM_CHAIN_ID = 9000n;
+
+export interface EvmKeeperOptions {
+  auth: AccountKeeper;
+  bank: BankKeeper;
+  /** The bank denom that is the EVM balance (`achain`, 18 decimals). */
+  denom: string;
+  /** EVM chain id until the genesis (or the stored one) says otherwise. */
+  chainId?: bigint;
+  /** `[json-rpc] allow-unprotected-txs`: accept legacy txs without EIP-155 in CheckTx. */
+  allowUnprotectedTxs?: boolean;
+  /** The worker pool: sender recovery of a block's txs in one call (preVerify). */
+  pool?: Pick<CryptoPool, 'recoverSenders'>;
+  crypto?: CryptoBackend;
+}
+
+/** A decoded EVM tx as the tx kind carries it. */
+export interface EvmTx {
+  /** The decoded tx (after pool recovery, a view of it whose getSenderAddress is the recovered sender). */
+  tx: TypedTransaction;
+  raw: Bytes;
+  /** Recovered once (ante), cached here. */
+  sender?: Bytes;
+}
+
+interface PendingBlock {
+  height: bigint;
+  receipts: StoredReceipt[];
+  gasUsed: bigint;
+  logsBloom: Uint8Array;
+  logCount: number;
+}
+
+interface PendingRoot {
+  height: bigint;
+  stateRoot: Bytes;
+  nodes: [Bytes, Bytes][];
+  storageRoots: [Bytes, Bytes | undefined][];
+}
+
+interface Engine {
+  vm: VM;
+  sm: FlatStateManager;
+  view: ContextFlatState;
+}
+
+const hex0x = (b: Uint8Array) => bytesToHex(b);
+const upperHex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
+
+function evmError(kind: 'wrongSequence' | 'insufficientFunds' | 'outOfGas' | 'invalidChainId' | 'unauthorized' | 'txDecode' | 'invalidRequest', msg: string): AbciError {
+  return sdkErrors[kind].wrap(msg);
+}
+
+export class EvmKeeper implements AccountModel {
+  readonly auth: AccountKeeper;
+  readonly bank: BankKeeper;
+  readonly denom: string;
+  readonly crypto: CryptoBackend;
+  readonly allowUnprotectedTxs: boolean;
+  readonly coinbase: Bytes;
+  private readonly pool: Pick<CryptoPool, 'recoverSenders'> | undefined;
+  private chain: bigint;
+  private commonCache: Common | undefined;
+  private engineP: Promise<Engine> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private trieDb: ModuleDbReader | undefined;
+  private receiptsDb: ModuleDbReader | undefined;
+  private committedRoot: Bytes = EMPTY_TRIE_ROOT;
+  private committedHeight = 0n;
+  private block: PendingBlock | undefined;
+  private root: PendingRoot | undefined;
+  private chainIdDirty = false;
+  private blockCache: { height: bigint; time: bigint; maxGas: bigint; common: Common; block: Block } | undefined;
+
+  constructor(opts: EvmKeeperOptions) {
+    this.auth = opts.auth;
+    this.bank = opts.bank;
+    this.denom = opts.denom;
+    this.chain = opts.chainId ?? DEFAULT_EVM_CHAIN_ID;
+    this.allowUnprotectedTxs = opts.allowUnprotectedTxs ?? false;
+    this.crypto = opts.crypto ?? getCryptoBackend();
+    // Fees (priority fee × gas; the base fee is 0) go to the fee collector, as Cosmos fees do.
+    this.coinbase = moduleAddress(FEE_COLLECTOR_NAME);
+    this.pool = opts.pool;
+  }
+
+  // --- chain id, common, VM ---------------------------------------------------------------------
+
+  get chainId(): bigint {
+    return this.chain;
+  }
+
+  /** Sets the chain id (genesis): decoding and execution switch to it. */
+  setChainId(id: bigint): void {
+    if (id === this.chain) return;
+    this.chain = id;
+    this.commonCache = undefined;
+    this.engineP = undefined;
+    this.chainIdDirty = true;
+  }
+
+  get common(): Common {
+    if (this.commonCache === undefined) this.commonCache = createEvmCommon({ chainId: this.chain, crypto: this.crypto });
+    return this.commonCache;
+  }
+
+  private engine(): Promise<Engine> {
+    if (this.engineP === undefined) {
+      const view = new ContextFlatState(this);
+      const sm = new FlatStateManager(view, { keccak256: (d) => this.crypto.keccak256(d) });
+      this.engineP = createVM({ common: this.common, stateManager: sm }).then((vm) => ({ vm, sm, view }));
+    }
+    return this.engineP;
+  }
+
+  /** Runs `f` after every earlier run has finished (one tx on the VM at a time). */
+  private serial<T>(f: () => Promise<T>): Promise<T> {
+    const p = this.queue.then(f, f);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  // --- databases ----------------------------------------------------------------------------------
+
+  attach(dbs: ReadonlyMap<string, ModuleDbReader>): void {
+    this.trieDb = dbs.get(EVM_TRIE_DB);
+    this.receiptsDb = dbs.get(EVM_RECEIPTS_DB);
+    this.loadCommitted();
+  }
+
+  private loadCommitted(): void {
+    const latest = this.trieDb?.getBinary(LATEST_ROOT_KEY);
+    if (latest !== undefined) {
+      this.committedHeight = readU64be(latest.subarray(0, 8));
+      this.committedRoot = Uint8Array.from(latest.subarray(8));
+    } else {
+      this.committedHeight = 0n;
+      this.committedRoot = EMPTY_TRIE_ROOT;
+    }
+    const cid = this.trieDb?.getBinary(CHAIN_ID_KEY);
+    if (cid !== undefined) {
+      const id = readU64be(cid);
+      if (id !== this.chain) {
+        this.chain = id;
+        this.commonCache = undefined;
+        this.engineP = undefined;
+      }
+      this.chainIdDirty = false;
+    }
+  }
+
+  /** AccountModel: the committed storage root of an address. */
+  storageRoot(addr: Bytes): Bytes | undefined {
+    return this.trieDb?.getBinary(storageRootKey(addr));
+  }
+
+  // --- decode and ante ------------------------------------------------------------------------------
+
+  decode(raw: Bytes): EvmTx {
+    try {
+      return { tx: decodeTx(raw, this.common), raw };
+    } catch (e) {
+      // The tx library's own words for a foreign chain id are unreadable; say it as geth does.
+      const cid = signedChainId(raw);
+      if (cid !== undefined && cid !== this.chain) throw evmError('invalidChainId', `invalid chain id for signer: have ${cid} want ${this.chain}`);
+      if (e instanceof EvmTxError) throw evmError('txDecode', e.message);
+      throw evmError('txDecode', (e as Error).message);
+    }
+  }
+
+  sender(etx: EvmTx): Bytes {
+    if (etx.sender === undefined) {
+      try {
+        etx.sender = recoverSender(etx.tx, this.crypto);
+      } catch (e) {
+        throw evmError('unauthorized', (e as Error).message);
+      }
+    }
+    return etx.sender;
+  }
+
+  /**
+   * Sender recovery for many txs in one worker-pool call (FinalizeBlock: the block's EVM txs;
+   * CheckTx: one). A recovered sender is kept on the EvmTx and handed to runTx through the tx's
+   * getSenderAddress (runTx's only use of the signature), so neither the ante nor runTx recovers
+   * again. Items the pool refuses (null) are left to the inline path, which gives the error.
+   */
+  async preVerify(etxs: readonly EvmTx[]): Promise<void> {
+    if (this.pool === undefined) return;
+    const todo: EvmTx[] = [];
+    const items: { digest: Uint8Array; sig: Uint8Array; recid: number }[] = [];
+    for (const etx of etxs) {
+      if (etx.sender !== undefined) continue;
+      const { v, r, s } = etx.tx;
+      if (v === undefined || r === undefined || s === undefined || s > SECP256K1_N_DIV_2) continue;
+      const recid = etx.tx.type !== TransactionType.Legacy ? v : v === 27n || v === 28n ? v - 27n : v - (this.chain * 2n + 35n);
+      if (recid !== 0n && recid !== 1n) continue;
+      let sig: Uint8Array;
+      try {
+        sig = signature64(bigIntToUnpaddedBytes(r), bigIntToUnpaddedBytes(s));
+      } catch {
+        continue;
+      }
+      todo.push(etx);
+      items.push({ digest: etx.tx.getMessageToVerifySignature(), sig, recid: Number(recid) });
+    }
+    if (items.length === 0) return;
+    const out = await this.pool.recoverSenders(items);
+    out.forEach((addr, i) => {
+      if (addr === null || addr.length !== 20) return;
+      const etx = todo[i]!;
+      if (etx.sender !== undefined) return;
+      etx.sender = addr;
+      etx.tx = withSender(etx.tx, new Address(Uint8Array.from(addr)));
+    });
+  }
+
+  /** gas × price + value, with the fee cap of a dynamic-fee tx as its price (the most it can cost). */
+  static maxCost(tx: TypedTransaction): bigint {
+    const t = tx as unknown as { gasPrice?: bigint; maxFeePerGas?: bigint };
+    const price = t.maxFeePerGas ?? t.gasPrice ?? 0n;
+    return tx.gasLimit * price + tx.value;
+  }
+
+  /**
+   * The EVM ante (Cosmos EVM's, reduced): chain id, replay protection (CheckTx only), sender,
+   * intrinsic gas, nonce = sequence, balance ≥ gas × price + value. Effects only in CheckTx: the
+   * sequence is bumped and the maximum cost set aside in the check state, so that a sender's next
+   * tx is admitted; in FinalizeBlock runTx does both for real.
+   */
+  ante(ctx: Context, etx: EvmTx): void {
+    const meter = ctx.gasMeter;
+    ctx.setGasMeter(new InfiniteGasMeter());
+    try {
+      const tx = etx.tx;
+      if (tx.type !== TransactionType.Legacy) {
+        const cid = (tx as unknown as { chainId: bigint }).chainId;
+        if (cid !== this.chain) throw evmError('invalidChainId', `invalid chain id for signer: have ${cid} want ${this.chain}`);
+      } else if (!tx.supports(Capability.EIP155ReplayProtection)) {
+        if (ctx.isCheckTx && !this.allowUnprotectedTxs) {
+          throw evmError('unauthorized', 'only replay-protected (EIP-155) transactions allowed over RPC');
+        }
+      }
+      const from = this.sender(etx);
+      const intrinsic = tx.getIntrinsicGas();
+      if (tx.gasLimit < intrinsic) throw evmError('outOfGas', `intrinsic gas too low: have ${tx.gasLimit}, want ${intrinsic}`);
+      const seq = this.auth.getAccount(ctx, from)?.sequence ?? 0n;
+      if (tx.nonce < seq) throw evmError('wrongSequence', `nonce too low: address ${hex0x(from)}, tx: ${tx.nonce} state: ${seq}`);
+      if (tx.nonce > seq) throw evmError('wrongSequence', `nonce too high: address ${hex0x(from)}, tx: ${tx.nonce} state: ${seq}`);
+      const balance = this.bank.getBalance(ctx, from, this.denom).amount;
+      const cost = EvmKeeper.maxCost(tx);
+      if (balance < cost) {
+        throw evmError('insufficientFunds', `insufficient funds for gas * price + value: address ${hex0x(from)} have ${balance} want ${cost}`);
+      }
+      if (ctx.isCheckTx) {
+        setSequence(this, ctx, from, seq + 1n);
+        setBankBalance(this, ctx, from, balance - cost);
+      }
+    } finally {
+      ctx.setGasMeter(meter);
+    }
+  }
+
+  // --- execution ------------------------------------------------------------------------------------
+
+  /** The block env of a height, built once per block (createBlock copies Common: ~1 ms). */
+  private blockFor(ctx: Context): Block {
+    const maxGas = ctx.consensusParams?.block.maxGas ?? -1n;
+    const c = this.blockCache;
+    if (c !== undefined && c.height === ctx.height && c.time === ctx.time && c.maxGas === maxGas && c.common === this.common) return c.block;
+    const block = this.makeBlock(ctx, maxGas);
+    this.blockCache = { height: ctx.height, time: ctx.time, maxGas, common: this.common, block };
+    return block;
+  }
+
+  private makeBlock(ctx: Context, maxGas: bigint): Block {
+    return createBlock(
+      {
+        header: {
+          number: ctx.height,
+          timestamp: ctx.time / 1_000_000_000n,
+          coinbase: this.coinbase,
+          gasLimit: maxGas > 0n ? maxGas : 1n << 62n,
+          baseFeePerGas: 0n,
+          mixHash: new Uint8Array(32),
+        },
+      },
+      { common: this.common, skipConsensusFormatValidation: true },
+    );
+  }
+
+  private pendingBlock(height: bigint): PendingBlock {
+    if (this.block === undefined || this.block.height !== height) {
+      this.block = { height, receipts: [], gasUsed: 0n, logsBloom: new Uint8Array(256), logCount: 0 };
+    }
+    return this.block;
+  }
+
+  /**
+   * Runs the tx (its ante passed) on the tx's Context. EVM failures (revert, out of gas…) return
+   * normally with status 0 — the fee and nonce stay, the gas is charged — as on Ethereum. A tx
+   * runTx refuses outright throws (BaseApp then drops the run stage: no effects, code ≠ 0).
+   */
+  execute(ctx: Context, etx: EvmTx): Promise<{ data?: Bytes }> {
+    return this.serial(() => this.executeNow(ctx, etx));
+  }
+
+  private async executeNow(ctx: Context, etx: EvmTx): Promise<{ data?: Bytes }> {
+    const meter = ctx.gasMeter;
+    ctx.setGasMeter(new InfiniteGasMeter());
+    const eng = await this.engine();
+    eng.view.ctx = ctx;
+    try {
+      const tx = etx.tx;
+      const from = this.sender(etx);
+      eng.sm.clearCaches();
+      const finalize = ctx.mode === ExecMode.Finalize;
+      const blk = finalize ? this.pendingBlock(ctx.height) : undefined;
+      let r;
+      try {
+        r = await runTx(eng.vm, { tx, block: this.blockFor(ctx), skipHardForkValidation: true, skipBlockGasLimitValidation: true, blockGasUsed: blk?.gasUsed ?? 0n });
+      } catch (e) {
+        // The manager may hold a half-run tx: start the next one on a fresh engine.
+        this.engineP = undefined;
+        throw evmError('invalidRequest', `evm: ${(e as Error).message}`);
+      }
+      const changes: StateChanges = eng.sm.flush();
+      eng.view.apply(changes);
+      meter.consume(r.totalGasSpent, 'evm execution');
+
+      const err = r.execResult.exceptionError;
+      const logs = (r.execResult.logs ?? []) as [Uint8Array, Uint8Array[], Uint8Array][];
+      const ethHash = tx.hash();
+      const cometHash = this.crypto.sha256(ctx.txBytes ?? etx.raw);
+      const index = blk?.receipts.length ?? 0;
+      const firstLogIndex = blk?.logCount ?? 0;
+      const t = tx as unknown as { gasPrice?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint };
+      const effectiveGasPrice = t.gasPrice ?? (t.maxPriorityFeePerGas! < t.maxFeePerGas! ? t.maxPriorityFeePerGas! : t.maxFeePerGas!);
+      const receipt: StoredReceipt = {
+        type: tx.type,
+        status: err === undefined ? 1 : 0,
+        cumulativeGasUsed: (blk?.gasUsed ?? 0n) + r.totalGasSpent,
+        gasUsed: r.totalGasSpent,
+        logsBloom: r.bloom.bitvector,
+        logs,
+        contractAddress: r.createdAddress?.bytes,
+        ethHash,
+        cometHash,
+        from,
+        to: tx.to?.bytes,
+        index,
+        firstLogIndex,
+        effectiveGasPrice,
+        error: err?.error ?? '',
+      };
+      if (blk !== undefined) {
+        blk.receipts.push(receipt);
+        blk.gasUsed = receipt.cumulativeGasUsed;
+        blk.logCount += logs.length;
+        for (let i = 0; i < 256; i++) blk.logsBloom[i]! |= receipt.logsBloom[i]!;
+      }
+      this.emitEvents(ctx, receipt, tx);
+      return { data: r.execResult.returnValue };
+    } finally {
+      eng.view.ctx = undefined;
+      ctx.setGasMeter(meter);
+    }
+  }
+
+  /**
+   * Cosmos EVM's events (cosmos/evm:x/vm/types/events.go): `ethereum_tx` (tx_search finds the tx by
+   * `ethereum_tx.ethereumTxHash='0x…'`), one `tx_log` per log, and a `message` event.
+   */
+  private emitEvents(ctx: Context, r: StoredReceipt, tx: TypedTransaction): void {
+    const attrs: [string, string][] = [['amount', tx.value.toString()]];
+    if (r.to !== undefined) attrs.push(['recipient', hex0x(r.to)]);
+    if (r.contractAddress !== undefined) attrs.push(['contract', hex0x(r.contractAddress)]);
+    attrs.push(['txHash', upperHex(r.cometHash)], ['ethereumTxHash', hex0x(r.ethHash)], ['txIndex', String(r.index)], ['txGasUsed', r.gasUsed.toString()], ['txType', String(r.type)]);
+    if (r.status === 0) attrs.push(['ethereumTxFailed', r.error]);
+    ctx.events.emit('ethereum_tx', attrs);
+    r.logs.forEach(([address, topics, data], i) => {
+      const log = {
+        address: hex0x(address),
+        topics: topics.map(hex0x),
+        data: hex0x(data),
+        blockNumber: Number(ctx.height),
+        transactionHash: hex0x(r.ethHash),
+        transactionIndex: r.index,
+        logIndex: r.firstLogIndex + i,
+        removed: false,
+      };
+      ctx.events.emit('tx_log', [['txLog', JSON.stringify(log)]]);
+    });
+    ctx.events.emit('message', [
+      ['module', 'evm'],
+      ['sender', hex0x(r.from)],
+      ['txType', String(r.type)],
+    ]);
+  }
+
+  // --- genesis ----------------------------------------------------------------------------------------
+
+  initGenesis(ctx: Context, gs: unknown): void {
+    const g = (gs ?? {}) as { chain_id?: number | string; evm_denom?: string; accounts?: { address: string; code?: string; storage?: Record<string, string> }[] };
+    if (g.evm_denom !== undefined && g.evm_denom !== this.denom) throw new Error(`evm genesis: evm_denom ${g.evm_denom} is not ${this.denom}`);
+    if (g.chain_id !== undefined) {
+      const id = BigInt(g.chain_id);
+      if (id <= 0n || id >= 1n << 53n) throw new Error(`evm genesis: chain_id ${g.chain_id} out of range`);
+      this.setChainId(id);
+    }
+    const store = evmStore(ctx);
+    store.set(PARAMS_KEY, new TextEncoder().encode(JSON.stringify({ chain_id: this.chain.toString(), evm_denom: this.denom })));
+    for (const a of g.accounts ?? []) {
+      const addr = Buffer.from(a.address.replace(/^0x/, ''), 'hex');
+      if (addr.length !== 20) throw new Error(`evm genesis: bad address ${a.address}`);
+      const address = new Uint8Array(addr);
+      if (a.code !== undefined && a.code !== '0x' && a.code !== '') {
+        const code = new Uint8Array(Buffer.from(a.code.replace(/^0x/, ''), 'hex'));
+        const h = this.crypto.keccak256(code);
+        store.set(concatBytes(Uint8Array.of(CODE_HASH_PREFIX), address), h);
+        store.set(concatBytes(Uint8Array.of(0x02), h), code);
+      }
+      for (const [k, v] of Object.entries(a.storage ?? {})) {
+        const slot = new Uint8Array(32);
+        const kb = Buffer.from(k.replace(/^0x/, '').padStart(64, '0'), 'hex');
+        slot.set(kb, 32 - kb.length);
+        let vb = new Uint8Array(Buffer.from(v.replace(/^0x/, '').padStart(2, '0'), 'hex'));
+        let i = 0;
+        while (i < vb.length && vb[i] === 0) i++;
+        vb = vb.subarray(i);
+        if (vb.length > 0) store.set(concatBytes(Uint8Array.of(STORAGE_PREFIX), address, slot), vb);
+      }
+    }
+  }
+
+  // --- state root ---------------------------------------------------------------------------------------
+
+  /**
+   * The state root after the block whose changed keys are `changed` (store key → keys relative to
+   * the store that differ from the committed state). `ctx` reads the block's final state.
+   */
+  async computeRoot(ctx: Context, changed: ReadonlyMap<string, readonly Bytes[]>): Promise<Bytes> {
+    const touched = new Map<string, Bytes>();
+    const touch = (a: Bytes) => {
+      if (a.length !== 20) return;
+      const k = bytesToKey(a);
+      if (!touched.has(k)) touched.set(k, Uint8Array.from(a));
+    };
+    for (const k of changed.get(this.auth.storeKey) ?? []) if (k[0] === 0x01) touch(k.subarray(1));
+    const denomBytes = new TextEncoder().encode(this.denom);
+    for (const k of changed.get(this.bank.storeKey) ?? []) {
+      if (k[0] !== 0x02 || k.length < 2) continue;
+      const len = k[1]!;
+      const denom = k.subarray(2 + len);
+      if (denom.length === denomBytes.length && denom.every((b, i) => b === denomBytes[i])) touch(k.subarray(2, 2 + len));
+    }
+    const slots = new Map<string, StorageChange>();
+    const evm = evmStore(ctx);
+    for (const k of changed.get(EVM_STORE_KEY) ?? []) {
+      if (k[0] === CODE_HASH_PREFIX && k.length === 21) touch(k.subarray(1));
+      else if (k[0] === STORAGE_PREFIX && k.length === 53) {
+        const addr = k.subarray(1, 21);
+        touch(addr);
+        const ak = bytesToKey(addr);
+        let s = slots.get(ak);
+        if (s === undefined) {
+          s = { address: Uint8Array.from(addr), wiped: false, slots: [] };
+          slots.set(ak, s);
+        }
+        s.slots.push({ slot: Uint8Array.from(k.subarray(21)), value: evm.get(k) ?? new Uint8Array(0) });
+      }
+    }
+    if (touched.size === 0) {
+      this.root = { height: ctx.height, stateRoot: this.committedRoot, nodes: [], storageRoots: [] };
+      return this.committedRoot;
+    }
+    const accounts: StateChanges['accounts'] = [];
+    for (const [, addr] of touched) accounts.push({ address: addr, account: readAccount(this, ctx, addr) });
+    const changes: StateChanges = { accounts, storage: [...slots.values()], code: [] };
+    // The base of each storage trie is the committed storage root (evm_trie), never the block's.
+    const committed: FlatState = {
+      getAccount: (a) => {
+        const sr = this.storageRoot(a);
+        return sr === undefined ? undefined : ({ nonce: 0n, balance: 0n, storageRoot: sr, codeHash: EMPTY_TRIE_ROOT } as AccountRecord);
+      },
+      getCode: () => undefined,
+      getStorage: () => undefined,
+      storageEntries: () => [],
+      apply: () => {
+        throw new Error('read-only');
+      },
+    };
+    const trie = new StateTrie({ nodes: this.nodeReader(), root: this.committedRoot, crypto: this.crypto });
+    const { stateRoot, nodes } = await trie.commit(changes, committed);
+    const storageRoots: [Bytes, Bytes | undefined][] = [];
+    for (const a of accounts) {
+      const ak = bytesToKey(a.address);
+      if (!slots.has(ak) && a.account !== undefined) continue;
+      const sr = a.account?.storageRoot;
+      storageRoots.push([a.address, sr === undefined || bytesEqualRoot(sr) ? undefined : sr]);
+    }
+    this.root = { height: ctx.height, stateRoot, nodes, storageRoots };
+    return stateRoot;
+  }
+
+  private nodeReader(): EvmKV {
+    const db = this.trieDb;
+    return {
+      get: (k) => db?.getBinary(k),
+      put: () => {
+        throw new Error('evm_trie is written only in commit()');
+      },
+      del: () => {},
+      range: () => [],
+    };
+  }
+
+  // --- commit -------------------------------------------------------------------------------------------
+
+  commit(c: ModuleCommit): void {
+    const trie = c.db(EVM_TRIE_DB);
+    const root = this.root;
+    if (root !== undefined && root.height === c.height) {
+      for (const [k, v] of root.nodes) trie.putSync(k, v);
+      for (const [a, sr] of root.storageRoots) {
+        if (sr === undefined) trie.removeSync(storageRootKey(a));
+        else trie.putSync(storageRootKey(a), sr);
+      }
+      this.committedRoot = root.stateRoot;
+    }
+    trie.putSync(heightRootKey(c.height), this.committedRoot);
+    trie.putSync(LATEST_ROOT_KEY, concatBytes(u64be(c.height), this.committedRoot));
+    if (this.chainIdDirty || trie.getBinary(CHAIN_ID_KEY) === undefined) trie.putSync(CHAIN_ID_KEY, u64be(this.chain));
+    this.chainIdDirty = false;
+    this.committedHeight = c.height;
+    this.root = undefined;
+
+    const blk = this.block;
+    if (blk !== undefined && blk.height === c.height) {
+      const rdb = c.db(EVM_RECEIPTS_DB);
+      for (const r of blk.receipts) {
+        rdb.putSync(txLookupKey(r.ethHash), txPosition(c.height, r.index));
+        rdb.putSync(cometHashKey(r.cometHash), r.ethHash);
+        rdb.putSync(receiptKey(c.height, r.index), encodeReceipt(r));
+        r.logs.forEach(([address, topics, data], i) => {
+          rdb.putSync(logKey(c.height, r.firstLogIndex + i), encodeLog({ address, topics, data, txIndex: r.index }));
+        });
+      }
+      rdb.putSync(blockKey(c.height), encodeBlock({ txCount: blk.receipts.length, gasUsed: blk.gasUsed, logsBloom: blk.logsBloom, logCount: blk.logCount }));
+    }
+    this.block = undefined;
+  }
+
+  /** A re-run of a height or a reload: drop what was computed, re-read what was committed. */
+  discardPending(): void {
+    this.block = undefined;
+    this.root = undefined;
+    this.loadCommitted();
+  }
+
+  // --- reads for the RPC --------------------------------------------------------------------------------
+
+  /**
+   * The account as the EVM sees it in `ctx` (e.g. `app.queryContext(height)` for eth_getBalance /
+   * eth_getTransactionCount at a height), or undefined if it does not exist.
+   */
+  account(ctx: Context, addr: Bytes): AccountRecord | undefined {
+    return readAccount(this, ctx, addr);
+  }
+
+  /** The code at `addr` in `ctx` (empty without code). */
+  code(ctx: Context, addr: Bytes): Bytes {
+    const s = evmStore(ctx);
+    const h = s.get(codeHashKey(addr));
+    return h === undefined ? new Uint8Array(0) : (s.get(codeKey(h)) ?? new Uint8Array(0));
+  }
+
+  /** The 32-byte storage word of `slot` at `addr` in `ctx`. */
+  storage(ctx: Context, addr: Bytes, slot: Bytes): Bytes {
+    const v = evmStore(ctx).get(slotKey(addr, slot));
+    const out = new Uint8Array(32);
+    if (v !== undefined) out.set(v, 32 - v.length);
+    return out;
+  }
+
+  /** The state root after `height` (undefined if the height has none recorded). */
+  stateRootAt(height: bigint): Bytes | undefined {
+    return this.trieDb?.getBinary(heightRootKey(height));
+  }
+
+  get lastStateRoot(): Bytes {
+    return this.committedRoot;
+  }
+
+  get lastHeight(): bigint {
+    return this.committedHeight;
+  }
+
+  receiptByHash(ethHash: Bytes): (StoredReceipt & { height: bigint }) | undefined {
+    const pos = this.receiptsDb?.getBinary(txLookupKey(ethHash));
+    if (pos === undefined) return undefined;
+    const height = readU64be(pos.subarray(0, 8));
+    const v = this.receiptsDb!.getBinary(concatBytes(Uint8Array.of(0x02), pos));
+    return v === undefined ? undefined : { ...decodeReceipt(v), height };
+  }
+
+  /** The eth hash of the EVM tx whose raw bytes hash (sha256) to `cometHash`. */
+  ethHashOf(cometHash: Bytes): Bytes | undefined {
+    return this.receiptsDb?.getBinary(cometHashKey(cometHash));
+  }
+
+  blockReceipts(height: bigint): StoredReceipt[] {
+    return this.rangeValues(receiptsPrefix(height)).map(decodeReceipt);
+  }
+
+  blockSummary(height: bigint): StoredBlock | undefined {
+    const v = this.receiptsDb?.getBinary(blockKey(height));
+    return v === undefined ? undefined : decodeBlock(v);
+  }
+
+  blockLogs(height: bigint): IndexedLog[] {
+    return this.rangeValues(logsPrefix(height)).map(decodeLog);
+  }
+
+  private rangeValues(prefix: Bytes): Bytes[] {
+    if (this.receiptsDb === undefined) return [];
+    const end = Uint8Array.from(prefix);
+    end[end.length - 1]! += 1;
+    const out: Bytes[] = [];
+    for (const { value } of this.receiptsDb.getRange({ start: prefix, end })) out.push(value as Bytes);
+    return out;
+  }
+
+  /** EIP-1186 proof at the state root after `height` (default: the last committed). */
+  async getProof(address: Bytes, slots: Bytes[] = [], height?: bigint): Promise<AccountProof> {
+    const root = height === undefined ? this.committedRoot : this.stateRootAt(height);
+    if (root === undefined) throw new Error(`no state root for height ${height}`);
+    const trie = new StateTrie({ nodes: this.nodeReader(), root, crypto: this.crypto });
+    return trie.getProof(address, slots, root);
+  }
+}
+
+/**
+ * The tx with getSenderAddress answering `sender` (a frozen tx cannot take the property, and the
+ * pool returns addresses, not the public key the tx's own cache would need). Every other member is
+ * the tx's own, methods bound to it.
+ */
+function withSender(tx: TypedTransaction, sender: Address): TypedTransaction {
+  const getSenderAddress = () => sender;
+  return new Proxy(tx, {
+    get(target, prop) {
+      if (prop === 'getSenderAddress') return getSenderAddress;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+/** The chain id a raw tx was signed for (typed: its chainId field; legacy: from v), if readable. */
+function signedChainId(raw: Bytes): bigint | undefined {
+  try {
+    if (raw[0] === 0x01 || raw[0] === 0x02 || raw[0] === 0x04) {
+      const f = RLP.decode(raw.subarray(1)) as Uint8Array[];
+      return Array.isArray(f) && f[0] instanceof Uint8Array ? bytesToBigInt(f[0]) : undefined;
+    }
+    const f = RLP.decode(raw) as Uint8Array[];
+    if (!Array.isArray(f) || !(f[6] instanceof Uint8Array)) return undefined;
+    const v = bytesToBigInt(f[6]);
+    return v >= 35n ? (v - 35n) / 2n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function bytesEqualRoot(r: Bytes): boolean {
+  if (r.length !== 32) return false;
+  for (let i = 0; i < 32; i++) if (r[i] !== EMPTY_TRIE_ROOT[i]) return false;
+  return true;
+}
+
