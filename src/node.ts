@@ -39,8 +39,8 @@ import { NodeRpcServer } from './rpc/node/server.js';
 import { COMET_COMPAT_VERSION, statusResult } from './rpc/node/status.js';
 import type { Listening } from './rpc/server/uws.js';
 import { Executor, maxDataBytes, zeroBlockId } from './state/execution.js';
-import type { State } from './state/state.js';
-import { BlockIndexer, TxIndexer } from './store/indexer.js';
+import type { State } from './types/state.js';
+import { BlockIndexer, TxIndexer } from './indexer/indexer.js';
 import { Storage } from './store/storage.js';
 import { txHash } from './types/hashing.js';
 import { formatTime } from './types/json.js';
@@ -169,9 +169,9 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
 
     // auth, bank, authz; protobuf txs; signatures through the worker pool (src/app/chain.ts).
     const app = createChainApp({
-      db: storage.dbs.app,
+      db: storage.app.latest,
       // Versioned module state: queries at any retained height (src/store/versioned.ts).
-      history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes },
+      history: storage.app,
       pruning: appPruningOptions(appConfig),
       names,
       pool,
@@ -248,7 +248,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
 
     // Lives in the storage's LMDB environment; nothing to close of its own.
     const evidencePool = new EvidencePool({
-      db: storage.dbs.evidence,
+      store: storage.evidence,
       chain: {
         loadBlockMeta: (h) => storage.blocks.loadBlockMeta(h),
         loadValidators: (h) => storage.state.loadValidators(h),

@@ -31,7 +31,7 @@ import {
   type Proposal,
   type Vote,
 } from '../types/block.js';
-import type { State } from '../state/state.js';
+import type { State } from '../types/state.js';
 import type { BlockExecutor } from '../state/executor.js';
 import type { ValidatorSet } from '../types/validator_set.js';
 import { blockIdOf } from '../types/partset.js';

@@ -15,7 +15,7 @@
  *   `create_empty_blocks = false`.
  */
 import { createHash } from 'node:crypto';
-import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx } from '../app/abci.js';
+import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx } from '../abci/types.js';
 import type { Bytes } from '../types/block.js';
 import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge } from './errors.js';
 

@@ -13,7 +13,7 @@
  * evidence must decode, pass ValidateBasic, fit evidence.max_bytes and pass the pool's
  * CheckEvidence; the committed block's evidence reaches the app as FinalizeBlock misbehavior.
  */
-import type { Application, CommitInfo, Misbehavior, ResponseCheckTx, ResponseFinalizeBlock } from '../app/abci.js';
+import type { Application, CommitInfo, Misbehavior, ResponseCheckTx, ResponseFinalizeBlock } from '../abci/types.js';
 import { ed25519Verify } from '../crypto/ed25519.js';
 import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../log.js';
@@ -39,17 +39,17 @@ import {
 } from '../types/hashing.js';
 import {
   decodeEvidenceItem,
-  duplicateVoteMisbehavior,
   duplicateVoteValidateBasic,
   evidenceListByteSize,
   type CheckedDuplicateVoteEvidence,
 } from '../types/evidence.js';
+import { duplicateVoteMisbehavior } from '../abci/evidence.js';
 import { blockIdOf } from '../types/partset.js';
 import { voteSignBytes } from '../types/signbytes.js';
 import type { ValidatorSet } from '../types/validator_set.js';
 import type { BlockExecutor } from './executor.js';
 import type { State } from './state.js';
-import { bytesEqual, hexUpper } from '../types/bytes.js';
+import { bytesEqual, hexUpper } from '../crypto/bytes.js';
 
 /** What the executor needs of the mempool (src/mempool/mempool.ts). */
 export interface ExecutorMempool {

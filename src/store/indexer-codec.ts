@@ -13,7 +13,7 @@
  *
  * bytes/str = u32 BE length + bytes (UTF-8 for str).
  */
-import type { AbciEvent, ExecTxResult } from '../app/abci.js';
+import type { AbciEvent, ExecTxResult } from '../abci/types.js';
 
 class Writer {
   private buf: Buffer;

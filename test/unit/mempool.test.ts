@@ -4,7 +4,7 @@
  * with recheck, "still rechecking", txsAvailable once per height, order and locking.
  */
 import t from 'tap';
-import { CheckTxType, type Application, type ResponseCheckTx } from '../../src/app/abci.js';
+import { CheckTxType, type Application, type ResponseCheckTx } from '../../src/abci/types.js';
 import {
   computeProtoSizeForTxs,
   LruTxCache,

@@ -5,7 +5,7 @@
  * refusals (cache, too large, full) are -32603 with the plain error text. Over URI, JSON-RPC and
  * websocket; shape checked against the `broadcast_tx_async` fixture.
  */
-import type { ResponseCheckTx } from '../../src/app/abci.js';
+import type { ResponseCheckTx } from '../../src/abci/types.js';
 import { EventBus } from '../../src/events/bus.js';
 import { nullLogger } from '../../src/log.js';
 import { Mempool } from '../../src/mempool/mempool.js';

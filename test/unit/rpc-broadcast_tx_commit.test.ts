@@ -7,7 +7,7 @@
  * and the subscription limits, counted together with the websocket subscriptions. Over URI,
  * JSON-RPC and websocket; shapes checked against the `broadcast_tx_commit` fixture.
  */
-import type { ExecTxResult, ResponseCheckTx } from '../../src/app/abci.js';
+import type { ExecTxResult, ResponseCheckTx } from '../../src/abci/types.js';
 import { EventBus } from '../../src/events/bus.js';
 import { nullLogger } from '../../src/log.js';
 import { Mempool } from '../../src/mempool/mempool.js';

@@ -5,7 +5,7 @@
  * large, full) are -32603 with the plain error text. Over URI ("quoted" and 0x forms), JSON-RPC
  * and websocket (base64); shape checked against the `broadcast_tx_sync` fixture.
  */
-import { CheckTxType, type ResponseCheckTx } from '../../src/app/abci.js';
+import { CheckTxType, type ResponseCheckTx } from '../../src/abci/types.js';
 import { Mempool } from '../../src/mempool/mempool.js';
 import type { NodeRpcContext } from '../../src/rpc/node/context.js';
 import { mempoolRoutes } from '../../src/rpc/node/methods/info-mempool.js';

@@ -48,7 +48,7 @@
  */
 import { createHash } from 'node:crypto';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import type { ExecTxResult } from '../../app/abci.js';
+import type { ExecTxResult } from '../../abci/types.js';
 import { GrpcCode, GrpcStatusError, sdkErrors } from '../../app/errors.js';
 import { TxMsgDataSchema } from '../../gen/chain/base/abci/v1beta1/abci_pb.js';
 import { PageResponseSchema } from '../../gen/chain/base/query/v1beta1/pagination_pb.js';
@@ -76,7 +76,7 @@ import { BlockIDSchema } from '../../gen/consensus/types/types_pb.js';
 import { QueryError } from '../../events/query.js';
 import { checkTxNoWait } from '../../mempool/broadcast.js';
 import { packAny } from '../../proto/registry.js';
-import { IndexerError, MAX_PER_PAGE } from '../../store/indexer.js';
+import { IndexerError, MAX_PER_PAGE } from '../../indexer/indexer.js';
 import { encodeTxRaw } from '../../tx/codec.js';
 import type { CallContext, ServiceImpl } from '../grpc/router.js';
 import type { NodeRpcContext } from '../node/context.js';
