@@ -24,8 +24,9 @@ import { EventBus } from './events/bus.js';
 import { bridgeConsensusEvents } from './events/consensus-events.js';
 import { EvidencePool } from './evidence/pool.js';
 import type { Logger } from './log.js';
-import { Mempool, postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
-import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { CListMempool } from './mempool/clist_mempool.js';
+import { postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
+import { createMetrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
 import { BECH32_PREFIX, createNames } from './names/index.js';
 import { createCryptoPool } from './pool/index.js';
@@ -110,24 +111,6 @@ export function makeGenesisState(g: GenesisDoc): State {
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
-
-function wireMetrics(metrics: Metrics, consensus: ConsensusState, mempool: Mempool, state: State): void {
-  metrics.consensus.height.set(Number(state.lastBlockHeight + 1n));
-  metrics.consensus.latestBlockHeight.set(Number(state.lastBlockHeight));
-  metrics.consensus.validators.set(state.validators.size);
-  metrics.consensus.validatorsPower.set(Number(state.validators.totalVotingPower()));
-  metrics.mempool.size.set(0);
-  metrics.mempool.sizeBytes.set(0);
-  consensus.subscribe((name, data) => {
-    if (name !== 'NewRoundStep' && name !== 'NewRound') return;
-    const d = data as { height?: bigint; round?: number; step?: number | string };
-    if (d.round !== undefined) metrics.consensus.rounds.set(d.round);
-    if (typeof d.step === 'number') metrics.consensus.step.set(d.step);
-    if (d.height !== undefined) metrics.consensus.height.set(Number(d.height));
-    metrics.mempool.size.set(mempool.size());
-    metrics.mempool.sizeBytes.set(mempool.sizeBytes());
-  });
-}
 
 /**
  * Options only in-process tests pass: the CLI never sets them. `txDecoder` swaps the app's tx
@@ -230,20 +213,9 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     }
     log.info('handshake done', { height: state.lastBlockHeight.toString(), app_hash: hex(state.appHash) });
 
-    const mempool = new Mempool(
+    const mempool = new CListMempool(
       { ...config.mempool, recheckTimeoutMs: config.mempool.recheckTimeout },
-      {
-        app,
-        height: state.lastBlockHeight,
-        metrics: metrics && {
-          size: metrics.mempool.size,
-          sizeBytes: metrics.mempool.sizeBytes,
-          failedTxs: metrics.mempool.failedTxs,
-          rejectedTxs: metrics.mempool.rejectedTxs,
-          evictedTxs: metrics.mempool.evictedTxs,
-          recheckTimes: metrics.mempool.recheckTimes,
-        },
-      },
+      { app, height: state.lastBlockHeight, metrics: metrics?.mempool },
     );
 
     // Lives in the storage's LMDB environment; nothing to close of its own.
@@ -261,7 +233,6 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const txIndexer = config.txIndex.indexer === 'kv' ? new TxIndexer(storage) : null;
     const blockIndexer = config.txIndex.indexer === 'kv' ? new BlockIndexer(storage) : null;
     const indexLog = logger.child({ module: 'txindex' });
-    let lastBlockTime: bigint | null = null;
     const executor = new Executor({
       storage,
       evidence: evidencePool,
@@ -285,15 +256,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         preCheck: preCheckMaxBytes(maxDataBytes(s.consensusParams.block.maxBytes, 0n, s.validators.size)),
         postCheck: postCheckMaxGas(s.consensusParams.block.maxGas),
       }),
-      metrics: metrics && {
-        onBlockApplied(height, numTxs, time) {
-          metrics.consensus.latestBlockHeight.set(Number(height));
-          metrics.consensus.numTxs.set(numTxs);
-          metrics.consensus.totalTxs.inc(numTxs);
-          if (lastBlockTime !== null) metrics.consensus.blockInterval.observe(Number(time - lastBlockTime) / 1e9);
-          lastBlockTime = time;
-        },
-      },
+      metrics: metrics?.consensus,
     });
 
     const privval = FilePV.load(paths.privValidatorKey, paths.privValidatorState);
@@ -315,6 +278,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       blockStore: storage.blocks,
       logger: logger.child({ module: 'consensus' }),
       pubKeyTypeName: names.pubKeyType('ed25519'),
+      metrics: metrics?.consensus,
       // ReportConflictingVotes: the pool forms the evidence when the height commits.
       onEvidence: (ev) => evidencePool.reportConflictingVotes(ev.voteA, ev.voteB),
       onFatal: (err) => {
@@ -344,7 +308,6 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     p2pSwitch.addReactor(new MempoolReactor({ mempool, broadcast: config.mempool.broadcast, logger: p2pLog }));
     p2pSwitch.addReactor(new EvidenceReactor({ pool: evidencePool, logger: p2pLog }));
     // The block-sync reactor (0x40) registers here too: p2pSwitch.addReactor(...).
-    if (metrics) wireMetrics(metrics, consensus, mempool, state);
 
     // Chain module queries and the tx service: one router for gRPC, REST and abci_query.
     const queryRouter = new QueryRouter({
