@@ -12,13 +12,13 @@ import { createChainApp } from './app/chain.js';
 import type { TxDecoder } from './app/tx.js';
 import { appPruningOptions } from './config/app-config.js';
 import { appStateBytes, type GenesisDoc } from './config/genesis.js';
-import type { RunningNode, StartNodeOptions } from './config/index.js';
+import { DEFAULT_ENV_SWITCHES, type RunningNode, type StartNodeOptions } from './config/index.js';
 import { nodeIdFromPubKey, readNodeKey } from './config/keyfiles.js';
 import { FilePV } from './consensus/privval.js';
 import { ConsensusState } from './consensus/state.js';
 import { poolVoteVerifier } from './consensus/verifier.js';
 import { WAL } from './consensus/wal.js';
-import { getCryptoBackend } from './crypto/backend.js';
+import { getCryptoBackend, setCryptoBackendSetting } from './crypto/backend.js';
 import { merkleRoot } from './crypto/merkle.js';
 import { EventBus } from './events/bus.js';
 import { bridgeConsensusEvents } from './events/consensus-events.js';
@@ -138,6 +138,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
   };
 
   try {
+    const env = opts.env ?? DEFAULT_ENV_SWITCHES;
+    setCryptoBackendSetting(env.crypto);
     const backend = getCryptoBackend();
     log.info('crypto backend selected', { backend: backend.name });
     const names = createNames({ upstreamNames: appConfig.compat.upstreamNames });
@@ -146,7 +148,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const storage = Storage.open({ file: path.join(paths.dbDir, DB_FILE_NAME) });
     parts.push({ name: 'storage', close: () => storage.close() });
 
-    const pool = createCryptoPool({ kind: process.env.CHAIND_POOL === 'single' ? 'single' : 'piscina' });
+    const pool = createCryptoPool({ kind: env.pool, crypto: env.crypto }, { metrics: metrics?.pool });
     parts.push({ name: 'worker pool', close: () => pool.close() });
     log.info('worker pool started', { kind: pool.kind });
 
@@ -259,7 +261,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       metrics: metrics?.consensus,
     });
 
-    const privval = FilePV.load(paths.privValidatorKey, paths.privValidatorState);
+    const privval = FilePV.load(paths.privValidatorKey, paths.privValidatorState, { signLogPath: env.signLog });
     const wal = new WAL(paths.walFile, { logger: logger.child({ module: 'wal' }) });
     const nodeKey = readNodeKey(paths.nodeKey);
     const nodeId = nodeIdFromPubKey(nodeKey.pubKey);
