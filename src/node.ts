@@ -19,6 +19,7 @@ import { ConsensusState } from './consensus/state.js';
 import { poolVoteVerifier } from './consensus/verifier.js';
 import { WAL } from './consensus/wal.js';
 import { getCryptoBackend, setCryptoBackendSetting } from './crypto/backend.js';
+import { hexUpper } from './crypto/bytes.js';
 import { merkleRoot } from './crypto/merkle.js';
 import { EventBus } from './events/bus.js';
 import { bridgeConsensusEvents } from './events/consensus-events.js';
@@ -110,7 +111,7 @@ export function makeGenesisState(g: GenesisDoc): State {
   };
 }
 
-const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
+const hex = hexUpper;
 
 /**
  * Options only in-process tests pass: the CLI never sets them. `txDecoder` swaps the app's tx
