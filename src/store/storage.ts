@@ -57,7 +57,7 @@ export interface AppDbs {
  * writes). No raw database is handed out except through these typed fields.
  */
 export class Storage {
-  readonly env: RootDatabase;
+  private readonly env: RootDatabase;
   private readonly dbs: Record<DbName, BinaryDB>;
   /** Blocks, block metas, commits, seen commits and the hash → height map. */
   readonly blocks: BlockStore;
