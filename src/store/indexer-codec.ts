@@ -1,5 +1,5 @@
 /**
- * Binary records of the indexer (src/store/indexer.ts):
+ * Binary records of the indexer (src/indexer/indexer.ts):
  *
  * - the primary tx record in `tx_results`, keyed by tx hash: what `tx` and `tx_search` return
  *   (CometBFT stores a proto TxResult under the hash, state/txindex/kv/kv.go). Fixed header first,
