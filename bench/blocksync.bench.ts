@@ -9,7 +9,7 @@
  *   BS_FLUSH_MS=10 node dist/bench/blocksync.bench.js  # MConnection flush throttle (default 100)
  */
 import { BlocksyncReactor } from '../src/p2p/blocksync/reactor.js';
-import type { State } from '../src/state/state.js';
+import type { State } from '../src/types/state.js';
 import { linkReactors, makeChainGenesis, openChainNode } from '../test/helpers/blocksync-chain.js';
 import { transferTx } from '../test/helpers/mempool-tx.js';
 

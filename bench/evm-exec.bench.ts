@@ -24,7 +24,8 @@ import { createBlock } from '@ethereumjs/block';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createVM, runTx } from '@ethereumjs/vm';
 import { open } from 'lmdb';
-import { getCryptoBackend } from '../src/crypto/backend.js';
+import { readEnvSwitches } from '../src/config/env.js';
+import { getCryptoBackend, setCryptoBackendSetting } from '../src/crypto/backend.js';
 import {
   type BlockEnv,
   EvmContext,
@@ -43,6 +44,8 @@ const HOLDERS = Number(process.env['BENCH_EVM_HOLDERS'] ?? 1024);
 const BLOCKS = Number(process.env['BENCH_EVM_BLOCKS'] ?? 3);
 const ROOT_TRANSFERS = 1000;
 const MODE = process.env['BENCH_EVM_MODE'] ?? 'main';
+// CHAIND_CRYPTO picks the backend of this process (the parent runs one child per setting).
+setCryptoBackendSetting(readEnvSwitches(process.env).crypto);
 const crypto = getCryptoBackend();
 const common = createEvmCommon({ chainId: 9001n, crypto });
 const ETH = 10n ** 18n;

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Address, createContractAddress } from '@ethereumjs/util';
-import type { RequestFinalizeBlock } from '../src/app/abci.js';
+import type { RequestFinalizeBlock } from '../src/abci/types.js';
 import { utf8 } from '../src/app/bytes.js';
 import { Bech32Codec } from '../src/app/address.js';
 import { createChainApp } from '../src/app/chain.js';
@@ -63,7 +63,7 @@ async function cosmosCost(): Promise<void> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
     const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
     try {
-      const app = createChainApp({ db: storage.dbs.app, history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes }, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n), evm: evm ? {} : false });
+      const app = createChainApp({ db: storage.app.latest, history: storage.app, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n), evm: evm ? {} : false });
       const appState = buildAppState({ accounts: dev.map((a) => ({ address: a.address, balance: 10n ** 24n })), names });
       const params = defaultConsensusParams();
       await app.initChain({ time: 1_700_000_000_000_000_000n, chainId: 'bench-1', consensusParams: params, validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
   const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
   try {
     const names = createNames({ upstreamNames: false });
-    const app = createChainApp({ db: storage.dbs.app, history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes }, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n) });
+    const app = createChainApp({ db: storage.app.latest, history: storage.app, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n) });
     const dev = devAccounts();
     const sender = dev.find((a) => a.keyType === 'eth_secp256k1')!;
     const key: Key = { priv: sender.privateKey, address: sender.address };

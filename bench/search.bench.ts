@@ -14,8 +14,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { AbciEvent, ExecTxResult } from '../src/app/abci.js';
-import { BlockIndexer, TxIndexer, type TxInput } from '../src/store/indexer.js';
+import type { AbciEvent, ExecTxResult } from '../src/abci/types.js';
+import { BlockIndexer, TxIndexer, type TxInput } from '../src/indexer/indexer.js';
 import { Storage } from '../src/store/storage.js';
 
 const TOTAL = Number(process.env['BENCH_TXS'] ?? 100_000);

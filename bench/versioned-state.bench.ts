@@ -27,7 +27,7 @@ const READS = Number(process.env['BENCH_READS'] ?? 50_000);
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
 const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
-const store = new VersionedStore({ latest: storage.dbs.app, history: storage.dbs.app_history, changes: storage.dbs.app_changes }, pruningOptions('custom', KEEP, 10));
+const store = new VersionedStore(storage.app, pruningOptions('custom', KEEP, 10));
 
 // Keys shaped like a module's: 01 len 'bank' 02 len address(20) denom → ~37 bytes.
 const PREFIX = Buffer.from([0x01, 4, ...Buffer.from('bank'), 0x02, 20]);
@@ -89,7 +89,7 @@ console.log(
 const fmt = (xs: number[]) => (xs.length === 0 ? 'n/a' : `median ${pct(xs, 50).toFixed(2)} ms, p99 ${pct(xs, 99).toFixed(2)} ms (${xs.length} blocks)`);
 console.log(`commit per block, before pruning starts: ${fmt(writeNoPrune)}`);
 console.log(`commit per block, pruning:               ${fmt(writePrune)}; ${prunedTotal} rows pruned, at most ${maxPruned} in one block`);
-const hs = storage.dbs.app_history.getStats() as { entryCount: number };
+const hs = storage.app.history.getStats() as { entryCount: number };
 console.log(`history rows kept: ${hs.entryCount} (${(hs.entryCount / Number(latest - store.earliestVersion + 1n)).toFixed(0)} per retained version)`);
 
 function timeReads(label: string, fn: (k: Uint8Array) => unknown): void {
@@ -103,7 +103,7 @@ function timeReads(label: string, fn: (k: Uint8Array) => unknown): void {
 
 // Twice, interleaved: the first pass also warms the page cache.
 for (let i = 0; i < 2; i++) {
-  timeReads('read, flat LMDB get (baseline)', (k) => storage.dbs.app.getBinary(k));
+  timeReads('read, flat LMDB get (baseline)', (k) => storage.app.latest.getBinary(k));
   timeReads('read at the latest version', (k) => store.getAt(k, latest));
 }
 for (const depth of [1n, 10n, 100n, 500n]) {

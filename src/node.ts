@@ -12,20 +12,22 @@ import { createChainApp } from './app/chain.js';
 import type { TxDecoder } from './app/tx.js';
 import { appPruningOptions } from './config/app-config.js';
 import { appStateBytes, type GenesisDoc } from './config/genesis.js';
-import type { RunningNode, StartNodeOptions } from './config/index.js';
+import { DEFAULT_ENV_SWITCHES, type RunningNode, type StartNodeOptions } from './config/index.js';
 import { nodeIdFromPubKey, readNodeKey } from './config/keyfiles.js';
 import { FilePV } from './consensus/privval.js';
 import { ConsensusState } from './consensus/state.js';
 import { poolVoteVerifier } from './consensus/verifier.js';
 import { WAL } from './consensus/wal.js';
-import { getCryptoBackend } from './crypto/backend.js';
+import { getCryptoBackend, setCryptoBackendSetting } from './crypto/backend.js';
+import { hexUpper } from './crypto/bytes.js';
 import { merkleRoot } from './crypto/merkle.js';
 import { EventBus } from './events/bus.js';
 import { bridgeConsensusEvents } from './events/consensus-events.js';
 import { EvidencePool } from './evidence/pool.js';
 import type { Logger } from './log.js';
-import { Mempool, postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
-import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { CListMempool } from './mempool/clist_mempool.js';
+import { postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
+import { createMetrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
 import { BECH32_PREFIX, createNames } from './names/index.js';
 import { createCryptoPool } from './pool/index.js';
@@ -39,8 +41,8 @@ import { NodeRpcServer } from './rpc/node/server.js';
 import { COMET_COMPAT_VERSION, statusResult } from './rpc/node/status.js';
 import type { Listening } from './rpc/server/uws.js';
 import { Executor, maxDataBytes, zeroBlockId } from './state/execution.js';
-import type { State } from './state/state.js';
-import { BlockIndexer, TxIndexer } from './store/indexer.js';
+import type { State } from './types/state.js';
+import { BlockIndexer, TxIndexer } from './indexer/indexer.js';
 import { Storage } from './store/storage.js';
 import { txHash } from './types/hashing.js';
 import { formatTime } from './types/json.js';
@@ -109,25 +111,7 @@ export function makeGenesisState(g: GenesisDoc): State {
   };
 }
 
-const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
-
-function wireMetrics(metrics: Metrics, consensus: ConsensusState, mempool: Mempool, state: State): void {
-  metrics.consensus.height.set(Number(state.lastBlockHeight + 1n));
-  metrics.consensus.latestBlockHeight.set(Number(state.lastBlockHeight));
-  metrics.consensus.validators.set(state.validators.size);
-  metrics.consensus.validatorsPower.set(Number(state.validators.totalVotingPower()));
-  metrics.mempool.size.set(0);
-  metrics.mempool.sizeBytes.set(0);
-  consensus.subscribe((name, data) => {
-    if (name !== 'NewRoundStep' && name !== 'NewRound') return;
-    const d = data as { height?: bigint; round?: number; step?: number | string };
-    if (d.round !== undefined) metrics.consensus.rounds.set(d.round);
-    if (typeof d.step === 'number') metrics.consensus.step.set(d.step);
-    if (d.height !== undefined) metrics.consensus.height.set(Number(d.height));
-    metrics.mempool.size.set(mempool.size());
-    metrics.mempool.sizeBytes.set(mempool.sizeBytes());
-  });
-}
+const hex = hexUpper;
 
 /**
  * Options only in-process tests pass: the CLI never sets them. `txDecoder` swaps the app's tx
@@ -155,6 +139,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
   };
 
   try {
+    const env = opts.env ?? DEFAULT_ENV_SWITCHES;
+    setCryptoBackendSetting(env.crypto);
     const backend = getCryptoBackend();
     log.info('crypto backend selected', { backend: backend.name });
     const names = createNames({ upstreamNames: appConfig.compat.upstreamNames });
@@ -163,15 +149,15 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const storage = Storage.open({ file: path.join(paths.dbDir, DB_FILE_NAME) });
     parts.push({ name: 'storage', close: () => storage.close() });
 
-    const pool = createCryptoPool({ kind: process.env.CHAIND_POOL === 'single' ? 'single' : 'piscina' });
+    const pool = createCryptoPool({ kind: env.pool, crypto: env.crypto }, { metrics: metrics?.pool });
     parts.push({ name: 'worker pool', close: () => pool.close() });
     log.info('worker pool started', { kind: pool.kind });
 
     // auth, bank, authz; protobuf txs; signatures through the worker pool (src/app/chain.ts).
     const app = createChainApp({
-      db: storage.dbs.app,
+      db: storage.app.latest,
       // Versioned module state: queries at any retained height (src/store/versioned.ts).
-      history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes },
+      history: storage.app,
       pruning: appPruningOptions(appConfig),
       names,
       pool,
@@ -232,25 +218,14 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     }
     log.info('handshake done', { height: state.lastBlockHeight.toString(), app_hash: hex(state.appHash) });
 
-    const mempool = new Mempool(
+    const mempool = new CListMempool(
       { ...config.mempool, recheckTimeoutMs: config.mempool.recheckTimeout },
-      {
-        app,
-        height: state.lastBlockHeight,
-        metrics: metrics && {
-          size: metrics.mempool.size,
-          sizeBytes: metrics.mempool.sizeBytes,
-          failedTxs: metrics.mempool.failedTxs,
-          rejectedTxs: metrics.mempool.rejectedTxs,
-          evictedTxs: metrics.mempool.evictedTxs,
-          recheckTimes: metrics.mempool.recheckTimes,
-        },
-      },
+      { app, height: state.lastBlockHeight, metrics: metrics?.mempool },
     );
 
     // Lives in the storage's LMDB environment; nothing to close of its own.
     const evidencePool = new EvidencePool({
-      db: storage.dbs.evidence,
+      store: storage.evidence,
       chain: {
         loadBlockMeta: (h) => storage.blocks.loadBlockMeta(h),
         loadValidators: (h) => storage.state.loadValidators(h),
@@ -263,7 +238,6 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const txIndexer = config.txIndex.indexer === 'kv' ? new TxIndexer(storage) : null;
     const blockIndexer = config.txIndex.indexer === 'kv' ? new BlockIndexer(storage) : null;
     const indexLog = logger.child({ module: 'txindex' });
-    let lastBlockTime: bigint | null = null;
     const executor = new Executor({
       storage,
       evidence: evidencePool,
@@ -287,18 +261,10 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         preCheck: preCheckMaxBytes(maxDataBytes(s.consensusParams.block.maxBytes, 0n, s.validators.size)),
         postCheck: postCheckMaxGas(s.consensusParams.block.maxGas),
       }),
-      metrics: metrics && {
-        onBlockApplied(height, numTxs, time) {
-          metrics.consensus.latestBlockHeight.set(Number(height));
-          metrics.consensus.numTxs.set(numTxs);
-          metrics.consensus.totalTxs.inc(numTxs);
-          if (lastBlockTime !== null) metrics.consensus.blockInterval.observe(Number(time - lastBlockTime) / 1e9);
-          lastBlockTime = time;
-        },
-      },
+      metrics: metrics?.consensus,
     });
 
-    const privval = FilePV.load(paths.privValidatorKey, paths.privValidatorState);
+    const privval = FilePV.load(paths.privValidatorKey, paths.privValidatorState, { signLogPath: env.signLog });
     const wal = new WAL(paths.walFile, { logger: logger.child({ module: 'wal' }) });
     const nodeKey = readNodeKey(paths.nodeKey);
     const nodeId = nodeIdFromPubKey(nodeKey.pubKey);
@@ -317,6 +283,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       blockStore: storage.blocks,
       logger: logger.child({ module: 'consensus' }),
       pubKeyTypeName: names.pubKeyType('ed25519'),
+      metrics: metrics?.consensus,
       // ReportConflictingVotes: the pool forms the evidence when the height commits.
       onEvidence: (ev) => evidencePool.reportConflictingVotes(ev.voteA, ev.voteB),
       onFatal: (err) => {
@@ -346,7 +313,6 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     p2pSwitch.addReactor(new MempoolReactor({ mempool, broadcast: config.mempool.broadcast, logger: p2pLog }));
     p2pSwitch.addReactor(new EvidenceReactor({ pool: evidencePool, logger: p2pLog }));
     // The block-sync reactor (0x40) registers here too: p2pSwitch.addReactor(...).
-    if (metrics) wireMetrics(metrics, consensus, mempool, state);
 
     // Chain module queries and the tx service: one router for gRPC, REST and abci_query.
     const queryRouter = new QueryRouter({

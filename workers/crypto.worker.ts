@@ -13,7 +13,8 @@ import { failedJobResult, nowMs, runCryptoJob, type CryptoJob, type CryptoJobRes
 let backend: CryptoBackend | null = null;
 let loadError: string | null = null;
 try {
-  const setting = (workerData as { crypto?: string } | undefined)?.crypto ?? process.env['CHAIND_CRYPTO'];
+  // The pool passes the main thread's setting (src/config/env.ts reads CHAIND_CRYPTO there).
+  const setting = (workerData as { crypto?: string } | undefined)?.crypto;
   backend = selectCryptoBackend(parseCryptoSetting(setting));
 } catch (e) {
   loadError = e instanceof Error ? e.message : String(e);

@@ -33,8 +33,8 @@ import type {
   ResponseInfo,
   ResponseInitChain,
   ResponseQuery,
-} from './abci.js';
-import { CheckTxType } from './abci.js';
+} from '../abci/types.js';
+import { CheckTxType } from '../abci/types.js';
 import { Bech32Codec, type AddressCodec } from './address.js';
 import { defaultAnteChain, runAnteChain, type AnteDecorator } from './ante.js';
 import { appHashFromModuleRoots, LtHash, moduleLeafRoot } from './apphash.js';

@@ -1,5 +1,5 @@
 /** Small byte helpers shared by the app stores and modules. */
-import { bytesEqual } from '../types/bytes.js';
+import { bytesEqual, compareBytes } from '../crypto/bytes.js';
 
 export type Bytes = Uint8Array;
 
@@ -33,9 +33,7 @@ export function concatBytes(...parts: Bytes[]): Bytes {
 export { bytesEqual };
 
 /** Bytewise comparison, as LMDB orders keys. */
-export function compareBytes(a: Bytes, b: Bytes): number {
-  return Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-}
+export { compareBytes };
 
 /**
  * The smallest key greater than every key that starts with `prefix` (cosmos-sdk:

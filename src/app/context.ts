@@ -2,7 +2,7 @@
  * The execution context handed to ante decorators, message and query handlers and module hooks
  * (cosmos-sdk: types/context.go, types/events.go).
  */
-import type { AbciEvent } from './abci.js';
+import type { AbciEvent } from '../abci/types.js';
 import type { AddressCodec } from './address.js';
 import type { Bytes } from './bytes.js';
 import type { GasMeter } from './gas.js';

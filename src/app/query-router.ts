@@ -32,7 +32,7 @@ import {
   type Registry,
 } from '@bufbuild/protobuf';
 import type { GenService } from '@bufbuild/protobuf/codegenv2';
-import type { RequestQuery, ResponseQuery } from './abci.js';
+import type { RequestQuery, ResponseQuery } from '../abci/types.js';
 import { abciInfo, AbciError, GrpcCode, GrpcStatusError, grpcErrorToAbci, sdkErrors } from './errors.js';
 import { SPEC_NAMES, type Names } from '../names/index.js';
 import { aliasRegistry, emitTypeUrl, mapAnyTypeUrls, reachesAny } from './any.js';

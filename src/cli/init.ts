@@ -10,6 +10,7 @@
  *   key silently, or resetting its sign state, is how validators double-sign.
  * - `--dev`: the 20 dev accounts (src/keys/devaccounts.ts) get 10^24 achain (10^6 CHAIN) each.
  */
+import { hexUpper } from '../crypto/bytes.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildAppState, type GenesisAccount } from '../config/app-genesis.js';
@@ -181,7 +182,7 @@ export function initHome(opts: InitOptions): InitResult {
     moniker: opts.moniker,
     chain_id: opts.chainId,
     node_id: nodeIdFromPubKey(files.nodeKey.pubKey),
-    validator_address: Buffer.from(ed25519Address(pv.pubKey)).toString('hex').toUpperCase(),
+    validator_address: hexUpper(ed25519Address(pv.pubKey)),
     genesis: paths.genesis,
   };
   if (opts.dev) result.dev_accounts = devAccounts().map((a) => ({ address: a.hex, bech32: a.bech32, path: a.path }));

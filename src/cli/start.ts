@@ -12,7 +12,7 @@
 import type { EventEmitter } from 'node:events';
 import { loadGenesis } from '../config/genesis.js';
 import { displayPath, loadConfig, settingFlagNames, type FlagValue } from '../config/load.js';
-import type { RunningNode, StartNode, StartNodeOptions } from '../config/index.js';
+import { readEnvSwitches, type RunningNode, type StartNode, type StartNodeOptions } from '../config/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
 import { nofileLogFields, raiseNofile, type NofileRaise } from './rlimit.js';
@@ -53,24 +53,13 @@ export interface StartDeps {
   raiseNofile?: () => NofileRaise;
 }
 
+/**
+ * The composition root, loaded when `start` needs it: a literal import (tsc checks the path and
+ * the type), dynamic so that `init`, `keys`, `version` and the CLI's tests, which load this file
+ * through main.ts, do not load the servers, LMDB and the worker pool.
+ */
 async function importStartNode(): Promise<StartNode> {
-  // A computed specifier: src/node.ts is the composition root, built separately; the CLI must
-  // compile (and `init`, `version`, `auth` must run) without it.
-  const specifier = '../node.js';
-  let mod: { startNode?: StartNode };
-  try {
-    mod = (await import(specifier)) as { startNode?: StartNode };
-  } catch (e) {
-    const err = e as Error & { code?: string };
-    // Only the node module itself missing gets the short message; a missing import inside it is a real error.
-    const missingHere = /node\.js' imported from .*cli[\\/]start\.js/.test(err.message);
-    if (err.code === 'ERR_MODULE_NOT_FOUND' && missingHere) {
-      throw new Error('the node is not built: src/node.ts (dist/src/node.js) is missing');
-    }
-    throw e;
-  }
-  if (typeof mod.startNode !== 'function') throw new Error('src/node.ts does not export startNode');
-  return mod.startNode;
+  return (await import('../node.js')).startNode;
 }
 
 /**
@@ -117,7 +106,8 @@ export async function runStart(args: string[], io: CliIo, deps: StartDeps = {}):
   for (const w of loaded.warnings) logger.warn(w);
   const genesis = loadGenesis(loaded.paths.genesis, { source: displayPath(home, loaded.paths.genesis) });
 
-  const opts: StartNodeOptions = { home, config: loaded.config, appConfig: loaded.appConfig, genesis, logger, paths: loaded.paths };
+  const env = readEnvSwitches(io.env);
+  const opts: StartNodeOptions = { home, config: loaded.config, appConfig: loaded.appConfig, genesis, logger, paths: loaded.paths, env };
   logger.info('starting chaind', { version: VERSION, home, chain_id: genesis.chainId });
   logNofile(logger, (deps.raiseNofile ?? raiseNofile)(), loaded.config.rpc.maxOpenConnections, loaded.appConfig);
   let node: RunningNode;

@@ -28,6 +28,7 @@
  * (SIGKILL after STOP_GRACE_MS; a second signal kills at once). Exit code 0 when every child
  * stopped cleanly, 1 otherwise.
  */
+import { hexUpper } from '../crypto/bytes.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
@@ -184,7 +185,7 @@ export async function initTestnetFiles(opts: TestnetInitOptions): Promise<Testne
       const kr = new Keyring({ backend: opts.keyringBackend, home: homes[i]!.paths.home, passphrase: opts.keyringPassphrase });
       const { record, mnemonic } = await kr.add(name);
       writeFileSync(join(homes[i]!.paths.home, 'key_seed.json'), JSON.stringify({ secret: mnemonic }) + '\n', { mode: 0o600 });
-      accounts.push({ name, address: Buffer.from(record.address).toString('hex').toUpperCase(), bech32: record.bech32 });
+      accounts.push({ name, address: hexUpper(record.address), bech32: record.bech32 });
     }
   }
 
@@ -207,7 +208,7 @@ export async function initTestnetFiles(opts: TestnetInitOptions): Promise<Testne
         home: h.paths.home,
         ip: ips[i]!,
         node_id: ids[i]!,
-        validator_address: Buffer.from(ed25519Address(h.privValidator.pubKey)).toString('hex').toUpperCase(),
+        validator_address: hexUpper(ed25519Address(h.privValidator.pubKey)),
         rpc: h.config.rpc.laddr,
         p2p: p2pAddr(i),
         persistent_peers: h.config.p2p.persistentPeers,

@@ -21,12 +21,15 @@ export function gitCommit(env: Record<string, string | undefined>): string {
   }
 }
 
-/** Which crypto backend this process would pick (loads the native addon if there is one). */
-export async function cryptoBackendName(): Promise<string> {
+/**
+ * Which crypto backend the node would pick with this environment's CHAIND_CRYPTO (loads the native
+ * addon if there is one; imported only for `--long`).
+ */
+export async function cryptoBackendName(env: Record<string, string | undefined> = {}): Promise<string> {
   try {
-    const specifier = '../crypto/backend.js';
-    const mod = (await import(specifier)) as { getCryptoBackend?: () => { name: string } };
-    return mod.getCryptoBackend?.().name ?? 'unknown';
+    const { readEnvSwitches } = await import('../config/env.js');
+    const { selectCryptoBackend } = await import('../crypto/backend.js');
+    return selectCryptoBackend(readEnvSwitches(env).crypto).name;
   } catch (e) {
     return `unavailable (${(e as Error).message.split('\n')[0]})`;
   }
@@ -44,7 +47,7 @@ export async function runVersion(args: string[], io: CliIo): Promise<number> {
     `cometbft: ${COMETBFT_VERSION}`,
     `abci: ${ABCI_VERSION}`,
     `node: ${process.version}`,
-    `crypto: ${await cryptoBackendName()}`,
+    `crypto: ${await cryptoBackendName(io.env)}`,
   ];
   io.out(lines.join('\n') + '\n');
   return EXIT_OK;

@@ -22,7 +22,7 @@ import { parseDurationNanos } from './duration.js';
 import { defaultConsensusParams, type ConsensusParams } from '../types/params.js';
 import type { PubKey, PubKeyType } from '../types/validator.js';
 import { parsePubKeyType, SPEC_NAMES, type Names } from '../names/index.js';
-import { hexUpper } from '../types/bytes.js';
+import { hexUpper } from '../crypto/bytes.js';
 
 /** cometbft: types/genesis.go MaxChainIDLen. */
 export const MAX_CHAIN_ID_LEN = 50;

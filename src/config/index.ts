@@ -4,6 +4,7 @@
  */
 import type { Logger } from '../log.js';
 import type { AppConfig } from './app-config.js';
+import type { EnvSwitches } from './env.js';
 import type { GenesisDoc } from './genesis.js';
 import type { ConfigPaths } from './load.js';
 import type { NodeConfig } from './node-config.js';
@@ -18,6 +19,7 @@ export * from './genesis.js';
 export * from './keyfiles.js';
 export * from './jwt.js';
 export * from './app-genesis.js';
+export * from './env.js';
 export { renderToml } from './schema.js';
 export { renderConfigToml, renderAppToml } from './write.js';
 
@@ -35,6 +37,8 @@ export interface StartNodeOptions {
   logger: Logger;
   /** Absolute paths of genesis, key files, jwt.hex, db dir, WAL, address book. */
   paths: ConfigPaths;
+  /** CHAIND_POOL, CHAIND_CRYPTO, CHAIND_SIGN_LOG (src/config/env.ts); default DEFAULT_ENV_SWITCHES. */
+  env?: EnvSwitches;
 }
 
 /** The running node as the CLI sees it. */

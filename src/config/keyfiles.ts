@@ -10,6 +10,7 @@
  * registry (`consensus/PrivKeyEd25519`; `tendermint/PrivKeyEd25519` is accepted).
  * Private files are written with mode 0600.
  */
+import { hexUpper } from '../crypto/bytes.js';
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -73,7 +74,7 @@ function withPriv(k: Ed25519KeyPair): Uint8Array {
 
 export function privValidatorKeyJson(k: Ed25519KeyPair, names: Names = SPEC_NAMES): Record<string, unknown> {
   return {
-    address: hex(ed25519Address(k.pubKey)).toUpperCase(),
+    address: hexUpper(ed25519Address(k.pubKey)),
     pub_key: { type: names.pubKeyType('ed25519'), value: b64(k.pubKey) },
     priv_key: { type: names.privKeyType('ed25519'), value: b64(withPriv(k)) },
   };
@@ -141,8 +142,8 @@ export function readPrivValidatorKey(path: string, source = path): PrivValidator
     }
     if (pk.value !== b64(pubKey)) throw configError(source, 'pub_key.value', 'does not match priv_key');
   }
-  if (doc.address !== undefined && String(doc.address).toUpperCase() !== hex(address).toUpperCase()) {
-    throw configError(source, 'address', `does not match the key; should be ${hex(address).toUpperCase()}`);
+  if (doc.address !== undefined && String(doc.address).toUpperCase() !== hexUpper(address)) {
+    throw configError(source, 'address', `does not match the key; should be ${hexUpper(address)}`);
   }
   return { seed, pubKey, privKey, address };
 }

@@ -18,7 +18,7 @@
  * - otherwise sign, and persist the new state (temp file, fsync, rename, fsync dir) BEFORE the
  *   signature is returned, so a crash can never lose the record of a signature that left us.
  *
- * Audit log: with CHAIND_SIGN_LOG=<path> (or the signLogPath option) every returned signature is
+ * Audit log: with the signLogPath option (CHAIND_SIGN_LOG=<path>, src/config/env.ts) every returned signature is
  * appended as one JSON line {"height":"n","round":n,"step":n,"signbytes_hex":HEX} and fsynced, also
  * before returning. The e2e kill test reads it to prove that no H/R/S was signed over two
  * different payloads.
@@ -287,7 +287,7 @@ export function parsePrivValidatorKey(text: string): Ed25519PrivKey {
 // Signers
 
 export interface PrivValidatorOptions {
-  /** Audit log path; default process.env.CHAIND_SIGN_LOG; null disables. */
+  /** Audit log path (CHAIND_SIGN_LOG, read by src/config/env.ts); absent or null: no log. */
   signLogPath?: string | null;
   /** Attempts of a state write before PRIVVAL_PERSIST_FAILED (default 4). */
   persistAttempts?: number;
@@ -316,8 +316,7 @@ export class MemoryPrivValidator implements PrivValidator {
     this.lss = lss;
     this.persistAttempts = Math.max(1, opts.persistAttempts ?? DEFAULT_PERSIST_ATTEMPTS);
     this.persistBackoffMs = opts.persistBackoffMs ?? DEFAULT_PERSIST_BACKOFF_MS;
-    const envLog = process.env.CHAIND_SIGN_LOG;
-    this.signLogPath = opts.signLogPath !== undefined ? opts.signLogPath : envLog !== undefined && envLog !== '' ? envLog : null;
+    this.signLogPath = opts.signLogPath ?? null;
   }
 
   get address(): Uint8Array {

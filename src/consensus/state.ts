@@ -23,6 +23,7 @@
  *   the precommits of its height (CometBFT's reactor does this from the block store), and
  *   (d) buffering messages of the next height while we are still committing.
  */
+import type { Gauge } from '../metrics/types.js';
 import {
   SignedMsgType,
   type Block,
@@ -31,7 +32,7 @@ import {
   type Proposal,
   type Vote,
 } from '../types/block.js';
-import type { State } from '../state/state.js';
+import type { State } from '../types/state.js';
 import type { BlockExecutor } from '../state/executor.js';
 import type { ValidatorSet } from '../types/validator_set.js';
 import { blockIdOf } from '../types/partset.js';
@@ -89,6 +90,22 @@ export interface ConsensusBlockStore {
   loadSeenCommit(height: bigint): Commit | null;
 }
 
+/**
+ * cometbft/cometbft:consensus/metrics.go, every one optional (the catalogue's `consensus` group,
+ * src/metrics/metrics.ts, fits).
+ */
+export interface ConsensusMetrics {
+  /** consensus_height: the height being decided. */
+  height?: Gauge;
+  /** consensus_rounds: the round at that height. */
+  rounds?: Gauge;
+  /** consensus_step: RoundStep, 1 NewHeight … 8 Commit. */
+  step?: Gauge;
+  /** consensus_validators: the set deciding this height. */
+  validators?: Gauge;
+  validatorsPower?: Gauge;
+}
+
 export interface ConsensusStateOptions {
   config: ConsensusConfig & { doubleSignCheckHeight?: number };
   /** The state after the last committed height (state store). */
@@ -118,6 +135,7 @@ export interface ConsensusStateOptions {
   /** Nanoseconds since the epoch. */
   now?: () => bigint;
   logger?: Logger;
+  metrics?: ConsensusMetrics;
   /** Re-broadcast each newly added peer vote once (default true). */
   relayVotes?: boolean;
   /** Re-broadcast a newly accepted peer proposal with its block once (default false: costs n× block bandwidth). */
@@ -988,6 +1006,12 @@ export class ConsensusState {
   private newStep(): void {
     this.lastProgressMs = Date.now();
     const rs = this.rs;
+    const m = this.opts.metrics;
+    if (m !== undefined) {
+      m.height?.set(Number(rs.height));
+      m.rounds?.set(rs.round);
+      m.step?.set(rs.step);
+    }
     if (this.wal?.isOpen && !this.replaying) {
       try {
         this.wal.write({ type: 'roundState', height: rs.height, round: rs.round, step: rs.step });
@@ -1057,6 +1081,8 @@ export class ConsensusState {
     if (height === 1n) height = state.initialHeight;
 
     rs.height = height;
+    this.opts.metrics?.validators?.set(state.validators.size);
+    this.opts.metrics?.validatorsPower?.set(Number(state.validators.totalVotingPower()));
     this.updateRoundStep(0, RoundStep.NewHeight);
     // StartTime = CommitTime + timeout_commit, or now + timeout_commit on the first height.
     rs.startTime = (rs.commitTime === 0n ? this.now() : rs.commitTime) + BigInt(this.cfg.timeoutCommit) * MS;

@@ -2,16 +2,12 @@
 import type { BlockID } from '../types/block.js';
 import type { Validator } from '../types/validator.js';
 import type { ValidatorSet } from '../types/validator_set.js';
-import { bytesEqual, hexUpper } from '../types/bytes.js';
+import { bytesEqual, hexUpper } from '../crypto/bytes.js';
 
 export { bytesEqual, hexUpper };
 
-/** bytes.Compare. */
-export function compareBytesLex(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
-  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
-}
+/** bytes.Compare (src/crypto/bytes.ts). */
+export { compareBytes as compareBytesLex } from '../crypto/bytes.js';
 
 /** A map key for a BlockID: hash and part-set header (votes count per full BlockID, types/vote_set.go). */
 export function blockIdKey(id: BlockID): string {
@@ -45,29 +41,7 @@ export function nilBlockId(): BlockID {
   return { hash: new Uint8Array(0), partSetHeader: { total: 0, hash: new Uint8Array(0) } };
 }
 
-/**
- * BlockID.Key() as bytes: hash || proto(PartSetHeader{1 total, 2 hash}) (types/block.go). Used to
- * order the two votes of duplicate-vote evidence the way CometBFT does.
- */
-export function blockIdKeyBytes(id: BlockID): Uint8Array {
-  const parts: number[] = [];
-  if (id.partSetHeader.total !== 0) {
-    parts.push(0x08);
-    let v = id.partSetHeader.total >>> 0;
-    while (v >= 0x80) {
-      parts.push((v & 0x7f) | 0x80);
-      v >>>= 7;
-    }
-    parts.push(v);
-  }
-  if (id.partSetHeader.hash.length > 0) {
-    parts.push(0x12, id.partSetHeader.hash.length, ...id.partSetHeader.hash);
-  }
-  const out = new Uint8Array(id.hash.length + parts.length);
-  out.set(id.hash, 0);
-  out.set(parts, id.hash.length);
-  return out;
-}
+export { blockIdKeyBytes } from '../types/block.js';
 
 /**
  * Go's fmt `%.2f` of a float64: the exact binary value rounded half-to-even (JS toFixed rounds

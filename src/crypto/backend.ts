@@ -2,7 +2,7 @@
  * The crypto backend: one interface, a native implementation (native/, Rust + libsecp256k1 over
  * raw Node-API) and a JS one (src/crypto/js.ts), picked once per thread at start-up.
  *
- * Selection (`CHAIND_CRYPTO`):
+ * Selection (`CHAIND_CRYPTO`, read by src/config/env.ts and handed to setCryptoBackendSetting):
  *   unset / "auto"  native if the addon loads, else JS (the reason is kept in `nativeLoadError()`)
  *   "js"            always JS (tests and benchmarks use it to cover the fallback)
  *   "native"        native, and a load failure is fatal (a CryptoBackendError)
@@ -53,7 +53,9 @@ export type CryptoBackendErrorCode =
   /** CHAIND_CRYPTO=native but the addon did not load. */
   | 'CRYPTO_NATIVE_UNAVAILABLE'
   /** CHAIND_CRYPTO holds something other than auto, native or js. */
-  | 'CRYPTO_BAD_SETTING';
+  | 'CRYPTO_BAD_SETTING'
+  /** setCryptoBackendSetting after the process-wide backend was chosen with another setting. */
+  | 'CRYPTO_ALREADY_CHOSEN';
 
 export class CryptoBackendError extends Error {
   override readonly name = 'CryptoBackendError';
@@ -120,12 +122,32 @@ export function selectCryptoBackend(setting: CryptoBackendSetting): CryptoBacken
   return getJsBackend();
 }
 
+let setting: CryptoBackendSetting = 'auto';
+
 /**
- * The process-wide backend, chosen on first call from `CHAIND_CRYPTO` and then fixed: mixing
+ * The setting the process-wide backend is chosen with (the composition root and the CLI pass
+ * CHAIND_CRYPTO here, from src/config/env.ts). Call before the first getCryptoBackend(); once the
+ * choice is made, a different setting is refused (CRYPTO_ALREADY_CHOSEN).
+ */
+export function setCryptoBackendSetting(s: CryptoBackendSetting): void {
+  if (s === setting) return;
+  if (chosen !== undefined) {
+    throw new CryptoBackendError(`the crypto backend was already chosen with CHAIND_CRYPTO=${setting}; cannot switch to ${s}`, 'CRYPTO_ALREADY_CHOSEN');
+  }
+  setting = s;
+}
+
+/** The setting getCryptoBackend() chooses with (default auto). */
+export function cryptoBackendSetting(): CryptoBackendSetting {
+  return setting;
+}
+
+/**
+ * The process-wide backend, chosen on first call from the setting and then fixed: mixing
  * backends mid-run would make timings unreadable, and every caller should see the same choice.
  */
 export function getCryptoBackend(): CryptoBackend {
-  chosen ??= selectCryptoBackend(parseCryptoSetting(process.env['CHAIND_CRYPTO']));
+  chosen ??= selectCryptoBackend(setting);
   return chosen;
 }
 

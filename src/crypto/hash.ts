@@ -3,7 +3,14 @@
  * crypto/secp256k1/secp256k1.go). tmhash is plain SHA-256; "truncated" tmhash keeps 20 bytes.
  */
 import { createHash } from 'node:crypto';
-import type { PubKey } from '../types/validator.js';
+
+export type PubKeyType = 'ed25519' | 'secp256k1';
+
+/** A public key as CometBFT carries it: its algorithm and its bytes (src/types re-exports it). */
+export interface PubKey {
+  type: PubKeyType;
+  bytes: Uint8Array;
+}
 
 /** A public or private key of the wrong type or size. */
 export class KeyError extends Error {

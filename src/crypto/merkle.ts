@@ -8,7 +8,7 @@
  * HashFromByteSlicesIterative relies on the same equivalence), without recursion or slicing.
  */
 import { createHash } from 'node:crypto';
-import { bytesEqual } from '../types/bytes.js';
+import { bytesEqual } from './bytes.js';
 
 const LEAF_PREFIX = new Uint8Array([0]);
 const INNER_PREFIX = new Uint8Array([1]);

@@ -15,7 +15,7 @@
  * message without allocating: numbers are compared digit by digit on the attribute string, times
  * are parsed into a scratch Instant. Matching is pubsub matching (query.go Matches): each condition
  * must hold for some value of its composite key, across all events of the message. The indexer's
- * "same event" rule is not applied here (it lives in src/store/indexer.ts).
+ * "same event" rule is not applied here (it lives in src/indexer/indexer.ts).
  */
 import { normalizeQueryKey } from '../names/index.js';
 import { compareInstant, lastYear, parseGoTime, timeErrorMessage, TimeErr, type Instant } from './query-time.js';

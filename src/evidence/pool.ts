@@ -2,11 +2,8 @@
  * The evidence pool (cometbft: evidence/pool.go): duplicate-vote evidence that was verified and
  * waits for a block, and the evidence blocks have already committed.
  *
- * Storage: the `evidence` database of the node's one LMDB environment (src/store/storage.ts).
- * Keys are `prefix || height (8-byte BE) || evidence hash`, prefix 0x00 committed and 0x01
- * pending, so a range scan lists pending evidence oldest height first, the order CometBFT's
- * `%016X/%X` text keys give. A pending value is the proto `Evidence` item as it goes into a block;
- * a committed value is the height (CometBFT stores only that too: the block store has the rest).
+ * Storage: `Storage.evidence` (src/store/evidencestore.ts), the `evidence` database of the node's
+ * one LMDB environment; the key layout lives there.
  *
  * Crash safety: `update` (mark committed, drop from pending, prune expired, flush evidence that
  * consensus reported) runs inside the block executor's write transaction, so the pool on disk
@@ -18,8 +15,8 @@
  */
 import type { Logger } from '../log.js';
 import { nullLogger } from '../log.js';
-import type { State } from '../state/state.js';
-import type { BinaryDB } from '../store/storage.js';
+import type { State } from '../types/state.js';
+import type { EvidenceStore } from '../store/evidencestore.js';
 import type { Vote } from '../types/block.js';
 import {
   decodeEvidenceItem,
@@ -35,8 +32,6 @@ import { evidenceItemHash } from '../types/hashing.js';
 import { hexUpper } from '../types/json.js';
 import { isExpired, verifyDuplicateVote, type EvidenceChainReader } from './verify.js';
 
-const PREFIX_COMMITTED = 0x00;
-const PREFIX_PENDING = 0x01;
 /** One second in ns: the pruning time bound is one second past expiry, as in CometBFT. */
 const ONE_SECOND_NS = 1_000_000_000n;
 
@@ -60,26 +55,9 @@ function evidenceString(ev: EvidenceItem): string {
   return ev.kind === 'DuplicateVoteEvidence' ? duplicateVoteEvidenceString(ev) : `LightClientAttackEvidence{CommonHeight: ${ev.commonHeight}}`;
 }
 
-function key(prefix: number, height: bigint, hash: Uint8Array): Buffer {
-  const k = Buffer.allocUnsafe(9 + hash.length);
-  k[0] = prefix;
-  k.writeBigUInt64BE(height, 1);
-  k.set(hash, 9);
-  return k;
-}
-
-function heightValue(height: bigint): Buffer {
-  const b = Buffer.allocUnsafe(8);
-  b.writeBigUInt64BE(height);
-  return b;
-}
-
-/** The pending key range; a fresh object per call, because lmdb-js keeps state in the options it is given. */
-const pendingRange = () => ({ start: Buffer.from([PREFIX_PENDING]), end: Buffer.from([PREFIX_PENDING + 1]) });
-
 export interface EvidencePoolOptions {
-  /** The `evidence` database (Storage.dbs.evidence). */
-  db: BinaryDB;
+  /** The `evidence` database's repository (Storage.evidence). */
+  store: EvidenceStore;
   /** Block metas and validator sets by height (Storage.blocks + Storage.state). */
   chain: EvidenceChainReader;
   /** The state after the last committed block. */
@@ -88,7 +66,7 @@ export interface EvidencePoolOptions {
 }
 
 export class EvidencePool {
-  private readonly db: BinaryDB;
+  private readonly db: EvidenceStore;
   private readonly chain: EvidenceChainReader;
   private readonly log: Logger;
   private _state: State;
@@ -99,7 +77,7 @@ export class EvidencePool {
   private pruningTime: bigint;
 
   constructor(opts: EvidencePoolOptions) {
-    this.db = opts.db;
+    this.db = opts.store;
     this.chain = opts.chain;
     this.log = opts.logger ?? nullLogger;
     this._state = opts.state;
@@ -116,15 +94,15 @@ export class EvidencePool {
 
   /** Number of pending evidence items. */
   size(): number {
-    return this.db.getKeysCount(pendingRange());
+    return this.db.pendingCount();
   }
 
   isPending(item: Uint8Array): boolean {
-    return this.db.doesExist(this.keyOf(PREFIX_PENDING, item));
+    return this.db.isPending(...this.idOf(item));
   }
 
   isCommitted(item: Uint8Array): boolean {
-    return this.db.doesExist(this.keyOf(PREFIX_COMMITTED, item));
+    return this.db.isCommitted(...this.idOf(item));
   }
 
   /**
@@ -136,18 +114,18 @@ export class EvidencePool {
     const item = encodeDuplicateVoteEvidence(ev);
     const hash = evidenceItemHash(item);
     const height = ev.voteA.height;
-    if (this.db.doesExist(key(PREFIX_PENDING, height, hash))) {
+    if (this.db.isPending(height, hash)) {
       this.log.debug('evidence already pending, ignoring this one', { hash: hexUpper(hash) });
       return hash;
     }
-    if (this.db.doesExist(key(PREFIX_COMMITTED, height, hash))) {
+    if (this.db.isCommitted(height, hash)) {
       this.log.debug('evidence was already committed, ignoring this one', { hash: hexUpper(hash) });
       return hash;
     }
     const reason = verifyDuplicateVote(this._state, this.chain, ev);
     if (reason !== null) throw invalidEvidence(reason, { kind: 'DuplicateVoteEvidence', ...ev });
     try {
-      this.db.putSync(key(PREFIX_PENDING, height, hash), item);
+      this.db.addPending(height, hash, item);
     } catch (e) {
       throw new EvidenceError('PENDING_LIST', `can't add evidence to pending list: can't persist evidence: ${(e as Error).message}`);
     }
@@ -173,8 +151,7 @@ export class EvidencePool {
   pendingEvidence(maxBytes: bigint): { evidence: Uint8Array[]; size: bigint } {
     const evidence: Uint8Array[] = [];
     let size = 0n;
-    for (const { value } of this.db.getRange(pendingRange())) {
-      const item = new Uint8Array(value);
+    for (const { item } of this.db.pending()) {
       const decoded = decodeEvidenceItem(item);
       if (isExpired(this._state, evidenceItemHeight(decoded), decoded.timestamp)) continue;
       const next = size + evidenceListByteSize([item]);
@@ -201,13 +178,13 @@ export class EvidencePool {
         // CometBFT verifies these against light blocks; chaind cannot, so it never accepts them.
         throw invalidEvidence('chaind does not verify light client attack evidence', ev, 'UNSUPPORTED_EVIDENCE');
       }
-      if (!this.db.doesExist(key(PREFIX_PENDING, height, hash))) {
-        if (this.db.doesExist(key(PREFIX_COMMITTED, height, hash))) throw invalidEvidence('evidence was already committed', ev);
+      if (!this.db.isPending(height, hash)) {
+        if (this.db.isCommitted(height, hash)) throw invalidEvidence('evidence was already committed', ev);
         // CometBFT returns the verification error itself here, unwrapped.
         const reason = verifyDuplicateVote(state, this.chain, ev as CheckedDuplicateVoteEvidence);
         if (reason !== null) throw new EvidenceError('INVALID_EVIDENCE', reason);
         try {
-          this.db.putSync(key(PREFIX_PENDING, height, hash), item);
+          this.db.addPending(height, hash, item);
         } catch (e) {
           // Valid all the same: log and go on.
           this.log.error("can't add evidence to pending list", { err: (e as Error).message, hash: hexUpper(hash) });
@@ -239,8 +216,7 @@ export class EvidencePool {
       const ev = decodeEvidenceItem(item);
       const height = evidenceItemHeight(ev);
       const hash = evidenceItemHash(item);
-      this.db.removeSync(key(PREFIX_PENDING, height, hash));
-      this.db.putSync(key(PREFIX_COMMITTED, height, hash), heightValue(height));
+      this.db.markCommitted(height, hash);
     }
     let pruning: [bigint, bigint] = [this.pruningHeight, this.pruningTime];
     if (state.lastBlockHeight > this.pruningHeight && state.lastBlockTime > this.pruningTime && this.size() > 0) {
@@ -253,9 +229,9 @@ export class EvidencePool {
     };
   }
 
-  /** The pending key of an encoded item. */
-  private keyOf(prefix: number, item: Uint8Array): Buffer {
-    return key(prefix, evidenceItemHeight(decodeEvidenceItem(item)), evidenceItemHash(item));
+  /** The height and hash an encoded item is stored under. */
+  private idOf(item: Uint8Array): [bigint, Uint8Array] {
+    return [evidenceItemHeight(decodeEvidenceItem(item)), evidenceItemHash(item)];
   }
 
   /**
@@ -293,8 +269,8 @@ export class EvidencePool {
       }
       const item = encodeDuplicateVoteEvidence(ev);
       const hash = evidenceItemHash(item);
-      if (this.db.doesExist(key(PREFIX_PENDING, h, hash)) || this.db.doesExist(key(PREFIX_COMMITTED, h, hash))) continue;
-      this.db.putSync(key(PREFIX_PENDING, h, hash), item);
+      if (this.db.isPending(h, hash) || this.db.isCommitted(h, hash)) continue;
+      this.db.addPending(h, hash, item);
       this.log.info('verified new evidence of byzantine behavior', { height: h, hash: hexUpper(hash), validator: hexUpper(voteA.validatorAddress) });
     }
   }
@@ -306,18 +282,17 @@ export class EvidencePool {
    */
   private removeExpiredPending(state: State): [bigint, bigint] {
     const p = state.consensusParams.evidence;
-    const expired: Buffer[] = [];
+    const expired: { height: bigint; hash: Uint8Array }[] = [];
     let next: [bigint, bigint] | null = null;
-    for (const { key: k, value } of this.db.getRange(pendingRange())) {
-      const ev = decodeEvidenceItem(new Uint8Array(value));
-      const height = evidenceItemHeight(ev);
+    for (const { height, hash, item } of this.db.pending()) {
+      const ev = decodeEvidenceItem(item);
       if (!isExpired(state, height, ev.timestamp)) {
         next = [height + p.maxAgeNumBlocks + 1n, ev.timestamp + p.maxAgeDuration + ONE_SECOND_NS];
         break;
       }
-      expired.push(Buffer.from(k));
+      expired.push({ height, hash });
     }
-    for (const k of expired) this.db.removeSync(k);
+    for (const e of expired) this.db.removePending(e.height, e.hash);
     if (expired.length > 0) this.log.info('pruned expired evidence', { count: expired.length });
     return next ?? [state.lastBlockHeight, state.lastBlockTime];
   }

@@ -9,7 +9,7 @@
  */
 import { ed25519Address, ed25519Verify } from '../crypto/ed25519.js';
 import { blockIdEqual, compareBytesLex } from '../consensus/util.js';
-import type { State } from '../state/state.js';
+import type { State } from '../types/state.js';
 import type { BlockMeta, Vote } from '../types/block.js';
 import type { CheckedDuplicateVoteEvidence } from '../types/evidence.js';
 import { blockIdString, formatTime, hexUpper, signedMsgTypeName } from '../types/json.js';

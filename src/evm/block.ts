@@ -28,7 +28,7 @@ import type { FlatState, StateChanges } from './flat-state.js';
 import { FlatStateManager } from './state-manager.js';
 import type { StateTrie } from './trie.js';
 import { recoverSender } from './tx.js';
-import { bytesEqual } from '../types/bytes.js';
+import { bytesEqual } from '../crypto/bytes.js';
 
 export interface BlockEnv {
   number: bigint;

@@ -1,98 +1,18 @@
 /**
- * The mempool, after CometBFT's CListMempool (cometbft: mempool/clist_mempool.go, mempool/cache.go,
- * mempool/mempool.go, mempool/metrics.go; cometbft/cometbft:mempool/clist_mempool.go).
- *
- * - Txs are kept in arrival order in one Map (JS Maps iterate in insertion order and delete in
- *   O(1), which is what CometBFT's concurrent list plus txsMap give it).
- * - CheckTx: fullness (count `size`, bytes `max_txs_bytes`; "still rechecking" while a recheck
- *   runs), `max_tx_bytes`, the node's pre-check, then the LRU cache of sha256 keys, then the app.
- *   App calls are pipelined (each starts at once) but their responses are applied in submission
- *   order, like ABCI's async client over one connection, so insertion order is submission order.
- * - update() after a commit (caller holds lock()): committed txs leave the pool, successful ones
- *   enter the cache, failed ones leave it (unless keep-invalid-txs-in-cache), then the remaining
- *   txs are rechecked (CheckTx type Recheck) and failures evicted.
- * - txsAvailable fires at most once per height, when the pool becomes non-empty, for
- *   `create_empty_blocks = false`.
+ * What every mempool offers the node (cometbft/cometbft:mempool/mempool.go Mempool): CheckTx,
+ * reaping for a proposal, the post-commit update, the gossip walk. `CListMempool`
+ * (clist_mempool.ts) is today's implementation, in arrival order; a nonce-ordered EVM pool
+ * implements the same interface. Consumers that need less declare less (state/execution.ts
+ * ExecutorMempool, mempool/broadcast.ts).
  */
 import { createHash } from 'node:crypto';
-import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx } from '../app/abci.js';
+import type { ExecTxResult, ResponseCheckTx } from '../abci/types.js';
 import type { Bytes } from '../types/block.js';
-import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge } from './errors.js';
-
-/** [mempool] options; TOML names in the comments (config/config.go MempoolConfig). */
-export interface MempoolConfig {
-  /** `size`: maximum number of txs. */
-  size: number;
-  /** `max_txs_bytes`: maximum total bytes of all txs. */
-  maxTxsBytes: number;
-  /** `cache_size`: entries of the LRU cache of tx keys; 0 disables the cache. */
-  cacheSize: number;
-  /** `max_tx_bytes`: maximum size of one tx. */
-  maxTxBytes: number;
-  /** `recheck`: recheck the remaining txs after every commit. */
-  recheck: boolean;
-  /** `recheck_timeout` in ms: txs not rechecked by then stay in the pool unchecked. */
-  recheckTimeoutMs: number;
-  /** `keep-invalid-txs-in-cache`: keep failed txs' keys cached so they are refused early. */
-  keepInvalidTxsInCache: boolean;
-}
-
-/** CometBFT's defaults (config/config.go DefaultMempoolConfig). */
-export function defaultMempoolConfig(): MempoolConfig {
-  return {
-    size: 5000,
-    maxTxsBytes: 1073741824, // 1 GiB
-    cacheSize: 10000,
-    maxTxBytes: 1048576, // 1 MiB
-    recheck: true,
-    recheckTimeoutMs: 1000,
-    keepInvalidTxsInCache: false,
-  };
-}
-
-export interface Gauge {
-  set(v: number): void;
-}
-export interface Counter {
-  inc(v?: number): void;
-}
-export interface Histogram {
-  observe(v: number): void;
-}
-
-/** mempool/metrics.go, every one optional. */
-export interface MempoolMetrics {
-  /** mempool_size */
-  size?: Gauge;
-  /** mempool_size_bytes */
-  sizeBytes?: Gauge;
-  /** mempool_tx_size_bytes */
-  txSizeBytes?: Histogram;
-  /** mempool_failed_txs: CheckTx said no. */
-  failedTxs?: Counter;
-  /** mempool_rejected_txs: refused because the pool was full. */
-  rejectedTxs?: Counter;
-  /** mempool_evicted_txs: dropped by a recheck. */
-  evictedTxs?: Counter;
-  /** mempool_recheck_times */
-  recheckTimes?: Counter;
-  /** mempool_already_received_txs: cache hits. */
-  alreadyReceivedTxs?: Counter;
-}
 
 /** Runs before the cache and the app; an Error refuses the tx (`tx pre check: …`). */
 export type PreCheckFunc = (tx: Bytes) => Error | undefined;
 /** Runs on a successful CheckTx response; an Error refuses the tx. */
 export type PostCheckFunc = (tx: Bytes, res: ResponseCheckTx) => Error | undefined;
-
-export interface MempoolModules {
-  app: Pick<Application, 'checkTx'>;
-  /** Last committed height (the state's lastBlockHeight). */
-  height?: bigint;
-  metrics?: MempoolMetrics;
-  preCheck?: PreCheckFunc;
-  postCheck?: PostCheckFunc;
-}
 
 export interface MempoolTx {
   tx: Bytes;
@@ -119,10 +39,6 @@ export interface TxInfo {
 /** TxKey: sha256 of the tx bytes (types/tx.go Tx.Key). */
 export function txKey(tx: Bytes): Bytes {
   return createHash('sha256').update(tx).digest();
-}
-
-function keyString(k: Bytes): string {
-  return Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
 }
 
 function varintSize(n: number): number {
@@ -162,365 +78,31 @@ export function postCheckMaxGas(maxGas: bigint): PostCheckFunc {
   };
 }
 
-/** LRUTxCache (mempool/cache.go) over a Map, whose insertion order is the recency order. */
-export class LruTxCache {
-  private readonly m = new Map<string, true>();
-  constructor(private readonly capacity: number) {}
-
-  /** Adds the key; false when it was already there (it becomes the most recent). */
-  push(key: string): boolean {
-    if (this.capacity <= 0) return true; // NopTxCache: nothing is ever cached
-    if (this.m.has(key)) {
-      this.m.delete(key);
-      this.m.set(key, true);
-      return false;
-    }
-    this.m.set(key, true);
-    if (this.m.size > this.capacity) this.m.delete(this.m.keys().next().value!);
-    return true;
-  }
-
-  remove(key: string): void {
-    this.m.delete(key);
-  }
-
-  has(key: string): boolean {
-    return this.m.has(key);
-  }
-
-  reset(): void {
-    this.m.clear();
-  }
-
-  get size(): number {
-    return this.m.size;
-  }
-}
-
-interface Entry extends MempoolTx {
-  keyStr: string;
-}
-
-export class Mempool {
-  readonly config: Readonly<MempoolConfig>;
-  private readonly app: Pick<Application, 'checkTx'>;
-  private readonly metrics: MempoolMetrics | undefined;
-  private preCheck: PreCheckFunc | undefined;
-  private postCheck: PostCheckFunc | undefined;
-  private readonly cache: LruTxCache;
-
-  private readonly txs = new Map<string, Entry>();
-  private txsBytes = 0;
-  private height: bigint;
-
-  private locked = false;
-  private unlockWaiters: (() => void)[] = [];
-  /** Settles when every CheckTx issued so far has had its response applied. */
-  private tail: Promise<void> = Promise.resolve();
-  private rechecking = false;
-
-  private notifiedTxsAvailable = false;
-  private readonly txsAvailableListeners = new Set<() => void>();
-
-  constructor(config: Partial<MempoolConfig>, modules: MempoolModules) {
-    this.config = Object.freeze({ ...defaultMempoolConfig(), ...config });
-    this.app = modules.app;
-    this.metrics = modules.metrics;
-    this.preCheck = modules.preCheck;
-    this.postCheck = modules.postCheck;
-    this.height = modules.height ?? 0n;
-    this.cache = new LruTxCache(this.config.cacheSize);
-  }
-
+export interface Mempool {
   /** Number of txs in the pool. */
-  size(): number {
-    return this.txs.size;
-  }
-
+  size(): number;
   /** Total bytes of the txs in the pool. */
-  sizeBytes(): number {
-    return this.txsBytes;
-  }
-
-  /** True while update() rechecks the remaining txs. */
-  get isRechecking(): boolean {
-    return this.rechecking;
-  }
-
-  /** Whether a tx with this key (sha256) is in the pool. */
-  has(key: Bytes): boolean {
-    return this.txs.has(keyString(key));
-  }
-
-  getTx(key: Bytes): MempoolTx | undefined {
-    return this.txs.get(keyString(key));
-  }
-
-  /** The pool in insertion order (gossip, unconfirmed_txs). */
-  *entries(): IterableIterator<MempoolTx> {
-    yield* this.txs.values();
-  }
-
-  private isFull(txSize: number): void {
-    const n = this.txs.size;
-    if (n >= this.config.size || txSize + this.txsBytes > this.config.maxTxsBytes) {
-      throw new ErrMempoolIsFull(n, this.config.size, this.txsBytes, this.config.maxTxsBytes);
-    }
-    if (this.rechecking) throw new ErrRecheckFull();
-  }
-
-  private localChecks(tx: Bytes): void {
-    try {
-      this.isFull(tx.length);
-    } catch (e) {
-      this.metrics?.rejectedTxs?.inc();
-      throw e;
-    }
-    if (tx.length > this.config.maxTxBytes) throw new ErrTxTooLarge(this.config.maxTxBytes, tx.length);
-    if (this.preCheck !== undefined) {
-      const err = this.preCheck(tx);
-      if (err !== undefined) throw new ErrPreCheck(err);
-    }
-  }
-
-  private waitUnlocked(): Promise<void> {
-    return new Promise((resolve) => this.unlockWaiters.push(resolve));
-  }
-
-  /**
-   * CheckTx (clist_mempool.go CheckTx + resCbFirstTime). Throws a MempoolError for the local
-   * checks (full, still rechecking, too large, pre-check, in cache, app failure); otherwise
-   * resolves with the app's response, which may carry a non-zero code.
-   */
-  async checkTx(tx: Bytes, info: TxInfo = {}): Promise<CheckTxResult> {
-    // Checks run before waiting so a full pool answers at once, and again after a wait, since
-    // a commit may have changed the pool in between.
-    this.localChecks(tx);
-    while (this.locked) {
-      await this.waitUnlocked();
-      this.localChecks(tx);
-    }
-    const key = txKey(tx);
-    const ks = keyString(key);
-    if (!this.cache.push(ks)) {
-      // Record the extra sender of a tx we already hold, so it is not gossiped back to them.
-      const e = this.txs.get(ks);
-      if (e !== undefined && info.sender !== undefined) e.senders.add(info.sender);
-      this.metrics?.alreadyReceivedTxs?.inc();
-      throw new ErrTxInCache();
-    }
-
-    // Issue the app call now; attach handlers at once so a rejection is never unhandled.
-    const settled = this.app.checkTx(tx, CheckTxType.New).then(
-      (res) => ({ ok: true as const, res }),
-      (err: unknown) => ({ ok: false as const, err }),
-    );
-    const prev = this.tail;
-    let done!: () => void;
-    this.tail = new Promise<void>((r) => (done = r));
-    try {
-      await prev;
-      const out = await settled;
-      if (!out.ok) {
-        this.cache.remove(ks);
-        throw new ErrAppConnMempool(out.err instanceof Error ? out.err : new Error(String(out.err)));
-      }
-      const added = this.addChecked(tx, key, ks, out.res, info);
-      return { response: out.res, added };
-    } finally {
-      done();
-    }
-  }
-
-  /** resCbFirstTime: admit a checked tx, or forget it. */
-  private addChecked(tx: Bytes, key: Bytes, ks: string, res: ResponseCheckTx, info: TxInfo): boolean {
-    const postErr = res.code === 0 && this.postCheck !== undefined ? this.postCheck(tx, res) : undefined;
-    if (res.code !== 0 || postErr !== undefined) {
-      this.metrics?.failedTxs?.inc();
-      // Forget it so that it may be resubmitted once it can pass.
-      if (!this.config.keepInvalidTxsInCache) this.cache.remove(ks);
-      return false;
-    }
-    // Check fullness again: other txs may have been admitted while the app was checking this one.
-    try {
-      this.isFull(tx.length);
-    } catch {
-      this.cache.remove(ks);
-      this.metrics?.rejectedTxs?.inc();
-      return false;
-    }
-    const existing = this.txs.get(ks);
-    if (existing !== undefined) {
-      if (info.sender !== undefined) existing.senders.add(info.sender);
-      return false;
-    }
-    const entry: Entry = { tx, key, keyStr: ks, height: this.height, gasWanted: res.gasWanted, senders: new Set(info.sender === undefined ? [] : [info.sender]) };
-    this.txs.set(ks, entry);
-    this.txsBytes += tx.length;
-    this.metrics?.txSizeBytes?.observe(tx.length);
-    this.updateGauges();
-    this.notifyTxsAvailable();
-    return true;
-  }
-
-  private updateGauges(): void {
-    this.metrics?.size?.set(this.txs.size);
-    this.metrics?.sizeBytes?.set(this.txsBytes);
-  }
-
-  private removeEntry(ks: string): boolean {
-    const e = this.txs.get(ks);
-    if (e === undefined) return false;
-    this.txs.delete(ks);
-    this.txsBytes -= e.tx.length;
-    return true;
-  }
-
-  /** RemoveTxByKey: drops the tx with this sha256 key; false when it is not in the pool. */
-  removeTxByKey(key: Bytes): boolean {
-    const ok = this.removeEntry(keyString(key));
-    if (ok) this.updateGauges();
-    return ok;
-  }
-
-  /**
-   * ReapMaxBytesMaxGas: txs from the front while their Data proto size fits maxBytes and their
-   * summed gasWanted fits maxGas; -1 means no limit. Stops at the first tx that does not fit.
-   */
-  reapMaxBytesMaxGas(maxBytes: bigint | number, maxGas: bigint | number): Bytes[] {
-    const mb = BigInt(maxBytes);
-    const mg = BigInt(maxGas);
-    let size = 0n;
-    let gas = 0n;
-    const out: Bytes[] = [];
-    for (const e of this.txs.values()) {
-      const dataSize = BigInt(computeProtoSizeForTxs([e.tx]));
-      if (mb > -1n && size + dataSize > mb) break;
-      size += dataSize;
-      const newGas = gas + e.gasWanted;
-      if (mg > -1n && newGas > mg) break;
-      gas = newGas;
-      out.push(e.tx);
-    }
-    return out;
-  }
-
-  /** ReapMaxTxs: the first n txs; n < 0 gives all. */
-  reapMaxTxs(n: number): Bytes[] {
-    const max = n < 0 ? this.txs.size : Math.min(n, this.txs.size);
-    const out: Bytes[] = [];
-    for (const e of this.txs.values()) {
-      if (out.length >= max) break;
-      out.push(e.tx);
-    }
-    return out;
-  }
-
-  /**
-   * Lock: waits for other holders, then for every CheckTx already sent to the app to be applied
-   * (CometBFT's Lock + FlushAppConn), so commit sees a settled pool. New CheckTx calls wait.
-   */
-  async lock(): Promise<void> {
-    while (this.locked) await this.waitUnlocked();
-    this.locked = true;
-    await this.tail;
-  }
-
-  unlock(): void {
-    if (!this.locked) throw new Error('mempool unlock without lock');
-    this.locked = false;
-    const ws = this.unlockWaiters;
-    this.unlockWaiters = [];
-    for (const w of ws) w();
-  }
-
-  /**
-   * Update after the block at `height` committed; the caller holds lock(). `results[i]` is txs[i]'s
-   * ExecTxResult. New pre/post checks replace the old ones when given (consensus params changed).
-   */
-  async update(height: bigint, txs: readonly Bytes[], results: readonly Pick<ExecTxResult, 'code'>[], preCheck?: PreCheckFunc, postCheck?: PostCheckFunc): Promise<void> {
-    if (!this.locked) throw new Error('mempool update without lock');
-    if (txs.length !== results.length) throw new Error(`update with ${txs.length} txs but ${results.length} results`);
-    this.height = height;
-    this.notifiedTxsAvailable = false;
-    if (preCheck !== undefined) this.preCheck = preCheck;
-    if (postCheck !== undefined) this.postCheck = postCheck;
-
-    for (let i = 0; i < txs.length; i++) {
-      const ks = keyString(txKey(txs[i]!));
-      if (results[i]!.code === 0) {
-        // A committed tx must not re-enter: keep its key cached.
-        this.cache.push(ks);
-      } else if (!this.config.keepInvalidTxsInCache) {
-        // It may become valid later (e.g. after a deposit): allow a resubmission.
-        this.cache.remove(ks);
-      }
-      this.removeEntry(ks);
-    }
-    this.updateGauges();
-
-    if (this.config.recheck && this.txs.size > 0) await this.recheckTxs();
-    if (this.txs.size > 0) this.notifyTxsAvailable();
-  }
-
-  /** Re-runs CheckTx (Recheck) on every remaining tx, in order, evicting the ones that now fail. */
-  private async recheckTxs(): Promise<void> {
-    this.rechecking = true;
-    this.metrics?.recheckTimes?.inc();
-    const deadline = Date.now() + this.config.recheckTimeoutMs;
-    try {
-      for (const e of [...this.txs.values()]) {
-        const left = deadline - Date.now();
-        // Past recheck_timeout the rest stay unchecked, as CometBFT leaves unanswered ones.
-        if (left <= 0) break;
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), left)));
-        const res = await Promise.race([
-          this.app.checkTx(e.tx, CheckTxType.Recheck).catch((): 'error' => 'error'),
-          timeout,
-        ]);
-        clearTimeout(timer);
-        if (res === 'timeout') break;
-        // An app failure is not the tx's fault: keep it.
-        if (res === 'error') continue;
-        const postErr = res.code === 0 && this.postCheck !== undefined ? this.postCheck(e.tx, res) : undefined;
-        if (res.code !== 0 || postErr !== undefined) {
-          if (this.removeEntry(e.keyStr)) this.metrics?.evictedTxs?.inc();
-          if (!this.config.keepInvalidTxsInCache) this.cache.remove(e.keyStr);
-        }
-      }
-    } finally {
-      this.rechecking = false;
-      this.updateGauges();
-    }
-  }
-
-  /** Flush (unsafe_flush_mempool): empties the pool and the cache. */
-  flush(): void {
-    this.txs.clear();
-    this.txsBytes = 0;
-    this.cache.reset();
-    this.updateGauges();
-  }
-
-  /**
-   * Subscribes to "txs available": called at most once per height, when the pool holds txs
-   * (EnableTxsAvailable/TxsAvailable). Returns the unsubscribe function.
-   */
-  onTxsAvailable(listener: () => void): () => void {
-    this.txsAvailableListeners.add(listener);
-    return () => this.txsAvailableListeners.delete(listener);
-  }
-
-  private notifyTxsAvailable(): void {
-    if (this.txs.size === 0 || this.txsAvailableListeners.size === 0 || this.notifiedTxsAvailable) return;
-    this.notifiedTxsAvailable = true;
-    for (const l of this.txsAvailableListeners) {
-      try {
-        l();
-      } catch {
-        // A listener's failure must not undo the admission of the tx.
-      }
-    }
-  }
+  sizeBytes(): number;
+  /** True while the txs left after a commit are being rechecked. */
+  readonly isRechecking: boolean;
+  has(key: Bytes): boolean;
+  getTx(key: Bytes): MempoolTx | undefined;
+  /** The pool's txs in the order a proposal reaps them (gossip walks them too). */
+  entries(): IterableIterator<MempoolTx>;
+  /** CheckTx through the app; `added` says whether the tx entered the pool. */
+  checkTx(tx: Bytes, info?: TxInfo): Promise<CheckTxResult>;
+  removeTxByKey(key: Bytes): boolean;
+  /** Txs for a proposal within max bytes (proto size in Data) and max gas (-1: no limit). */
+  reapMaxBytesMaxGas(maxBytes: bigint | number, maxGas: bigint | number): Bytes[];
+  /** At most n txs (-1: all). */
+  reapMaxTxs(n: number): Bytes[];
+  /** Held by the executor from before FinalizeBlock until update() returns. */
+  lock(): Promise<void>;
+  unlock(): void;
+  /** After a commit (lock held): drop committed txs, recheck the rest. */
+  update(height: bigint, txs: readonly Bytes[], results: readonly Pick<ExecTxResult, 'code'>[], preCheck?: PreCheckFunc, postCheck?: PostCheckFunc): Promise<void>;
+  /** unsafe_flush_mempool: empty the pool and its cache. */
+  flush(): void;
+  /** "Txs available", at most once per height; returns the unsubscribe function. */
+  onTxsAvailable(listener: () => void): () => void;
 }

@@ -40,7 +40,26 @@ export function createMetrics(namespace = 'chaind') {
         new Histogram(n('rpc_request_duration_seconds'), 'Time a JSON-RPC method took, by method and transport.', [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]),
       ),
     },
+    pool: poolMetrics(r, n),
   };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+// ---------------------------------------------------------------------------------------------
+// Worker pool (src/pool CryptoPoolMetrics): signature jobs on the Piscina threads.
+
+/** Job times: a 128-signature job takes ~1 ms native, ~25 ms JS; queueing can add seconds under load. */
+const POOL_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+function poolMetrics(r: Registry, n: (s: string) => string) {
+  return {
+    queueLength: r.register(new Gauge(n('pool_queue_length'), 'Signature jobs queued or running in the worker pool.')),
+    jobs: r.register(new Counter(n('pool_jobs_total'), 'Signature jobs the worker pool finished.')),
+    jobItems: r.register(new Histogram(n('pool_job_items'), 'Signatures per worker-pool job.', [1, 2, 4, 8, 16, 32, 64, 128])),
+    jobTime: r.register(new Histogram(n('pool_job_seconds'), 'Time a worker spent on one job.', POOL_SECONDS)),
+    jobWait: r.register(new Histogram(n('pool_job_wait_seconds'), 'Time from posting a job until a worker started it.', POOL_SECONDS)),
+    busyRefusals: r.register(new Counter(n('pool_busy_refusals_total'), 'Calls refused because the worker pool queue was full.')),
+    jobErrors: r.register(new Counter(n('pool_job_errors_total'), 'Jobs a worker could not run.')),
+  };
+}

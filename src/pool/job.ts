@@ -13,7 +13,7 @@
  * recovered address) are small enough to clone.
  */
 import type { CryptoBackend, CryptoBackendName } from '../crypto/backend.js';
-import type { RecoverItem, SigItem } from './types.js';
+import type { CryptoPoolMetrics, RecoverItem, SigItem } from './types.js';
 
 /** What an item asks the worker to do. */
 export const ItemKind = {
@@ -233,4 +233,14 @@ export function runCryptoJob(job: CryptoJob, backend: CryptoBackend): CryptoJobR
     }
   }
   return { codes, addresses, backend: backend.name, error: null, workerStart, workerEnd: nowMs() };
+}
+
+/** One finished job into the pool metrics (both implementations); times in ms. Never throws. */
+export function observeJob(m: CryptoPoolMetrics | undefined, items: number, waitMs: number, workMs: number, failed: boolean): void {
+  if (m === undefined) return;
+  m.jobs?.inc();
+  if (failed) m.jobErrors?.inc();
+  m.jobItems?.observe(items);
+  m.jobWait?.observe(Math.max(0, waitMs) / 1000);
+  m.jobTime?.observe(Math.max(0, workMs) / 1000);
 }

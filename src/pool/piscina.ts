@@ -7,9 +7,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { parseCryptoSetting, type CryptoBackendSetting } from '../crypto/backend.js';
+import { cryptoBackendSetting, type CryptoBackendSetting } from '../crypto/backend.js';
 import { IDLE_TIMEOUT_MS, MAX_BUFFER_WAIT_MS, MAX_ITEMS_PER_JOB, MAX_QUEUED_JOBS, MIN_ITEMS_TO_SKIP_BUFFER } from './constants.js';
-import { nowMs, packJob, recoverPoolItem, ResultCode, sigPoolItem, type CryptoJob, type CryptoJobResult, type PoolItem } from './job.js';
+import { nowMs, observeJob, packJob, recoverPoolItem, ResultCode, sigPoolItem, type CryptoJob, type CryptoJobResult, type PoolItem } from './job.js';
 import {
   CryptoPoolError,
   type CryptoPool,
@@ -73,7 +73,7 @@ export class PiscinaCryptoPool implements CryptoPool {
     this.maxItemsPerJob = Math.max(1, opts.maxItemsPerJob ?? MAX_ITEMS_PER_JOB);
     this.maxBufferWaitMs = Math.max(0, opts.maxBufferWaitMs ?? MAX_BUFFER_WAIT_MS);
     this.maxQueuedJobs = Math.max(1, opts.maxQueuedJobs ?? MAX_QUEUED_JOBS);
-    const workerData: CryptoWorkerData = { crypto: opts.crypto ?? parseCryptoSetting(process.env['CHAIND_CRYPTO']) };
+    const workerData: CryptoWorkerData = { crypto: opts.crypto ?? cryptoBackendSetting() };
     this.pool = new Piscina<CryptoJob, CryptoJobResult>({
       filename: CRYPTO_WORKER_URL.href,
       name: 'default',
@@ -132,6 +132,7 @@ export class PiscinaCryptoPool implements CryptoPool {
     if (this.closed) throw new CryptoPoolError('crypto pool is closed', 'POOL_CLOSED');
     if (items.length === 0) return { codes: new Uint8Array(0), addresses: null };
     if (this.queueLength() >= this.maxQueuedJobs) {
+      this.modules.metrics?.busyRefusals?.inc();
       throw new CryptoPoolError(`crypto pool is full: ${this.queueLength()} jobs queued (max ${this.maxQueuedJobs})`, 'POOL_QUEUE_FULL');
     }
     const poolItems = items.map(toPoolItem);
@@ -166,6 +167,7 @@ export class PiscinaCryptoPool implements CryptoPool {
       for (const it of items) this.bufferItems.push(it);
       if (this.bufferItems.length >= this.maxItemsPerJob) this.flush();
       else this.bufferTimer ??= setTimeout(() => this.flush(), this.maxBufferWaitMs);
+      this.gaugeQueue();
     });
   }
 
@@ -197,6 +199,7 @@ export class PiscinaCryptoPool implements CryptoPool {
   private runJob(items: PoolItem[]): Promise<CryptoJobResult> {
     const job = packJob(items);
     this.jobsPending++;
+    this.gaugeQueue();
     const p = this.pool
       // Transfer, not clone: the two buffers were made for this job and nobody else holds them.
       .run(job, { transferList: [job.meta.buffer as ArrayBuffer, job.data.buffer as ArrayBuffer] })
@@ -208,6 +211,8 @@ export class PiscinaCryptoPool implements CryptoPool {
           return res;
         },
         (e: unknown) => {
+          this.modules.metrics?.jobs?.inc();
+          this.modules.metrics?.jobErrors?.inc();
           if (e instanceof CryptoPoolError) throw e;
           throw new CryptoPoolError(`crypto worker failed: ${e instanceof Error ? e.message : String(e)}`, 'POOL_WORKER_ERROR', { cause: e });
         },
@@ -215,12 +220,18 @@ export class PiscinaCryptoPool implements CryptoPool {
       .finally(() => {
         this.jobsPending--;
         this.settling.delete(p);
+        this.gaugeQueue();
       });
     this.settling.add(p);
     return p;
   }
 
+  private gaugeQueue(): void {
+    this.modules.metrics?.queueLength?.set(this.queueLength());
+  }
+
   private report(items: number, res: CryptoJobResult, sent: number, seen: number): void {
+    observeJob(this.modules.metrics, items, res.workerStart - sent, res.workerEnd - res.workerStart, res.error !== null);
     if (!this.modules.onJob) return;
     try {
       this.modules.onJob({

@@ -4,7 +4,7 @@
  * Calls are chunked like the Piscina pool's jobs so both exercise identical job shapes.
  */
 import { getCryptoBackend, selectCryptoBackend, type CryptoBackend } from '../crypto/backend.js';
-import { nowMs, packJob, recoverPoolItem, ResultCode, runCryptoJob, sigPoolItem, type PoolItem } from './job.js';
+import { nowMs, observeJob, packJob, recoverPoolItem, ResultCode, runCryptoJob, sigPoolItem, type PoolItem } from './job.js';
 import { MAX_ITEMS_PER_JOB } from './constants.js';
 import {
   CryptoPoolError,
@@ -65,6 +65,7 @@ export class SingleThreadCryptoPool implements CryptoPool {
   }
 
   private report(items: number, backend: CryptoBackend['name'] | null, sent: number, start: number, end: number, seen: number): void {
+    observeJob(this.modules.metrics, items, start - sent, end - start, false);
     if (!this.modules.onJob) return;
     try {
       this.modules.onJob({ items, backend, toWorkerMs: start - sent, workerMs: end - start, fromWorkerMs: seen - end });

@@ -6,6 +6,7 @@
  * timing and `kind`.
  */
 import type { CryptoBackendName, CryptoBackendSetting } from '../crypto/backend.js';
+import type { Counter, Gauge, Histogram } from '../metrics/types.js';
 
 /** One signature to check. Bytes cross to a worker packed into one transferred buffer. */
 export type SigItem =
@@ -57,7 +58,7 @@ export interface CryptoPoolOptions {
   kind: CryptoPoolKind;
   /** Worker threads (piscina only). Default: availableParallelism() - 1, at least 1. */
   threads?: number;
-  /** Backend in the pool's threads; default CHAIND_CRYPTO (auto). */
+  /** Backend in the pool's threads; default the main thread's setting (src/crypto/backend.ts cryptoBackendSetting). */
   crypto?: CryptoBackendSetting;
   /** Overrides of the batching constants in src/pool/piscina.ts (tests use small values). */
   maxItemsPerJob?: number;
@@ -77,9 +78,32 @@ export interface CryptoJobTiming {
   fromWorkerMs: number;
 }
 
+/**
+ * Worker-pool metrics, every one optional (the catalogue's `pool` group, src/metrics/metrics.ts,
+ * fits); the lodestar pattern (ChainSafe/lodestar:packages/beacon-node/src/metrics/metrics/lodestar.ts
+ * blsThreadPool).
+ */
+export interface CryptoPoolMetrics {
+  /** Jobs queued or running, plus one while small calls are buffered (queueLength()). */
+  queueLength?: Gauge;
+  /** Jobs finished, failed ones included. */
+  jobs?: Counter;
+  /** Items (signatures) per job. */
+  jobItems?: Histogram;
+  /** Seconds a worker spent on a job. */
+  jobTime?: Histogram;
+  /** Seconds from posting a job until a worker started it (queueing + message latency). */
+  jobWait?: Histogram;
+  /** Calls refused with POOL_QUEUE_FULL: the "busy" answers. */
+  busyRefusals?: Counter;
+  /** Jobs a worker could not run (POOL_WORKER_ERROR). */
+  jobErrors?: Counter;
+}
+
 export interface CryptoPoolModules {
-  /** Called after each job; wire to metrics. Never throws into the pool (errors are ignored). */
+  /** Called after each job. Never throws into the pool (errors are ignored). */
   onJob?: (t: CryptoJobTiming) => void;
+  metrics?: CryptoPoolMetrics;
 }
 
 export type CryptoPoolErrorCode =

@@ -13,7 +13,8 @@
  * evidence must decode, pass ValidateBasic, fit evidence.max_bytes and pass the pool's
  * CheckEvidence; the committed block's evidence reaches the app as FinalizeBlock misbehavior.
  */
-import type { Application, CommitInfo, Misbehavior, ResponseCheckTx, ResponseFinalizeBlock } from '../app/abci.js';
+import type { Counter, Gauge, Histogram } from '../metrics/types.js';
+import type { Application, CommitInfo, Misbehavior, ResponseCheckTx, ResponseFinalizeBlock } from '../abci/types.js';
 import { ed25519Verify } from '../crypto/ed25519.js';
 import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../log.js';
@@ -39,17 +40,17 @@ import {
 } from '../types/hashing.js';
 import {
   decodeEvidenceItem,
-  duplicateVoteMisbehavior,
   duplicateVoteValidateBasic,
   evidenceListByteSize,
   type CheckedDuplicateVoteEvidence,
 } from '../types/evidence.js';
+import { duplicateVoteMisbehavior } from '../abci/evidence.js';
 import { blockIdOf } from '../types/partset.js';
 import { voteSignBytes } from '../types/signbytes.js';
 import type { ValidatorSet } from '../types/validator_set.js';
 import type { BlockExecutor } from './executor.js';
 import type { State } from './state.js';
-import { bytesEqual, hexUpper } from '../types/bytes.js';
+import { bytesEqual, hexUpper } from '../crypto/bytes.js';
 
 /** What the executor needs of the mempool (src/mempool/mempool.ts). */
 export interface ExecutorMempool {
@@ -69,8 +70,19 @@ export interface ExecutorMempool {
 /** The application, plus a way back to the committed state when the block's transaction fails. */
 export type ExecutorApp = Application & { reload?(): void };
 
+/**
+ * cometbft/cometbft:consensus/metrics.go's block metrics, every one optional (the catalogue's
+ * `consensus` group, src/metrics/metrics.ts, fits).
+ */
 export interface ExecutorMetrics {
-  onBlockApplied?(height: bigint, numTxs: number, blockTimeNs: bigint): void;
+  /** consensus_latest_block_height */
+  latestBlockHeight?: Gauge;
+  /** consensus_num_txs: txs in the latest block. */
+  numTxs?: Gauge;
+  /** consensus_total_txs */
+  totalTxs?: Counter;
+  /** consensus_block_interval_seconds: header time since the previous block this node applied. */
+  blockInterval?: Histogram;
 }
 
 /**
@@ -400,9 +412,21 @@ export class Executor implements BlockExecutor {
     } finally {
       mempool.unlock();
     }
-    this.deps.metrics?.onBlockApplied?.(height, block.data.txs.length, block.header.time);
+    this.observeBlock(height, block);
     this.fireEvents(block, blockId, resp);
     return newState;
+  }
+
+  private lastBlockTime: bigint | null = null;
+
+  private observeBlock(height: bigint, block: Block): void {
+    const m = this.deps.metrics;
+    if (m === undefined) return;
+    m.latestBlockHeight?.set(Number(height));
+    m.numTxs?.set(block.data.txs.length);
+    m.totalTxs?.inc(block.data.txs.length);
+    if (this.lastBlockTime !== null) m.blockInterval?.observe(Number(block.header.time - this.lastBlockTime) / 1e9);
+    this.lastBlockTime = block.header.time;
   }
 
   /** state.updateState: the validator set of H+2 takes this block's updates. */

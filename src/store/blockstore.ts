@@ -9,7 +9,7 @@
 import type { Block, BlockID, BlockMeta, Commit } from '../types/block.js';
 import { decodeBlock, decodeCommit, encodeCommit } from '../types/codec.js';
 import { heightKey, strKey } from './keys.js';
-import type { BinaryDB, DbName } from './storage.js';
+import type { BinaryDB, DbName } from './db.js';
 import { decodeTagged, encodeTagged } from './tagged.js';
 
 const BASE_KEY = strKey('blockstore.base');

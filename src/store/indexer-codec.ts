@@ -1,5 +1,5 @@
 /**
- * Binary records of the indexer (src/store/indexer.ts):
+ * Binary records of the indexer (src/indexer/indexer.ts):
  *
  * - the primary tx record in `tx_results`, keyed by tx hash: what `tx` and `tx_search` return
  *   (CometBFT stores a proto TxResult under the hash, state/txindex/kv/kv.go). Fixed header first,
@@ -13,7 +13,7 @@
  *
  * bytes/str = u32 BE length + bytes (UTF-8 for str).
  */
-import type { AbciEvent, ExecTxResult } from '../app/abci.js';
+import type { AbciEvent, ExecTxResult } from '../abci/types.js';
 
 class Writer {
   private buf: Buffer;

@@ -1,5 +1,5 @@
 /**
- * Key layout of the `tx_index` and `block_index` databases (src/store/indexer.ts), and the
+ * Key layout of the `tx_index` and `block_index` databases (written and searched by src/indexer/indexer.ts), and the
  * order-preserving number encoding that lets range conditions seek.
  *
  * tx_index (T = height(8 BE) index(4 BE), 12 bytes):

@@ -7,13 +7,13 @@
  * few hundred bytes per validator, and a read then costs one get instead of a replay of
  * IncrementProposerPriority over up to 100k heights. Revisit when sets reach hundreds of entries.
  */
-import type { ResponseFinalizeBlock } from '../app/abci.js';
-import type { State } from '../state/state.js';
+import type { ResponseFinalizeBlock } from '../abci/types.js';
+import type { State } from '../types/state.js';
 import type { ConsensusParams } from '../types/params.js';
 import type { Validator } from '../types/validator.js';
 import { ValidatorSet } from '../types/validator_set.js';
 import { heightKey, strKey } from './keys.js';
-import type { BinaryDB, DbName } from './storage.js';
+import type { BinaryDB, DbName } from './db.js';
 import { decodeTagged, encodeTagged } from './tagged.js';
 
 const STATE_KEY = strKey('state');

@@ -9,33 +9,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { BlockStore } from './blockstore.js';
+import { DB_NAMES, type BinaryDB, type DbName } from './db.js';
+import { EvidenceStore } from './evidencestore.js';
 import { StateStore } from './statestore.js';
 
-export type BinaryDB = Database<Uint8Array, Uint8Array>;
-
-/** Named databases; adding one here is all it takes to get it opened. */
-export const DB_NAMES = [
-  'blocks', // height -> proto Block
-  'block_meta', // height -> BlockMeta record
-  'block_hash', // block hash -> height
-  'commits', // height -> proto Commit for that height (taken from block height+1's last_commit)
-  'seen_commits', // height -> proto Commit this node saw +2/3 precommits for
-  'state', // 'state' -> latest consensus State
-  'validators', // height -> validator set of that height
-  'params', // height -> consensus params of that height
-  'abci_responses', // height -> FinalizeBlock response
-  'tx_results', // tx hash -> {height, index, result}
-  'tx_index', // event index for tx_search (ordered composite keys)
-  'block_index', // event index for block_search
-  'app', // application state (module stores), latest version (src/store/versioned.ts)
-  'app_history', // esc(app key) 00 00 | height -> the key's value before that height changed it
-  'app_changes', // height | chunk -> keys that height changed (pruning index); version markers
-  'meta', // store metadata (base, height, version)
-  'evidence', // evidence pool: 00|height|hash -> committed height, 01|height|hash -> pending proto Evidence
-] as const;
-export type DbName = (typeof DB_NAMES)[number];
+export { DB_NAMES, type BinaryDB, type DbName } from './db.js';
 
 /** How many more named databases openNamedDb may open beyond DB_NAMES (LMDB's maxDbs is fixed at open). */
 export const MAX_NAMED_DBS = 16;
@@ -52,17 +32,55 @@ export interface StorageOptions {
   noSync?: boolean;
 }
 
+/**
+ * The event index's databases (src/indexer reads and writes them; their key layout is
+ * src/store/indexer-keys.ts and indexer-codec.ts).
+ */
+export interface IndexDbs {
+  /** tx hash → TxRecord (indexer-codec.ts). */
+  txResults: BinaryDB;
+  /** tx_search rows (indexer-keys.ts). */
+  tx: BinaryDB;
+  /** block_search rows (indexer-keys.ts). */
+  block: BinaryDB;
+}
+
+/** The application's databases (module state and its versions). */
+export interface AppDbs {
+  latest: BinaryDB;
+  history: BinaryDB;
+  changes: BinaryDB;
+}
+
+/**
+ * The node's storage: one repository per named database (or group of databases that one owner
+ * writes). No raw database is handed out except through these typed fields.
+ */
 export class Storage {
-  readonly env: RootDatabase;
-  readonly dbs: Record<DbName, BinaryDB>;
+  private readonly env: RootDatabase;
+  private readonly dbs: Record<DbName, BinaryDB>;
+  /** Blocks, block metas, commits, seen commits and the hash → height map. */
   readonly blocks: BlockStore;
+  /** The chain state, validator sets, consensus params and FinalizeBlock responses by height. */
   readonly state: StateStore;
+  /** The evidence pool's pending and committed evidence. */
+  readonly evidence: EvidenceStore;
+  /**
+   * The application's module state: `latest` (flat, plus BaseApp's meta rows), `history` and
+   * `changes` (src/store/versioned.ts VersionedStore keeps those two).
+   */
+  readonly app: AppDbs;
+  /** The tx and block event index. */
+  readonly index: IndexDbs;
 
   private constructor(env: RootDatabase, dbs: Record<DbName, BinaryDB>) {
     this.env = env;
     this.dbs = dbs;
     this.blocks = new BlockStore(dbs);
     this.state = new StateStore(dbs);
+    this.evidence = new EvidenceStore(dbs.evidence);
+    this.app = { latest: dbs.app, history: dbs.app_history, changes: dbs.app_changes };
+    this.index = { txResults: dbs.tx_results, tx: dbs.tx_index, block: dbs.block_index };
   }
 
   static open(opts: StorageOptions): Storage {

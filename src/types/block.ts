@@ -120,3 +120,27 @@ export interface BlockMeta {
   header: Header;
   numTxs: number;
 }
+
+/**
+ * BlockID.Key() as bytes: hash || proto(PartSetHeader{1 total, 2 hash}) (types/block.go). Used to
+ * order the two votes of duplicate-vote evidence the way CometBFT does.
+ */
+export function blockIdKeyBytes(id: BlockID): Uint8Array {
+  const parts: number[] = [];
+  if (id.partSetHeader.total !== 0) {
+    parts.push(0x08);
+    let v = id.partSetHeader.total >>> 0;
+    while (v >= 0x80) {
+      parts.push((v & 0x7f) | 0x80);
+      v >>>= 7;
+    }
+    parts.push(v);
+  }
+  if (id.partSetHeader.hash.length > 0) {
+    parts.push(0x12, id.partSetHeader.hash.length, ...id.partSetHeader.hash);
+  }
+  const out = new Uint8Array(id.hash.length + parts.length);
+  out.set(id.hash, 0);
+  out.set(parts, id.hash.length);
+  return out;
+}

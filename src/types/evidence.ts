@@ -1,7 +1,7 @@
 /**
  * Duplicate-vote evidence: the type, its proto encoding as a block's `Evidence` item, the checks
- * that need no chain state (ValidateBasic), its `String()` form used in error texts, and the ABCI
- * Misbehavior it becomes (cometbft: types/evidence.go, types/vote.go ValidateBasic,
+ * that need no chain state (ValidateBasic) and its `String()` form used in error texts (the ABCI
+ * Misbehavior it becomes is in src/abci/evidence.ts) (cometbft: types/evidence.go, types/vote.go ValidateBasic,
  * proto/tendermint/types/evidence.proto).
  *
  * Wire shape: `Evidence{oneof: 1 duplicate_vote_evidence, 2 light_client_attack_evidence}` and
@@ -10,9 +10,8 @@
  * (hashing.ts evidenceItemHash). chaind produces and verifies duplicate-vote evidence only;
  * light-client-attack evidence is recognised (height and time) but never verified.
  */
-import { MisbehaviorType, type Misbehavior } from '../app/abci.js';
-import { blockIdKeyBytes, compareBytesLex } from '../consensus/util.js';
-import { SignedMsgType, ZERO_TIME, type BlockID, type Vote } from './block.js';
+import { compareBytes as compareBytesLex } from '../crypto/bytes.js';
+import { blockIdKeyBytes, SignedMsgType, ZERO_TIME, type BlockID, type Vote } from './block.js';
 import { readEvidenceOneof, readTimestamp, readVote, writeTimestampField, writeVoteBody } from './codec.js';
 import { blockIdString, voteString } from './json.js';
 import { ProtoDecodeError, ProtoReader, ProtoWriter, WIRE_LEN, WIRE_VARINT, expectWire, uvarintSize } from './proto.js';
@@ -217,15 +216,4 @@ export function newDuplicateVoteEvidence(
   if (found === null) return null;
   const [voteA, voteB] = compareBytesLex(blockIdKeyBytes(a.blockId), blockIdKeyBytes(b.blockId)) < 0 ? [a, b] : [b, a];
   return { voteA, voteB, totalVotingPower: valSet.totalVotingPower(), validatorPower: found.validator.votingPower, timestamp: blockTime };
-}
-
-/** DuplicateVoteEvidence.ABCI(): one Misbehavior of type DUPLICATE_VOTE. */
-export function duplicateVoteMisbehavior(e: CheckedDuplicateVoteEvidence): Misbehavior {
-  return {
-    type: MisbehaviorType.DuplicateVote,
-    validator: { address: e.voteA.validatorAddress, power: e.validatorPower },
-    height: e.voteA.height,
-    time: e.timestamp,
-    totalVotingPower: e.totalVotingPower,
-  };
 }

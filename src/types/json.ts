@@ -15,7 +15,7 @@ import type { MerkleProof } from '../crypto/merkle.js';
 import type { Part } from './codec.js';
 import { readEvidenceOneof, readTimestamp, readVote } from './codec.js';
 import { ProtoReader, WIRE_LEN, WIRE_VARINT, expectWire } from './proto.js';
-import { hexUpper } from './bytes.js';
+import { hexUpper } from '../crypto/bytes.js';
 
 const NS_PER_S = 1_000_000_000n;
 

@@ -4,12 +4,8 @@
  */
 import type { Bytes } from './block.js';
 
-export type PubKeyType = 'ed25519' | 'secp256k1';
-
-export interface PubKey {
-  type: PubKeyType;
-  bytes: Bytes;
-}
+export type { PubKey, PubKeyType } from '../crypto/hash.js';
+import type { PubKey } from '../crypto/hash.js';
 
 export interface Validator {
   /** First 20 bytes of sha256(pubkey) for ed25519. */

@@ -17,7 +17,7 @@ import type { PubKey, Validator, ValidatorUpdate } from './validator.js';
 import { addressFromPubKey } from '../crypto/hash.js';
 import { validatorsHash } from './hashing.js';
 import { decodeValidatorSet, encodeValidatorSet } from './codec.js';
-import { hexUpper } from './bytes.js';
+import { hexUpper } from '../crypto/bytes.js';
 
 const MAX_INT64 = (1n << 63n) - 1n;
 const MIN_INT64 = -(1n << 63n);

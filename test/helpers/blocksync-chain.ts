@@ -18,7 +18,7 @@ import { devAccounts } from '../../src/keys/devaccounts.js';
 import { createNames } from '../../src/names/index.js';
 import { makeGenesisState } from '../../src/node.js';
 import { Executor, type ExecutorMempool } from '../../src/state/execution.js';
-import type { State } from '../../src/state/state.js';
+import type { State } from '../../src/types/state.js';
 import { Storage } from '../../src/store/storage.js';
 import { BlockIDFlag, SignedMsgType, type Bytes, type Commit } from '../../src/types/block.js';
 import { defaultConsensusParams } from '../../src/types/params.js';
@@ -79,7 +79,7 @@ export async function openChainNode(g: ChainGenesis): Promise<ChainNode> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
   const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true, mapSize: 4 * 1024 * 1024 * 1024 });
   const names = createNames({ upstreamNames: false });
-  const app = createChainApp({ db: storage.dbs.app, names, bech32Prefix: 'chain', txDecoder: jsonTxDecoder, appVersion: g.doc.consensusParams.version.app });
+  const app = createChainApp({ db: storage.app.latest, names, bech32Prefix: 'chain', txDecoder: jsonTxDecoder, appVersion: g.doc.consensusParams.version.app });
   let state = makeGenesisState(g.doc);
   const res = await app.initChain({
     time: g.doc.genesisTime,

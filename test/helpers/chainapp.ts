@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Test } from 'tap';
 import { fromBinary, toBinary, create, type DescMessage, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { CheckTxType, type ExecTxResult, type ResponseFinalizeBlock } from '../../src/app/abci.js';
+import { CheckTxType, type ExecTxResult, type ResponseFinalizeBlock } from '../../src/abci/types.js';
 import { createChainApp, type ChainApp, type ChainAppOptions } from '../../src/app/chain.js';
 import { utf8 } from '../../src/app/bytes.js';
 import { Context, ExecMode } from '../../src/app/context.js';

@@ -3,7 +3,7 @@
  * block as state/execution.go moves it on. Their blocks come from src/state/execution.ts makeBlock.
  */
 import type { Block, BlockID } from '../../src/types/block.js';
-import type { State } from '../../src/state/state.js';
+import type { State } from '../../src/types/state.js';
 
 /** The state after `block` (validator sets rotate; nothing else changes unless `changes` says). */
 export function stateAfter(state: State, blockId: BlockID, block: Block, changes: Partial<State> = {}): State {

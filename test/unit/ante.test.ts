@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { moduleAddress } from '../../src/app/address.js';
-import type { ExecTxResult } from '../../src/app/abci.js';
+import type { ExecTxResult } from '../../src/abci/types.js';
 import { ParamsSchema } from '../../src/gen/chain/auth/v1beta1/auth_pb.js';
 import { MsgSendSchema } from '../../src/gen/chain/bank/v1beta1/tx_pb.js';
 import { SignMode } from '../../src/gen/chain/tx/signing/v1beta1/signing_pb.js';

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { open, type RootDatabase, type Database } from 'lmdb';
 import { BaseApp, encodeTxMsgData } from '../../src/app/baseapp.js';
-import { CheckTxType, type RequestFinalizeBlock } from '../../src/app/abci.js';
+import { CheckTxType, type RequestFinalizeBlock } from '../../src/abci/types.js';
 import { Bech32Codec } from '../../src/app/address.js';
 import { defaultAnteChain, type AnteDecorator } from '../../src/app/ante.js';
 import { fromUtf8, utf8 } from '../../src/app/bytes.js';

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CheckTxType, type ExecTxResult, type RequestFinalizeBlock } from '../../src/app/abci.js';
+import { CheckTxType, type ExecTxResult, type RequestFinalizeBlock } from '../../src/abci/types.js';
 import { createChainApp, type ChainApp } from '../../src/app/chain.js';
 import { fromUtf8, utf8 } from '../../src/app/bytes.js';
 import { COSMOS_LEAD_BYTES, TxKindRegistry, kindMatches, type TxKind } from '../../src/app/txkinds.js';
@@ -53,7 +53,7 @@ async function startNode(t: Test, o: { salt?: string; dir?: string; noInit?: boo
   let notes!: NotesModule;
   // The kind is resolved from the module lazily: the module is built inside the app's constructor.
   const app2 = createChainApp({
-    db: storage.dbs.app,
+    db: storage.app.latest,
     names,
     pool,
     bech32Prefix: 'chain',
@@ -268,5 +268,5 @@ t.test('module databases: declared names are opened by the store layer and check
   t.throws(() => storage.openNamedDb('Bad-Name'), /lower-case/);
   t.equal(storage.openNamedDb('evm_state'), storage.openNamedDb('evm_state'));
   // A module declaring databases needs an opener.
-  t.throws(() => createChainApp({ db: storage.dbs.app, bech32Prefix: 'chain', extraModules: ({ bank }) => [new NotesModule(bank)] }), /openDatabase/);
+  t.throws(() => createChainApp({ db: storage.app.latest, bech32Prefix: 'chain', extraModules: ({ bank }) => [new NotesModule(bank)] }), /openDatabase/);
 });

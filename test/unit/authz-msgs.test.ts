@@ -12,7 +12,7 @@ import path from 'node:path';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { AnySchema } from '@bufbuild/protobuf/wkt';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { AbciEvent, ExecTxResult, RequestFinalizeBlock } from '../../src/app/abci.js';
+import type { AbciEvent, ExecTxResult, RequestFinalizeBlock } from '../../src/abci/types.js';
 import { Bech32Codec } from '../../src/app/address.js';
 import { BaseApp } from '../../src/app/baseapp.js';
 import { utf8 } from '../../src/app/bytes.js';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { BaseApp } from '../../src/app/baseapp.js';
-import type { RequestFinalizeBlock } from '../../src/app/abci.js';
+import type { RequestFinalizeBlock } from '../../src/abci/types.js';
 import { Bech32Codec, moduleAddress } from '../../src/app/address.js';
 import { fromUtf8, utf8 } from '../../src/app/bytes.js';
 import { Context, ExecMode } from '../../src/app/context.js';

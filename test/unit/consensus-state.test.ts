@@ -14,7 +14,7 @@ import path from 'node:path';
 import { SignedMsgType, type Block, type BlockID, type Commit, type Proposal, type Vote } from '../../src/types/block.js';
 import { ValidatorSet } from '../../src/types/validator_set.js';
 import { defaultConsensusParams } from '../../src/types/params.js';
-import type { State } from '../../src/state/state.js';
+import type { State } from '../../src/types/state.js';
 import type { BlockExecutor } from '../../src/state/executor.js';
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { sha256 } from '../../src/crypto/hash.js';

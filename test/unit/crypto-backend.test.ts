@@ -287,14 +287,25 @@ t.test('backend selection', async (tt) => {
   else tt.throws(() => selectCryptoBackend('native'), CryptoBackendError);
 
   // The process-wide choice is made once, so each case runs in a fresh process.
+  // CHAIND_CRYPTO is read by src/config/env.ts (as the CLI does) and handed to the backend.
   const backendUrl = new URL('../../src/crypto/backend.js', import.meta.url).href;
-  const probe = `import(${JSON.stringify(backendUrl)}).then((m) => { try { console.log(m.getCryptoBackend().name) } catch (e) { console.log(e.code) } })`;
+  const envUrl = new URL('../../src/config/env.js', import.meta.url).href;
+  const probe =
+    `Promise.all([import(${JSON.stringify(backendUrl)}), import(${JSON.stringify(envUrl)})]).then(([m, e]) => { ` +
+    `try { m.setCryptoBackendSetting(e.readEnvSwitches(process.env).crypto); console.log(m.getCryptoBackend().name) } catch (err) { console.log(err.code) } })`;
   const run = (env: Record<string, string>): string =>
     execFileSync(process.execPath, ['-e', probe], { env: { ...process.env, ...env }, encoding: 'utf8', cwd: '/' }).trim();
   tt.equal(run({ CHAIND_CRYPTO: 'js' }), 'js', 'CHAIND_CRYPTO=js');
   tt.equal(run({ CHAIND_CRYPTO: 'native', CHAIND_NATIVE_PATH: '/nonexistent/chaind.node' }), 'CRYPTO_NATIVE_UNAVAILABLE', 'CHAIND_CRYPTO=native without addon is fatal');
   tt.equal(run({ CHAIND_CRYPTO: 'auto', CHAIND_NATIVE_PATH: '/nonexistent/chaind.node' }), 'js', 'auto falls back to JS');
-  tt.equal(run({ CHAIND_CRYPTO: 'sha3' }), 'CRYPTO_BAD_SETTING', 'unknown setting');
+  tt.equal(run({ CHAIND_CRYPTO: 'sha3' }), 'CONFIG_INVALID', 'unknown setting');
+  tt.equal(run({ CHAIND_CRYPTO: 'js', CHAIND_NATIVE_PATH: '' }), 'js', 'the setting, not the default, decides');
   if (tryNativeBackend()) tt.equal(run({ CHAIND_CRYPTO: '' }), 'native', 'auto picks native (path found from cwd /)');
   tt.ok(fileURLToPath(backendUrl).endsWith('backend.js'));
+
+  // Once chosen, the process-wide backend does not switch.
+  const switchProbe =
+    `import(${JSON.stringify(backendUrl)}).then((m) => { m.setCryptoBackendSetting('js'); m.getCryptoBackend(); ` +
+    `try { m.setCryptoBackendSetting('auto'); console.log('switched') } catch (err) { console.log(err.code) } })`;
+  tt.equal(execFileSync(process.execPath, ['-e', switchProbe], { encoding: 'utf8' }).trim(), 'CRYPTO_ALREADY_CHOSEN');
 });

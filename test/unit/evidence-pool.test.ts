@@ -13,7 +13,7 @@ import t from 'tap';
 import { EvidenceChain, SEC } from '../helpers/evidence-chain.js';
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { EvidenceError, EvidencePool } from '../../src/evidence/pool.js';
-import type { State } from '../../src/state/state.js';
+import type { State } from '../../src/types/state.js';
 import { Storage } from '../../src/store/storage.js';
 import { SignedMsgType, type Vote } from '../../src/types/block.js';
 import {
@@ -114,7 +114,7 @@ t.test('evidence pool', async (t) => {
     await storage.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
-  const newPool = (state: State) => new EvidencePool({ db: storage.dbs.evidence, chain, state });
+  const newPool = (state: State) => new EvidencePool({ store: storage.evidence, chain, state });
   let pool = newPool(stateAt(10n));
   let committedItem: Uint8Array = new Uint8Array(0);
 

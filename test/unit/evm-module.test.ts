@@ -13,7 +13,7 @@ import { MerkleStateManager } from '@ethereumjs/statemanager';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Address, bigIntToHex, bytesToHex, createContractAddress, eoaCode7702SignAuthorization, hexToBytes, privateToAddress } from '@ethereumjs/util';
 import { createMPT, verifyMPTWithMerkleProof } from '@ethereumjs/mpt';
-import { CheckTxType, type ExecTxResult, type RequestFinalizeBlock } from '../../src/app/abci.js';
+import { CheckTxType, type ExecTxResult, type RequestFinalizeBlock } from '../../src/abci/types.js';
 import { createChainApp, type ChainApp } from '../../src/app/chain.js';
 import { utf8 } from '../../src/app/bytes.js';
 import { prefixEnd } from '../../src/app/bytes.js';
@@ -98,8 +98,8 @@ async function startNode(t: Test, o: { dir?: string; allowUnprotected?: boolean;
   });
   const names = createNames({ upstreamNames: false });
   const app = createChainApp({
-    db: storage.dbs.app,
-    history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes },
+    db: storage.app.latest,
+    history: storage.app,
     names,
     pool,
     bech32Prefix: 'chain',
@@ -426,7 +426,7 @@ t.test('genesis: app_state.evm chain id and accounts with code and storage; read
   const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
   t.teardown(() => storage.close());
   const names = createNames({ upstreamNames: false });
-  const app = createChainApp({ db: storage.dbs.app, history: { history: storage.dbs.app_history, changes: storage.dbs.app_changes }, names, bech32Prefix: 'chain', openDatabase: (x) => storage.openNamedDb(x) });
+  const app = createChainApp({ db: storage.app.latest, history: storage.app, names, bech32Prefix: 'chain', openDatabase: (x) => storage.openNamedDb(x) });
   const appState = buildAppState({ accounts: DEV.map((a) => ({ address: a.address, balance: DEV_BALANCE })), names, evmChainId: 4242 }) as any;
   const contract = hexToBytes('0x00000000000000000000000000000000000c0de1');
   const runtime = '0x600160005401600055'; // slot0 += 1

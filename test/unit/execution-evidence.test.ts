@@ -10,11 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { EvidenceChain } from '../helpers/evidence-chain.js';
-import type { RequestPrepareProposal } from '../../src/app/abci.js';
+import type { RequestPrepareProposal } from '../../src/abci/types.js';
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { EvidencePool } from '../../src/evidence/pool.js';
 import { Executor, emptyCommit, maxDataBytes, type ExecutorApp, type ExecutorMempool } from '../../src/state/execution.js';
-import type { State } from '../../src/state/state.js';
+import type { State } from '../../src/types/state.js';
 import { Storage } from '../../src/store/storage.js';
 import type { Block, Bytes } from '../../src/types/block.js';
 import {
@@ -85,7 +85,7 @@ t.test('proposals and block validation with evidence', async (t) => {
     update: async () => {},
   };
   const state = genesisState();
-  const pool = new EvidencePool({ db: storage.dbs.evidence, chain, state });
+  const pool = new EvidencePool({ store: storage.evidence, chain, state });
   const exec = new Executor({ storage, app, mempool, evidence: pool });
   const items = [dve(3n), dve(4n)].map((ev) => {
     pool.addEvidence(ev);

@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { AbciEvent, ExecTxResult } from '../../src/app/abci.js';
+import type { AbciEvent, ExecTxResult } from '../../src/abci/types.js';
 import { compile, parseQuery, QueryError, type Condition } from '../../src/events/query.js';
-import { BlockIndexer, IndexerError, TxIndexer, type TxInput } from '../../src/store/indexer.js';
+import { BlockIndexer, IndexerError, TxIndexer, type TxInput } from '../../src/indexer/indexer.js';
 import { encodeNum, parseIndexNumber } from '../../src/store/indexer-keys.js';
 import { Storage } from '../../src/store/storage.js';
 

@@ -4,17 +4,9 @@
  * with recheck, "still rechecking", txsAvailable once per height, order and locking.
  */
 import t from 'tap';
-import { CheckTxType, type Application, type ResponseCheckTx } from '../../src/app/abci.js';
-import {
-  computeProtoSizeForTxs,
-  LruTxCache,
-  Mempool,
-  postCheckMaxGas,
-  preCheckMaxBytes,
-  txKey,
-  type MempoolConfig,
-  type MempoolMetrics,
-} from '../../src/mempool/mempool.js';
+import { CheckTxType, type Application, type ResponseCheckTx } from '../../src/abci/types.js';
+import { CListMempool, LruTxCache, type MempoolConfig, type MempoolMetrics } from '../../src/mempool/clist_mempool.js';
+import { computeProtoSizeForTxs, postCheckMaxGas, preCheckMaxBytes, txKey, type Mempool } from '../../src/mempool/mempool.js';
 import { ErrMempoolIsFull, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge, MempoolError } from '../../src/mempool/errors.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -70,7 +62,7 @@ function counters() {
 function make(config: Partial<MempoolConfig> = {}) {
   const app = new TinyApp();
   const { c, metrics } = counters();
-  const mp = new Mempool(config, { app, metrics, height: 1n });
+  const mp = new CListMempool(config, { app, metrics, height: 1n });
   return { app, mp, c };
 }
 
@@ -156,9 +148,9 @@ t.test('app errors and pre/post checks', async (t) => {
   const { mp } = make();
   await t.rejects(mp.checkTx(enc('throw')), { message: 'appConn mempool: app is down', code: 'MEMPOOL_APP_CONN' });
   t.equal((await mp.checkTx(enc('throw')).catch((e: Error) => e.message)), 'appConn mempool: app is down', 'not cached after an app error');
-  const pre = new Mempool({}, { app: new TinyApp(), preCheck: preCheckMaxBytes(5n) });
+  const pre = new CListMempool({}, { app: new TinyApp(), preCheck: preCheckMaxBytes(5n) });
   await t.rejects(pre.checkTx(enc('12345')), { message: 'tx pre check: tx size is too big: 7, max: 5' });
-  const post = new Mempool({}, { app: new TinyApp(), postCheck: postCheckMaxGas(10n) });
+  const post = new CListMempool({}, { app: new TinyApp(), postCheck: postCheckMaxGas(10n) });
   const r = await post.checkTx(enc('gas=11'));
   t.same([r.response.code, r.added], [0, false], 'post-check failure keeps the tx out');
   t.equal(post.size(), 0);

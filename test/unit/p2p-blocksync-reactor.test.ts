@@ -6,7 +6,7 @@
 import t from 'tap';
 import { BLOCKSYNC_CHANNEL, decodeBlocksyncMessage, encodeBlocksyncMessage } from '../../src/p2p/messages/blocksync.js';
 import { BLOCKSYNC_MAX_MSG_SIZE, BlocksyncReactor, type BlocksyncPeer } from '../../src/p2p/blocksync/reactor.js';
-import type { State } from '../../src/state/state.js';
+import type { State } from '../../src/types/state.js';
 import { linkReactors, makeChainGenesis, openChainNode } from '../helpers/blocksync-chain.js';
 import { waitFor } from '../helpers/p2p.js';
 

@@ -6,7 +6,7 @@
  */
 import t, { type Test } from 'tap';
 import { BlocksyncReactor, type BlocksyncStore } from '../../src/p2p/blocksync/reactor.js';
-import type { State } from '../../src/state/state.js';
+import type { State } from '../../src/types/state.js';
 import { decodeBlock, encodeBlock } from '../../src/types/codec.js';
 import { linkReactors, makeChainGenesis, openChainNode, type ChainNode } from '../helpers/blocksync-chain.js';
 import { waitFor } from '../helpers/p2p.js';

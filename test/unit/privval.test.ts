@@ -3,6 +3,7 @@
  * CometBFT's messages, the same-H/R/S reuse rules, the state on disk before a signature is
  * returned, key/state JSON formats (both type-name spellings), and the sign audit log.
  */
+import { readEnvSwitches } from '../../src/config/env.js';
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -267,13 +268,12 @@ t.test('sign audit log: one fsynced line per returned signature', async (t) => {
   t.equal(lines[1].signbytes_hex, lines[0].signbytes_hex, 'a reused signature logs the bytes actually signed');
   t.equal(lines[2].step, 3);
 
-  // The environment variable turns it on too.
+  // The environment variable turns it on too: src/config/env.ts reads it, the node passes it down.
   const envLog = path.join(dir, 'env.log');
-  process.env.CHAIND_SIGN_LOG = envLog;
-  t.teardown(() => {
-    delete process.env.CHAIND_SIGN_LOG;
-  });
-  const mpv = new MemoryPrivValidator(Ed25519PrivKey.fromSeed(new Uint8Array(32).fill(3)));
+  const { signLog } = readEnvSwitches({ CHAIND_SIGN_LOG: envLog });
+  t.equal(signLog, envLog);
+  t.equal(readEnvSwitches({ CHAIND_SIGN_LOG: '' }).signLog, null, 'empty: no log');
+  const mpv = new MemoryPrivValidator(Ed25519PrivKey.fromSeed(new Uint8Array(32).fill(3)), undefined, { signLogPath: signLog });
   await mpv.signProposal(CHAIN, mkProposal(1n, 0, bid(1)));
   mpv.close();
   t.equal(JSON.parse(fs.readFileSync(envLog, 'utf8')).step, 1);

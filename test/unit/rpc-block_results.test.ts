@@ -10,7 +10,7 @@
 import t from 'tap';
 import { waitHeight } from '../helpers/inproc.js';
 import { createHash } from 'node:crypto';
-import type { ResponseFinalizeBlock } from '../../src/app/abci.js';
+import type { ResponseFinalizeBlock } from '../../src/abci/types.js';
 import { defaultConsensusParams } from '../../src/types/params.js';
 import { FIXTURES, hexOf, b64, startNode, ALICE, sendTx, growTo, ok3, err3, shapeDiff } from '../helpers/rpc3.js';
 

@@ -5,10 +5,10 @@
  * refusals (cache, too large, full) are -32603 with the plain error text. Over URI, JSON-RPC and
  * websocket; shape checked against the `broadcast_tx_async` fixture.
  */
-import type { ResponseCheckTx } from '../../src/app/abci.js';
+import type { ResponseCheckTx } from '../../src/abci/types.js';
 import { EventBus } from '../../src/events/bus.js';
 import { nullLogger } from '../../src/log.js';
-import { Mempool } from '../../src/mempool/mempool.js';
+import { CListMempool } from '../../src/mempool/clist_mempool.js';
 import { SPEC_NAMES } from '../../src/names/index.js';
 import type { NodeRpcContext } from '../../src/rpc/node/context.js';
 import { mempoolRoutes } from '../../src/rpc/node/methods/info-mempool.js';
@@ -88,7 +88,7 @@ t.test('broadcast_tx_async does not wait for the app; broadcast_tx_sync does', a
       return { code: 5, data: new Uint8Array(0), log: 'no', info: '', gasWanted: 0n, gasUsed: 0n, events: [], codespace: 'x' };
     });
   const app = { checkTx: slow };
-  const mempool = new Mempool({}, { app });
+  const mempool = new CListMempool({}, { app });
   const ctx = { mempool, app, bus: new EventBus(), names: SPEC_NAMES, logger: nullLogger, config: { rpc: {} } } as unknown as NodeRpcContext;
   const routes = mempoolRoutes(ctx);
   const rc: RouteContext = { transport: 'jsonrpc', id: 1, remoteAddr: '127.0.0.1', ws: undefined, signal: new AbortController().signal };

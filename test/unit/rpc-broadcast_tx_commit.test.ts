@@ -7,10 +7,10 @@
  * and the subscription limits, counted together with the websocket subscriptions. Over URI,
  * JSON-RPC and websocket; shapes checked against the `broadcast_tx_commit` fixture.
  */
-import type { ExecTxResult, ResponseCheckTx } from '../../src/app/abci.js';
+import type { ExecTxResult, ResponseCheckTx } from '../../src/abci/types.js';
 import { EventBus } from '../../src/events/bus.js';
 import { nullLogger } from '../../src/log.js';
-import { Mempool } from '../../src/mempool/mempool.js';
+import { CListMempool } from '../../src/mempool/clist_mempool.js';
 import { SPEC_NAMES } from '../../src/names/index.js';
 import type { NodeRpcContext } from '../../src/rpc/node/context.js';
 import { mempoolRoutes } from '../../src/rpc/node/methods/info-mempool.js';
@@ -169,7 +169,7 @@ t.test('broadcast_tx_commit: the Tx event of its hash ends the wait; a client go
   const app = { checkTx: async () => ok };
   const bus = new EventBus();
   const rpc = { timeoutBroadcastTxCommit: 10_000, maxSubscriptionClients: 100, maxSubscriptionsPerClient: 5 };
-  const ctx = { mempool: new Mempool({}, { app }), app, bus, names: SPEC_NAMES, logger: nullLogger, config: { rpc, txIndex: { indexer: 'kv' } } } as unknown as NodeRpcContext;
+  const ctx = { mempool: new CListMempool({}, { app }), app, bus, names: SPEC_NAMES, logger: nullLogger, config: { rpc, txIndex: { indexer: 'kv' } } } as unknown as NodeRpcContext;
   const commit = mempoolRoutes(ctx).find((r) => r.name === 'broadcast_tx_commit')!.handler;
   const rc = (signal: AbortSignal): RouteContext => ({ transport: 'websocket', id: 1, remoteAddr: '127.0.0.1', ws: undefined, signal });
 

@@ -5,8 +5,8 @@
  * large, full) are -32603 with the plain error text. Over URI ("quoted" and 0x forms), JSON-RPC
  * and websocket (base64); shape checked against the `broadcast_tx_sync` fixture.
  */
-import { CheckTxType, type ResponseCheckTx } from '../../src/app/abci.js';
-import { Mempool } from '../../src/mempool/mempool.js';
+import { CheckTxType, type ResponseCheckTx } from '../../src/abci/types.js';
+import { CListMempool } from '../../src/mempool/clist_mempool.js';
 import type { NodeRpcContext } from '../../src/rpc/node/context.js';
 import { mempoolRoutes } from '../../src/rpc/node/methods/info-mempool.js';
 import { nullLogger } from '../../src/log.js';
@@ -92,7 +92,7 @@ t.test('broadcast_tx_sync: the CheckTx data is upper-case HEX (HexBytes), not ba
   // A real Mempool and the real routes over an app whose CheckTx returns data and waits a bit.
   const res = (code: number): ResponseCheckTx => ({ code, data: Uint8Array.from([0xab, 0x01]), log: 'l', info: '', gasWanted: 1n, gasUsed: 0n, events: [], codespace: 'cs' });
   const app = { checkTx: async (tx: Uint8Array, type: CheckTxType) => (t.equal(type, CheckTxType.New), res(tx[0] === 1 ? 7 : 0)) };
-  const ctx = { mempool: new Mempool({}, { app }), app, bus: new EventBus(), names: SPEC_NAMES, logger: nullLogger, config: { rpc: {} } } as unknown as NodeRpcContext;
+  const ctx = { mempool: new CListMempool({}, { app }), app, bus: new EventBus(), names: SPEC_NAMES, logger: nullLogger, config: { rpc: {} } } as unknown as NodeRpcContext;
   const handler = mempoolRoutes(ctx).find((r) => r.name === 'broadcast_tx_sync')!.handler;
   const rc: RouteContext = { transport: 'jsonrpc', id: 1, remoteAddr: '127.0.0.1', ws: undefined, signal: new AbortController().signal };
   t.same(await handler({ tx: Uint8Array.from([0, 2]) }, rc), { code: 0, data: 'AB01', log: 'l', codespace: 'cs', hash: sha256Hex(Uint8Array.from([0, 2])) });

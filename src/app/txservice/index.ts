@@ -48,7 +48,7 @@
  */
 import { createHash } from 'node:crypto';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import type { ExecTxResult } from '../abci.js';
+import type { ExecTxResult } from '../../abci/types.js';
 import { GrpcCode, GrpcStatusError, sdkErrors } from '../errors.js';
 import { TxMsgDataSchema } from '../../gen/chain/base/abci/v1beta1/abci_pb.js';
 import { PageResponseSchema } from '../../gen/chain/base/query/v1beta1/pagination_pb.js';
@@ -76,7 +76,7 @@ import { BlockIDSchema } from '../../gen/consensus/types/types_pb.js';
 import { QueryError } from '../../events/query.js';
 import { checkTxNoWait } from '../../mempool/broadcast.js';
 import { packAny } from '../../proto/registry.js';
-import { IndexerError, MAX_PER_PAGE } from '../../store/indexer.js';
+import { IndexerError, MAX_PER_PAGE } from '../../indexer/indexer.js';
 import { encodeTxRaw } from '../../tx/codec.js';
 import type { CallContext, ServiceImpl } from '../query-router.js';
 import type { BaseApp } from '../baseapp.js';
@@ -84,7 +84,7 @@ import type { Logger } from '../../log.js';
 import type { Mempool } from '../../mempool/mempool.js';
 import type { Names } from '../../names/index.js';
 import type { Storage } from '../../store/storage.js';
-import type { TxIndexer } from '../../store/indexer.js';
+import type { TxIndexer } from '../../indexer/indexer.js';
 import { txDecodeAmino, txEncodeAmino } from './amino.js';
 import { decodeProtoTx, decodeStoredTx, type StoredTxDecoder } from './decode.js';
 import { eventsToProto, txResponseFromBroadcast, txResponseFromIndexed, txResponseFromMempoolError } from './txresponse.js';

@@ -13,7 +13,7 @@
  */
 import { create } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
-import type { AbciEvent, ExecTxResult } from '../abci.js';
+import type { AbciEvent, ExecTxResult } from '../../abci/types.js';
 import { sdkErrors, type RegisteredError } from '../errors.js';
 import {
   ABCIMessageLogSchema,
@@ -24,7 +24,7 @@ import {
   type TxResponse,
 } from '../../gen/chain/base/abci/v1beta1/abci_pb.js';
 import { EventSchema, type Event } from '../../gen/consensus/abci/types_pb.js';
-import { hexUpper } from '../../types/bytes.js';
+import { hexUpper } from '../../crypto/bytes.js';
 
 const NS_PER_S = 1_000_000_000n;
 

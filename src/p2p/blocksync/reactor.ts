@@ -23,7 +23,7 @@
  * and start()/stop(). A peer is the narrow `BlocksyncPeer` below.
  */
 import type { Logger } from '../../log.js';
-import type { State } from '../../state/state.js';
+import type { State } from '../../types/state.js';
 import type { Block, BlockID, Commit } from '../../types/block.js';
 import { MAX_BLOCK_SIZE_BYTES, makePartSet } from '../../types/partset.js';
 import { headerHash } from '../../types/hashing.js';

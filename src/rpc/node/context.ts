@@ -17,7 +17,7 @@ import type { Mempool } from '../../mempool/mempool.js';
 import type { Names } from '../../names/index.js';
 import type { CryptoPool } from '../../pool/types.js';
 import type { Storage } from '../../store/storage.js';
-import type { BlockIndexer, TxIndexer } from '../../store/indexer.js';
+import type { BlockIndexer, TxIndexer } from '../../indexer/indexer.js';
 import type { PubKey } from '../../types/validator.js';
 import type { QueryRouter } from '../../app/query-router.js';
 import type { Switch } from '../../p2p/switch.js';

@@ -2,10 +2,10 @@
  * The `status` and `health` results (rpc/core/status.go, health.go in CometBFT 0.38).
  * Shapes: cometbft/cometbft:libs/json/encoder.go and the `status` fixture.
  */
-import type { State } from '../../state/state.js';
+import type { State } from '../../types/state.js';
 import type { BlockStore } from '../../store/blockstore.js';
 import type { PubKey } from '../../types/validator.js';
-import { hexUpper } from '../../types/bytes.js';
+import { hexUpper } from '../../crypto/bytes.js';
 
 /** The CometBFT release line whose RPC chaind speaks. CosmJS picks its client by this prefix. */
 export const COMET_COMPAT_VERSION = '0.38.17';

@@ -10,7 +10,7 @@
  * - cmtjson for everything else, which honours `omitempty`: an Event with no type or no attributes
  *   drops those keys, a ValidatorUpdate with power 0 drops `power`, zero consensus params drop out.
  */
-import type { AbciEvent, EventAttribute, ExecTxResult } from '../../../app/abci.js';
+import type { AbciEvent, EventAttribute, ExecTxResult } from '../../../abci/types.js';
 import type { MerkleProof } from '../../../crypto/merkle.js';
 import type { Names } from '../../../names/index.js';
 import type { ConsensusParams } from '../../../types/params.js';

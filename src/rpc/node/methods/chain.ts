@@ -39,7 +39,7 @@ import {
   validatorUpdateJSON,
   type TxProof,
 } from './chain-json.js';
-import { bytesEqual, hexUpper } from '../../../types/bytes.js';
+import { bytesEqual, hexUpper } from '../../../crypto/bytes.js';
 
 /** env.go genesisChunkSize: the genesis JSON is served in 16 MiB slices. */
 export const GENESIS_CHUNK_SIZE = 16 * 1024 * 1024;

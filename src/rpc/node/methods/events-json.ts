@@ -14,7 +14,7 @@
  * Keys follow Go struct field order. Names that carry a brand (event data types, key types,
  * evidence types, the ABCI pubkey oneof name) come from the names registry.
  */
-import type { AbciEvent, ExecTxResult, ResponseFinalizeBlock } from '../../../app/abci.js';
+import type { AbciEvent, ExecTxResult, ResponseFinalizeBlock } from '../../../abci/types.js';
 import type { EventDataCompleteProposal, EventDataNewRound, EventDataRoundState, EventDataVote } from '../../../consensus/types.js';
 import type { EventDataTypeName, EventTypeValue, Names } from '../../../names/index.js';
 import type { Block, BlockID, Header } from '../../../types/block.js';

@@ -3,7 +3,7 @@
  * (cometbft: rpc/core/consensus.go), abci_info and abci_query (rpc/core/abci.go).
  */
 import { base64, base64OrNull } from '../../../types/json.js';
-import type { ResponseInfo, ResponseQuery } from '../../../app/abci.js';
+import type { ResponseInfo, ResponseQuery } from '../../../abci/types.js';
 import type { ConsensusInfoRpc } from '../context.js';
 import { route, type Route } from '../../jsonrpc/methods.js';
 

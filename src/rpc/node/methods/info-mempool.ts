@@ -7,7 +7,7 @@
  * app failure) are thrown as they are, so the transports answer -32603 with the plain message as
  * `data`, as CometBFT does for any error a method returns.
  */
-import { CheckTxType, type ExecTxResult, type ResponseCheckTx } from '../../../app/abci.js';
+import { CheckTxType, type ExecTxResult, type ResponseCheckTx } from '../../../abci/types.js';
 import type { BusMessage } from '../../../events/bus.js';
 import { checkTxNoWait } from '../../../mempool/broadcast.js';
 import { txHash } from '../../../types/hashing.js';

@@ -39,7 +39,7 @@
  * at 125 bits; `=` is an exact match (CometBFT's is a prefix scan up to the next `/`, so
  * `k = 'a'` also finds the value `a/1`).
  */
-import type { AbciEvent, ExecTxResult } from '../app/abci.js';
+import type { AbciEvent, ExecTxResult } from '../abci/types.js';
 import { parseQuery, Query, type Condition } from '../events/query.js';
 import {
   decodeIndexed,
@@ -50,7 +50,7 @@ import {
   recordHeader,
   type IndexedEvent,
   type TxRecord,
-} from './indexer-codec.js';
+} from '../store/indexer-codec.js';
 import {
   blockTail,
   compareNum,
@@ -78,10 +78,10 @@ import {
   txTail,
   u64,
   type NumVal,
-} from './indexer-keys.js';
-import type { BinaryDB, Storage } from './storage.js';
+} from '../store/indexer-keys.js';
+import type { BinaryDB, Storage } from '../store/storage.js';
 
-export type { TxRecord } from './indexer-codec.js';
+export type { TxRecord } from '../store/indexer-codec.js';
 
 /** rpc/core/env.go defaultPerPage / maxPerPage, rpc/core/events.go maxQueryLength. */
 export const DEFAULT_PER_PAGE = 30;
@@ -803,9 +803,9 @@ export class TxIndexer {
   private readonly db: BinaryDB;
   private readonly results: BinaryDB;
 
-  constructor(storage: Pick<Storage, 'dbs'>, opts: IndexerOptions = {}) {
-    this.db = storage.dbs.tx_index;
-    this.results = storage.dbs.tx_results;
+  constructor(storage: Pick<Storage, 'index'>, opts: IndexerOptions = {}) {
+    this.db = storage.index.tx;
+    this.results = storage.index.txResults;
     this.engine = new Engine(this.db, TX_KIND, opts.eventMatch ?? 'sameEvent', this.results);
   }
 
@@ -913,8 +913,8 @@ export class BlockIndexer {
   private readonly engine: Engine;
   private readonly db: BinaryDB;
 
-  constructor(storage: Pick<Storage, 'dbs'>, opts: IndexerOptions = {}) {
-    this.db = storage.dbs.block_index;
+  constructor(storage: Pick<Storage, 'index'>, opts: IndexerOptions = {}) {
+    this.db = storage.index.block;
     this.engine = new Engine(this.db, BLOCK_KIND, opts.eventMatch ?? 'sameEvent');
   }
 

@@ -1,6 +1,6 @@
 /**
  * Byte-array helpers shared across chaind: the one upper-case hex rendering and the one byte
- * equality. Ground floor: imports nothing.
+ * equality and ordering. The lowest room (crypto uses it, so it imports nothing).
  */
 
 /** Upper-case hex, as CometBFT prints HexBytes (and Go's `strings.ToUpper(hex.EncodeToString(b))`). */
@@ -14,4 +14,11 @@ export function bytesEqual(a: Uint8Array | undefined, b: Uint8Array | undefined)
   if (a === undefined || b === undefined || a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+/** bytes.Compare: lexicographic byte order, the order LMDB keeps keys in; a prefix sorts first. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }

@@ -1,0 +1,46 @@
+/**
+ * The environment switches, read here and nowhere else in src/: the CLI reads them once
+ * (`readEnvSwitches(io.env)`) and passes them down (StartNodeOptions.env → src/node.ts → the
+ * crypto backend, the worker pool, the private validator). They are for tests, benchmarks and
+ * debugging; operators configure the node through config.toml and app.toml.
+ *
+ *   CHAIND_POOL      `piscina` (default) or `single`: run signature jobs inline on the main thread
+ *   CHAIND_CRYPTO    `auto` (default: native if the addon loads, else JS), `native`, `js`
+ *   CHAIND_SIGN_LOG  a file that receives every signature the private validator releases (the
+ *                    kill -9 e2e test proves no double signature with it); unset or empty: none
+ *
+ * (CHAIND_HOME and CHAIND_COMMIT are the CLI's own and reach it through `io.env`; CHAIND_NATIVE_PATH
+ * stays with the addon loader, src/crypto/native.ts, because worker threads load the addon too.)
+ */
+import { parseCryptoSetting, type CryptoBackendSetting } from '../crypto/backend.js';
+import { ConfigError } from './errors.js';
+
+export type PoolSetting = 'piscina' | 'single';
+
+export interface EnvSwitches {
+  /** CHAIND_POOL */
+  pool: PoolSetting;
+  /** CHAIND_CRYPTO */
+  crypto: CryptoBackendSetting;
+  /** CHAIND_SIGN_LOG; null: no signature log. */
+  signLog: string | null;
+}
+
+/** What a node started without an environment (in-process tests) runs with. */
+export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null });
+
+/** Reads and checks the switches; a bad value is a ConfigError naming the variable. */
+export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwitches {
+  const pool = (env.CHAIND_POOL ?? '').trim().toLowerCase();
+  if (pool !== '' && pool !== 'piscina' && pool !== 'single') {
+    throw new ConfigError(`CHAIND_POOL must be piscina or single, got "${env.CHAIND_POOL}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_POOL');
+  }
+  let crypto: CryptoBackendSetting;
+  try {
+    crypto = parseCryptoSetting(env.CHAIND_CRYPTO);
+  } catch (e) {
+    throw new ConfigError((e as Error).message, 'CONFIG_INVALID', 'environment', 'CHAIND_CRYPTO');
+  }
+  const signLog = env.CHAIND_SIGN_LOG;
+  return { pool: pool === 'single' ? 'single' : 'piscina', crypto, signLog: signLog !== undefined && signLog !== '' ? signLog : null };
+}

@@ -1,0 +1,33 @@
+/** The environment switches, read in one place (src/config/env.ts). */
+import t from 'tap';
+import { ConfigError, DEFAULT_ENV_SWITCHES, readEnvSwitches } from '../../src/config/index.js';
+
+t.test('defaults when nothing is set', async (t) => {
+  t.same(readEnvSwitches({}), { pool: 'piscina', crypto: 'auto', signLog: null });
+  t.same(readEnvSwitches({}), DEFAULT_ENV_SWITCHES, 'the same as a node started without an environment');
+});
+
+t.test('each switch', async (t) => {
+  t.equal(readEnvSwitches({ CHAIND_POOL: 'single' }).pool, 'single');
+  t.equal(readEnvSwitches({ CHAIND_POOL: ' Piscina ' }).pool, 'piscina');
+  t.equal(readEnvSwitches({ CHAIND_POOL: '' }).pool, 'piscina');
+  t.equal(readEnvSwitches({ CHAIND_CRYPTO: 'js' }).crypto, 'js');
+  t.equal(readEnvSwitches({ CHAIND_CRYPTO: 'NATIVE' }).crypto, 'native');
+  t.equal(readEnvSwitches({ CHAIND_SIGN_LOG: '/tmp/x.log' }).signLog, '/tmp/x.log');
+  t.equal(readEnvSwitches({ CHAIND_SIGN_LOG: '' }).signLog, null);
+});
+
+t.test('a bad value is a ConfigError naming the variable', async (t) => {
+  t.throws(() => readEnvSwitches({ CHAIND_POOL: 'threads' }), { name: 'ConfigError', field: 'CHAIND_POOL', message: 'CHAIND_POOL must be piscina or single, got "threads"' });
+  const err = (() => {
+    try {
+      readEnvSwitches({ CHAIND_CRYPTO: 'wasm' });
+    } catch (e) {
+      return e as ConfigError;
+    }
+    return null;
+  })();
+  t.type(err, ConfigError);
+  t.equal(err?.field, 'CHAIND_CRYPTO');
+  t.match(err?.message, /CHAIND_CRYPTO must be auto, native or js, got "wasm"/);
+});
