@@ -47,7 +47,9 @@ import {
 } from '../server/http.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
 import {
+  connectionClose,
   listen,
+  pauseUntilAnswer,
   parseContentLength,
   parseListenAddr,
   readBody,
@@ -317,13 +319,13 @@ export class NodeRpcServer {
 
   /**
    * Serves a request in a later loop iteration (the slice of this one is spent): the socket is
-   * paused meanwhile, and resumed just before the answer.
+   * paused meanwhile, and resumed with the answer (uws.ts pauseUntilAnswer: resuming before an
+   * async answer let uWS's timeout close the connection unanswered).
    */
   private later(res: HttpResponse, ex: Exchange, serve: () => void): void {
-    res.pause();
+    pauseUntilAnswer(res, ex);
     this.slice.defer(() => {
       if (ex.aborted || ex.done) return;
-      res.resume();
       serve();
     });
   }
@@ -359,6 +361,8 @@ export class NodeRpcServer {
     this.inflight++;
     this.inUwsHandler = true;
     try {
+      const connection = req.getHeader('connection');
+      if (connection !== '') ex.connClose = connectionClose(connection);
       // A route without parameters ignores the query, as CometBFT's handler does.
       const query = route.params.length === 0 ? '' : (req.getQuery() ?? '');
       const info: RequestInfo = {
@@ -421,6 +425,9 @@ export class NodeRpcServer {
       // request. Only `/` reads a GET's body, as the JSON-RPC handler does for any method.
       const bodyless = (method === 'GET' || method === 'HEAD') && (url !== '/' || !announcesBody(req));
       const wsPath = url === '/websocket';
+      // What uWS and net/http do with the connection after the answer (uws.ts connectionClose).
+      const connection = req.getHeader('connection');
+      if (connection !== '') ex.connClose = connectionClose(connection);
       const contentLength = bodyless ? '' : req.getHeader('content-length');
       const info: RequestInfo = {
         method,
@@ -432,7 +439,7 @@ export class NodeRpcServer {
         acrm: cors ? req.getHeader('access-control-request-method') : '',
         acrh: cors ? req.getHeader('access-control-request-headers') : '',
         contentType: bodyless ? '' : req.getHeader('content-type'),
-        connection: wsPath ? req.getHeader('connection') : '',
+        connection: wsPath ? connection : '',
         upgrade: wsPath ? req.getHeader('upgrade') : '',
         res,
       };
