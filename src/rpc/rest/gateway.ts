@@ -41,7 +41,7 @@ import type { Metadata, QueryRouter, Route } from '../grpc/router.js';
 import { goHtmlEscape, RPC_JSON_MAX_DEPTH, scanJson } from '../server/gojson.js';
 import { goUnescape, isFormContentType, parseGoQuery } from '../server/http.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
-import { connectionClose, CONN_KEEP, hasCloseToken, listen, parseContentLength, pauseUntilAnswer, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type TemplatedApp } from '../server/uws.js';
+import { connectionClose, CONN_DROPPED_BY_UWS, CONN_KEEP, hasCloseToken, uwsRefusesContentLength, listen, parseContentLength, pauseUntilAnswer, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type TemplatedApp } from '../server/uws.js';
 import { errorBody, httpStatusFromCode, statusLine, UNKNOWN_URI } from './errors.js';
 import { httpBindings, PathTemplate, type HttpBinding } from './http-rule.js';
 import { fieldByName, fieldToSdkJson, fromSdkJson, readField, toSdkJson } from './json.js';
@@ -317,9 +317,10 @@ export class RestGateway {
     }
 
     const cl = parseContentLength(info.contentLength);
-    if (cl === null) {
+    if (cl === null || info.connClose === CONN_DROPPED_BY_UWS) {
       // net/http readRequest: `bad Content-Length` is answered by the server itself, 400, and the
-      // connection closed (uWS 20.30 closes it on its own right after: docs/ARCHITECTURE.md).
+      // connection closed. uWS 20.30 drops the connection right after this handler; the answer is
+      // written so that it leaves first (uws.ts CONN_DROPPED_BY_UWS).
       this.answer(res, ex, 400, [['Content-Type', 'text/plain; charset=utf-8']], '400 Bad Request', true);
       return ex;
     }
@@ -589,6 +590,7 @@ function readRequest(req: HttpRequest, res: HttpResponse): RequestInfo {
   };
   let connection: string | null = null;
   let connectionCloses = false;
+  let firstContentLength: string | null = null;
   const md = info.metadata;
   const add = (k: string, v: string) => {
     const list = md.get(k);
@@ -613,6 +615,7 @@ function readRequest(req: HttpRequest, res: HttpResponse): RequestInfo {
         break;
       case 'content-length':
         info.contentLength = v;
+        firstContentLength ??= v;
         break;
       case 'transfer-encoding':
         info.chunked = v.toLowerCase().includes('chunked');
@@ -633,6 +636,8 @@ function readRequest(req: HttpRequest, res: HttpResponse): RequestInfo {
     if (PERMANENT_HEADERS.has(k)) add(`grpcgateway-${k}`, v);
   });
   if (connection !== null) info.connClose = connectionClose(connection, connectionCloses);
+  // uWS drops the connection after this handler (the value uWS reads is the first one).
+  if (firstContentLength !== null && uwsRefusesContentLength(firstContentLength)) info.connClose = CONN_DROPPED_BY_UWS;
   // runtime/context.go annotateContext: X-Forwarded-Host and X-Forwarded-For.
   if (!md.has('x-forwarded-host') && info.host !== '') add('x-forwarded-host', info.host);
   const ip = remoteAddress(res);

@@ -69,6 +69,35 @@ export const CONN_CLOSED_BY_UWS = 1;
 export const CONN_CLOSE_ASKED = 2;
 
 /**
+ * uWS 20.30 drops the connection right after our handler returns, with whatever the handler wrote
+ * still in its cork buffer (a Content-Length it cannot parse: uwsRefusesContentLength). Only an
+ * answer written synchronously, and past that buffer, gets out: writeResponse pads the body.
+ */
+export const CONN_DROPPED_BY_UWS = 3;
+
+/**
+ * uWS 20.30 reads Content-Length as 1–9 decimal digits only, after the request handler ran, and
+ * on anything else closes the socket without uncorking it (uNetworking/uWebSockets:
+ * src/HttpParser.h toUnsignedInteger, src/HttpContext.h FULLPTR): the answer never leaves.
+ */
+export function uwsRefusesContentLength(v: string): boolean {
+  if (v === '') return false;
+  if (v.length > 9) return true;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return true;
+  }
+  return false;
+}
+
+/**
+ * A write larger than what uWS's 16 KiB cork buffer has left is written at once, uncorked
+ * (uNetworking/uWebSockets:src/AsyncSocket.h write, LoopData.h CORK_BUFFER_SIZE): a body of this
+ * size leaves the cork, and the answer then closes the connection itself before uWS drops it.
+ */
+const CORK_FLUSH_BYTES = 16 * 1024 + 1;
+
+/**
  * The connection's fate from the request's Connection header: `first` is the first value (the
  * one uWS looks at, HttpRequest.getHeader), `anyClose` whether any value holds the close token
  * (RFC 9110 §7.6.1: a comma-separated list, case-insensitive).
@@ -184,7 +213,14 @@ function writeResponse(res: HttpResponse, state: ResponseState, status: string, 
     for (let i = 0; i < list.length; i++) res.writeHeader(list[i]![0], list[i]![1]);
   } else for (const k in headers) res.writeHeader(k, (headers as Record<string, string>)[k]!);
   const cc = state.connClose ?? CONN_KEEP;
-  const close = opts.close === true || cc === CONN_CLOSE_ASKED;
+  const close = opts.close === true || cc === CONN_CLOSE_ASKED || cc === CONN_DROPPED_BY_UWS;
+  if (cc === CONN_DROPPED_BY_UWS && !opts.noBody && !opts.head) {
+    // Padded with trailing spaces (still the same text or JSON) so that it leaves uWS's cork
+    // buffer and goes out before uWS drops the connection (see CONN_DROPPED_BY_UWS). A bodiless
+    // answer (HEAD) cannot be: it is lost with the connection.
+    const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    if (size < CORK_FLUSH_BYTES) body = Buffer.concat([typeof body === 'string' ? Buffer.from(body) : body, Buffer.alloc(CORK_FLUSH_BYTES - size, 0x20)]);
+  }
   // uWS closes after this answer by itself and would not announce it (see CONN_CLOSED_BY_UWS).
   // Its end(…, true) then writes no header either, so this one is never doubled.
   if (cc === CONN_CLOSED_BY_UWS) res.writeHeader('Connection', 'close');
