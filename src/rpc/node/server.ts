@@ -47,7 +47,11 @@ import {
 } from '../server/http.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
 import {
+  connectionClose,
+  CONN_DROPPED_BY_UWS,
   listen,
+  pauseUntilAnswer,
+  uwsRefusesContentLength,
   parseContentLength,
   parseListenAddr,
   readBody,
@@ -290,13 +294,13 @@ export class NodeRpcServer {
 
   /**
    * Serves a request in a later loop iteration (the slice of this one is spent): the socket is
-   * paused meanwhile, and resumed just before the answer.
+   * paused meanwhile, and resumed with the answer (uws.ts pauseUntilAnswer: resuming before an
+   * async answer let uWS's timeout close the connection unanswered).
    */
   private later(res: HttpResponse, ex: Exchange, serve: () => void): void {
-    res.pause();
+    pauseUntilAnswer(res, ex);
     this.slice.defer(() => {
       if (ex.aborted || ex.done) return;
-      res.resume();
       serve();
     });
   }
@@ -332,6 +336,15 @@ export class NodeRpcServer {
     this.inflight++;
     this.inUwsHandler = true;
     try {
+      const connection = req.getHeader('connection');
+      if (connection !== '') ex.connClose = connectionClose(connection);
+      // A Content-Length uWS refuses: answered 400 on the general path (uws.ts CONN_DROPPED_BY_UWS).
+      if (uwsRefusesContentLength(req.getHeader('content-length'))) {
+        this.release(ex);
+        this.inUwsHandler = false;
+        this.onHttp(res, req);
+        return;
+      }
       // A route without parameters ignores the query, as CometBFT's handler does.
       const query = route.params.length === 0 ? '' : (req.getQuery() ?? '');
       const info: RequestInfo = {
@@ -394,7 +407,13 @@ export class NodeRpcServer {
       // request. Only `/` reads a GET's body, as the JSON-RPC handler does for any method.
       const bodyless = (method === 'GET' || method === 'HEAD') && (url !== '/' || !announcesBody(req));
       const wsPath = url === '/websocket';
-      const contentLength = bodyless ? '' : req.getHeader('content-length');
+      // What uWS and net/http do with the connection after the answer (uws.ts connectionClose).
+      const connection = req.getHeader('connection');
+      if (connection !== '') ex.connClose = connectionClose(connection);
+      // Read for every request: uWS drops the connection after this handler when it cannot parse
+      // the value, whatever the method, and only a 400 written now gets out first.
+      const contentLength = req.getHeader('content-length');
+      if (uwsRefusesContentLength(contentLength)) ex.connClose = CONN_DROPPED_BY_UWS;
       const info: RequestInfo = {
         method,
         path: url,
@@ -405,7 +424,7 @@ export class NodeRpcServer {
         acrm: cors ? req.getHeader('access-control-request-method') : '',
         acrh: cors ? req.getHeader('access-control-request-headers') : '',
         contentType: bodyless ? '' : req.getHeader('content-type'),
-        connection: wsPath ? req.getHeader('connection') : '',
+        connection: wsPath ? connection : '',
         upgrade: wsPath ? req.getHeader('upgrade') : '',
         res,
       };
@@ -428,11 +447,12 @@ export class NodeRpcServer {
         return;
       }
       info.path = path;
-      const cl = parseContentLength(contentLength);
-      if (cl === null) {
+      const cl = bodyless && ex.connClose !== CONN_DROPPED_BY_UWS ? undefined : parseContentLength(contentLength);
+      if (cl === null || ex.connClose === CONN_DROPPED_BY_UWS) {
         // net/http readRequest: a Content-Length that is not a decimal number is a 400 written by
-        // the server itself, connection closed. (uWS 20.30 closes such a connection on its own
-        // right after this handler, before our answer is flushed: see docs/ARCHITECTURE.md.)
+        // the server itself, connection closed. uWS 20.30 drops the connection right after this
+        // handler (also for 10 digits or more); the answer is written so that it leaves first
+        // (uws.ts CONN_DROPPED_BY_UWS).
         this.respond(res, ex, HTTP_STATUS.BAD_REQUEST, GO_TEXT_HEADERS, GO_BAD_REQUEST_BODY, { close: true });
         return;
       }

@@ -41,7 +41,7 @@ import type { Metadata, QueryRouter, Route } from '../../app/query-router.js';
 import { goHtmlEscape, RPC_JSON_MAX_DEPTH, scanJson } from '../server/gojson.js';
 import { goUnescape, isFormContentType, parseGoQuery } from '../server/http.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
-import { listen, parseContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type TemplatedApp } from '../server/uws.js';
+import { connectionClose, CONN_DROPPED_BY_UWS, CONN_KEEP, hasCloseToken, uwsRefusesContentLength, listen, parseContentLength, pauseUntilAnswer, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type TemplatedApp } from '../server/uws.js';
 import { errorBody, httpStatusFromCode, statusLine, UNKNOWN_URI } from './errors.js';
 import { httpBindings, PathTemplate, type HttpBinding } from './http-rule.js';
 import { fieldByName, fieldToSdkJson, fromSdkJson, readField, toSdkJson } from './json.js';
@@ -159,6 +159,8 @@ interface RequestInfo {
   host: string;
   grpcTimeout: string;
   metadata: Map<string, string[]>;
+  /** The connection after the answer, from the Connection headers (uws.ts connectionClose). */
+  connClose: number;
 }
 
 export class RestGateway {
@@ -289,6 +291,7 @@ export class RestGateway {
     try {
       info = readRequest(req, res);
       ex.head = info.method === 'HEAD';
+      ex.connClose = info.connClose;
     } catch (e) {
       this.fail(res, ex, [], toStatus(e));
       return ex;
@@ -314,9 +317,10 @@ export class RestGateway {
     }
 
     const cl = parseContentLength(info.contentLength);
-    if (cl === null) {
+    if (cl === null || info.connClose === CONN_DROPPED_BY_UWS) {
       // net/http readRequest: `bad Content-Length` is answered by the server itself, 400, and the
-      // connection closed (uWS 20.30 closes it on its own right after: docs/ARCHITECTURE.md).
+      // connection closed. uWS 20.30 drops the connection right after this handler; the answer is
+      // written so that it leaves first (uws.ts CONN_DROPPED_BY_UWS).
       this.answer(res, ex, 400, [['Content-Type', 'text/plain; charset=utf-8']], '400 Bad Request', true);
       return ex;
     }
@@ -353,14 +357,15 @@ export class RestGateway {
       this.run(res, ex, info, headers, body);
       return;
     }
-    res.pause();
+    // Resumed with the answer (uws.ts pauseUntilAnswer): resuming before the async call let
+    // uWS's timeout close the connection unanswered when the call took 8 s or more.
+    pauseUntilAnswer(res, ex);
     const attempt = (): void => {
       if (ex.aborted || ex.done) return;
       if (this.running >= REST_MAX_RUNNING) {
         this.blocked.push(attempt);
         return;
       }
-      res.resume();
       this.run(res, ex, info, headers, body);
     };
     this.slice.defer(attempt);
@@ -581,7 +586,11 @@ function readRequest(req: HttpRequest, res: HttpResponse): RequestInfo {
     host: '',
     grpcTimeout: '',
     metadata: new Map(),
+    connClose: CONN_KEEP,
   };
+  let connection: string | null = null;
+  let connectionCloses = false;
+  let firstContentLength: string | null = null;
   const md = info.metadata;
   const add = (k: string, v: string) => {
     const list = md.get(k);
@@ -606,6 +615,7 @@ function readRequest(req: HttpRequest, res: HttpResponse): RequestInfo {
         break;
       case 'content-length':
         info.contentLength = v;
+        firstContentLength ??= v;
         break;
       case 'transfer-encoding':
         info.chunked = v.toLowerCase().includes('chunked');
@@ -616,11 +626,18 @@ function readRequest(req: HttpRequest, res: HttpResponse): RequestInfo {
       case 'grpc-timeout':
         info.grpcTimeout = v;
         break;
+      case 'connection':
+        connection ??= v;
+        if (hasCloseToken(v)) connectionCloses = true;
+        break;
     }
     if (k === BLOCK_HEIGHT_HEADER) add(BLOCK_HEIGHT_HEADER, v);
     else if (k.startsWith('grpc-metadata-')) add(k.slice('grpc-metadata-'.length), v);
     if (PERMANENT_HEADERS.has(k)) add(`grpcgateway-${k}`, v);
   });
+  if (connection !== null) info.connClose = connectionClose(connection, connectionCloses);
+  // uWS drops the connection after this handler (the value uWS reads is the first one).
+  if (firstContentLength !== null && uwsRefusesContentLength(firstContentLength)) info.connClose = CONN_DROPPED_BY_UWS;
   // runtime/context.go annotateContext: X-Forwarded-Host and X-Forwarded-For.
   if (!md.has('x-forwarded-host') && info.host !== '') add('x-forwarded-host', info.host);
   const ip = remoteAddress(res);

@@ -28,6 +28,90 @@ export interface ResponseState {
   aborted: boolean;
   /** Set once a response has been written; later writes are ignored. */
   done?: boolean;
+  /**
+   * What the request's Connection header means for the connection after the answer
+   * (connectionClose(); CONN_KEEP when absent). Set by the handler while the request is readable.
+   */
+  connClose?: number;
+  /** Reading is paused until the answer (pauseUntilAnswer); send() resumes it. */
+  paused?: boolean;
+}
+
+/**
+ * Pauses reading the request's connection until its answer is written: send() resumes it inside
+ * the answer's cork. Not earlier: uWS 20.30's resume() arms the socket's 10 s HTTP timeout
+ * (uNetworking/uWebSockets:src/HttpResponse.h resume → timeout(HTTP_TIMEOUT_S)), which a request
+ * still being computed then meets 8–12 s later: the connection was closed without an answer
+ * (a bare uWS handler shows it; a request never paused has no timeout while it is pending).
+ * While paused, uWS reads nothing more from the client (no pipelined request can close the
+ * connection meanwhile) and notices its leaving only when the answer is written.
+ */
+export function pauseUntilAnswer(res: HttpResponse, state: ResponseState): void {
+  res.pause();
+  state.paused = true;
+}
+
+/** The connection stays open after the answer (no `close` asked, nothing uWS closes on). */
+export const CONN_KEEP = 0;
+/**
+ * uWS 20.30 closes the connection after this answer on its own and does not say so: it does for
+ * any request whose first Connection header value is 5 bytes long (`close`, but also `fooba`)
+ * and then, as the client "already sent it", never writes `Connection: close`
+ * (uNetworking/uWebSockets:src/HttpContext.h, src/HttpResponse.h internalEnd). A client that
+ * reuses the connection then meets a closed socket; we write the header ourselves.
+ */
+export const CONN_CLOSED_BY_UWS = 1;
+/**
+ * The request carries the `close` token among other values (`close, te`): net/http closes after
+ * the answer and says so (server.go, httpguts.HeaderValuesContainsToken); uWS does not notice, so
+ * the answer goes out as a closing one.
+ */
+export const CONN_CLOSE_ASKED = 2;
+
+/**
+ * uWS 20.30 drops the connection right after our handler returns, with whatever the handler wrote
+ * still in its cork buffer (a Content-Length it cannot parse: uwsRefusesContentLength). Only an
+ * answer written synchronously, and past that buffer, gets out: writeResponse pads the body.
+ */
+export const CONN_DROPPED_BY_UWS = 3;
+
+/**
+ * uWS 20.30 reads Content-Length as 1–9 decimal digits only, after the request handler ran, and
+ * on anything else closes the socket without uncorking it (uNetworking/uWebSockets:
+ * src/HttpParser.h toUnsignedInteger, src/HttpContext.h FULLPTR): the answer never leaves.
+ */
+export function uwsRefusesContentLength(v: string): boolean {
+  if (v === '') return false;
+  if (v.length > 9) return true;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return true;
+  }
+  return false;
+}
+
+/**
+ * A write larger than what uWS's 16 KiB cork buffer has left is written at once, uncorked
+ * (uNetworking/uWebSockets:src/AsyncSocket.h write, LoopData.h CORK_BUFFER_SIZE): a body of this
+ * size leaves the cork, and the answer then closes the connection itself before uWS drops it.
+ */
+const CORK_FLUSH_BYTES = 16 * 1024 + 1;
+
+/**
+ * The connection's fate from the request's Connection header: `first` is the first value (the
+ * one uWS looks at, HttpRequest.getHeader), `anyClose` whether any value holds the close token
+ * (RFC 9110 §7.6.1: a comma-separated list, case-insensitive).
+ */
+export function connectionClose(first: string, anyClose = hasCloseToken(first)): number {
+  if (first.length === 5) return CONN_CLOSED_BY_UWS;
+  return anyClose ? CONN_CLOSE_ASKED : CONN_KEEP;
+}
+
+/** Whether a Connection header value lists the `close` option (RFC 9110 §7.6.1, RFC 9112 §9.6). */
+export function hasCloseToken(v: string): boolean {
+  if (v.length < 5) return false;
+  for (const part of v.split(',')) if (part.trim().toLowerCase() === 'close') return true;
+  return false;
 }
 
 export interface ListenAddr {
@@ -83,7 +167,7 @@ export interface SendOptions {
   close?: boolean;
   /** A HEAD request: headers and Content-Length only (uWS would otherwise send the body). */
   head?: boolean;
-  /** No body and no Content-Length (e.g. 204); the connection stays open (`close` is ignored). */
+  /** No body and no Content-Length (e.g. 204); `close` is only announced (see writeResponse). */
   noBody?: boolean;
 }
 
@@ -119,25 +203,44 @@ export function send(
 const NO_OPTIONS: SendOptions = Object.freeze({});
 
 function writeResponse(res: HttpResponse, state: ResponseState, status: string, headers: Headers, body: string | Uint8Array, opts: SendOptions): void {
+  if (state.paused) {
+    state.paused = false;
+    res.resume();
+  }
   res.writeStatus(status);
   if (Array.isArray(headers)) {
     const list = headers as ReadonlyArray<readonly [string, string]>;
     for (let i = 0; i < list.length; i++) res.writeHeader(list[i]![0], list[i]![1]);
   } else for (const k in headers) res.writeHeader(k, (headers as Record<string, string>)[k]!);
+  const cc = state.connClose ?? CONN_KEEP;
+  const close = opts.close === true || cc === CONN_CLOSE_ASKED || cc === CONN_DROPPED_BY_UWS;
+  if (cc === CONN_DROPPED_BY_UWS && !opts.noBody && !opts.head) {
+    // Padded with trailing spaces (still the same text or JSON) so that it leaves uWS's cork
+    // buffer and goes out before uWS drops the connection (see CONN_DROPPED_BY_UWS). A bodiless
+    // answer (HEAD) cannot be: it is lost with the connection.
+    const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    if (size < CORK_FLUSH_BYTES) body = Buffer.concat([typeof body === 'string' ? Buffer.from(body) : body, Buffer.alloc(CORK_FLUSH_BYTES - size, 0x20)]);
+  }
+  // uWS closes after this answer by itself and would not announce it (see CONN_CLOSED_BY_UWS).
+  // Its end(…, true) then writes no header either, so this one is never doubled.
+  if (cc === CONN_CLOSED_BY_UWS) res.writeHeader('Connection', 'close');
   // No argument at all: uWS 20.30 reads an explicit `undefined` length as 2^63 and writes that
   // as Content-Length, which breaks the connection for the next request (a 204 carries none).
-  if (opts.noBody) res.endWithoutBody();
-  else if (opts.head) {
+  if (opts.noBody || opts.head) {
     // A HEAD answer names its body's length itself: uWS 20.30's endWithoutBody(length) leaves
     // the response open (the next request on the connection was closed unanswered, found by the
     // fuzzer), while endWithoutBody() with the header written by hand completes it.
-    res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
-    if (opts.close) res.writeHeader('Connection', 'close');
+    if (!opts.noBody) res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+    // endWithoutBody() cannot also close (its only closing form takes the Content-Length that
+    // leaves the response open) and the response object is void after it (close() throws). So
+    // a bodiless answer that must close says so and leaves the closing to the client, which
+    // MUST stop there (RFC 9112 §9.6), or to uWS's keep-alive timeout (10 s) — unless uWS
+    // closes it anyway (CONN_CLOSED_BY_UWS).
+    if (close && cc !== CONN_CLOSED_BY_UWS) res.writeHeader('Connection', 'close');
     res.endWithoutBody();
-    if (opts.close) res.close();
   }
   // A closing answer is a short error: uWS's end() writes `Connection: close` and closes after it.
-  else if (opts.close) res.end(body, true);
+  else if (close) res.end(body, true);
   else {
     const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
     const start = res.getWriteOffset();

@@ -16,14 +16,63 @@ export interface HttpAnswer {
 }
 
 /** What one request got: an answer, or the connection closed (or timed out) without one. */
-export type HttpOutcome = { kind: 'answer'; answer: HttpAnswer } | { kind: 'closed'; partial: string } | { kind: 'timeout'; partial: string } | { kind: 'error'; message: string };
+export type HttpOutcome =
+  | { kind: 'answer'; answer: HttpAnswer }
+  | { kind: 'closed'; partial: string; conn?: string }
+  | { kind: 'timeout'; partial: string; conn?: string }
+  | { kind: 'error'; message: string; conn?: string };
 
 export function header(a: HttpAnswer, name: string): string | undefined {
   return a.headers.get(name.toLowerCase())?.[0];
 }
 
+/** A kept-alive connection idle this long is not reused (uWS closes it after 8–12 s). */
+const IDLE_REUSE_MS = 5000;
+
+/** The request's Connection header values, as lower-cased tokens (RFC 9110 §7.6.1). */
+function connectionTokens(raw: Buffer): { requestLine: string; tokens: string[] } {
+  let end = raw.indexOf('\r\n\r\n');
+  if (end < 0) end = Math.min(raw.length, 64 * 1024);
+  const lines = raw.subarray(0, end).toString('latin1').split(/\r?\n/);
+  const tokens: string[] = [];
+  for (const l of lines.slice(1)) {
+    const m = /^connection[ \t]*:(.*)$/i.exec(l);
+    if (m) tokens.push(...m[1]!.split(',').map((t) => t.trim().toLowerCase()));
+  }
+  return { requestLine: lines[0] ?? '', tokens };
+}
+
+/** The request's Connection header lists `close` (RFC 9112 §9.6). */
+export function sendsCloseOption(raw: Buffer): boolean {
+  return connectionTokens(raw).tokens.includes('close');
+}
+
+/**
+ * Whether a request asks to close its connection after the answer: a `close` option in its
+ * Connection header (RFC 9112 §9.6), or HTTP/1.0 without `keep-alive` (§9.3). A client that asked
+ * MUST NOT send another request on that connection.
+ */
+export function asksClose(raw: Buffer): boolean {
+  const { requestLine, tokens } = connectionTokens(raw);
+  if (tokens.includes('close')) return true;
+  return / HTTP\/1\.0$/.test(requestLine) && !tokens.includes('keep-alive');
+}
+
+interface ConnTrace {
+  port: number;
+  opened: number;
+  sent: number;
+  lastAnswer: number;
+  fin: number;
+  requests: number;
+  /** The last requests written on this socket (request line, size), most recent last. */
+  history: string[];
+}
+
 interface Pending {
   head: boolean;
+  /** The request asked to close the connection after its answer. */
+  close: boolean;
   resolve: (o: HttpOutcome) => void;
 }
 
@@ -34,8 +83,8 @@ export class HttpConn {
   private dead = true;
   /** Answers read on the current socket (0: a fresh connection). */
   private answered = 0;
-  /** The last answer on this socket was to a HEAD (then a close is not retried: KNOWN_BUGS.headKeepAlive). */
-  private afterHead = false;
+  /** What happened on the current socket, for a failure report (see connInfo). */
+  private trace: ConnTrace | null = null;
 
   constructor(
     readonly port: number,
@@ -49,6 +98,10 @@ export class HttpConn {
     this.buf = Buffer.alloc(0);
     this.dead = false;
     this.answered = 0;
+    const trace: ConnTrace = { port: 0, opened: performance.now(), sent: 0, lastAnswer: 0, fin: 0, requests: 0, history: [] };
+    this.trace = trace;
+    sock.on('connect', () => (trace.port = sock.localPort ?? 0));
+    sock.on('end', () => (trace.fin = performance.now()));
     sock.on('data', (d) => {
       this.buf = this.buf.length === 0 ? d : Buffer.concat([this.buf, d]);
       this.drain(false);
@@ -56,7 +109,7 @@ export class HttpConn {
     const gone = (err?: Error) => {
       if (this.sock !== sock) return;
       this.dead = true;
-      this.drain(true, err);
+      this.drain(true, err, this.connInfo(trace, err));
       this.sock = null;
     };
     sock.on('close', () => gone());
@@ -67,29 +120,36 @@ export class HttpConn {
   /**
    * Sends `raw` (optionally in several writes, split at `splits`) and resolves with the first
    * response. `responses` > 1 for pipelined requests written together: the result is the last.
+   *
+   * No retry: a connection is reused only while the server keeps it (it announced no close, the
+   * client asked for none, and it has not sat idle towards uWS's keep-alive timeout), so a kept
+   * connection that closes under a request is the server's fault, reported as such.
    */
-  async send(raw: Buffer, opts: { head?: boolean; splits?: number[]; responses?: number; heads?: boolean[] } = {}): Promise<HttpOutcome[]> {
-    const reused = !this.dead && this.sock !== null && this.answered > 0 && !this.afterHead;
-    const outs = await this.sendOnce(raw, opts);
-    // A kept-alive connection the server closed (after an answer that ended it) while this request
-    // was on its way: what clients do, and what is fair here, is to send it again on a new one.
-    const first = outs[0];
-    if (reused && first && ((first.kind === 'closed' && first.partial === '') || (first.kind === 'error' && /EPIPE|ECONNRESET/.test(first.message)))) {
-      this.destroy();
-      return this.sendOnce(raw, opts);
-    }
-    return outs;
+  send(raw: Buffer, opts: { head?: boolean; splits?: number[]; responses?: number; heads?: boolean[] } = {}): Promise<HttpOutcome[]> {
+    // uWS closes a keep-alive connection idle for HTTP_IDLE_TIMEOUT_S (10 s), checked every 4 s:
+    // 8–12 s after the last answer (uNetworking/uWebSockets:src/HttpContext.h). Like a real
+    // client's idle-connection timeout, one idle for 5 s is not reused.
+    if (!this.dead && this.trace && this.trace.lastAnswer > 0 && performance.now() - this.trace.lastAnswer > IDLE_REUSE_MS) this.destroy();
+    return this.sendOnce(raw, opts);
   }
 
   private sendOnce(raw: Buffer, opts: { head?: boolean; splits?: number[]; responses?: number; heads?: boolean[] }): Promise<HttpOutcome[]> {
     const sock = this.dead || !this.sock ? this.connect() : this.sock;
     const n = opts.responses ?? 1;
+    const points = [...(opts.splits ?? [])].filter((p) => p > 0 && p < raw.length).sort((a, b) => a - b);
+    if (this.trace) {
+      this.trace.sent = performance.now();
+      this.trace.requests++;
+      const nl = raw.indexOf('\r\n');
+      this.trace.history.push(`${JSON.stringify(raw.subarray(0, Math.min(nl < 0 ? 120 : nl, 120)).toString('latin1'))} (${raw.length} B${n > 1 ? ` ×${n}` : ''}${points.length ? `, ${points.length + 1} writes` : ''})`);
+      if (this.trace.history.length > 3) this.trace.history.shift();
+    }
     const promises: Promise<HttpOutcome>[] = [];
+    const close = asksClose(raw);
     for (let i = 0; i < n; i++) {
       const head = opts.heads?.[i] ?? opts.head ?? false;
-      promises.push(new Promise<HttpOutcome>((resolve) => this.queue.push({ head, resolve })));
+      promises.push(new Promise<HttpOutcome>((resolve) => this.queue.push({ head, close, resolve })));
     }
-    const points = [...(opts.splits ?? [])].filter((p) => p > 0 && p < raw.length).sort((a, b) => a - b);
     let from = 0;
     for (const p of points) {
       sock.write(raw.subarray(from, p));
@@ -129,7 +189,17 @@ export class HttpConn {
     s?.destroy();
   }
 
-  private drain(closed: boolean, err?: Error): void {
+  /**
+   * The socket's story when it ended without an answer: client port (to find it in a packet
+   * capture), requests sent and answers read on it, and the times since it opened.
+   */
+  private connInfo(t: ConnTrace, err?: Error): string {
+    const now = performance.now();
+    const ms = (x: number) => (x === 0 ? '-' : `${(now - x).toFixed(0)} ms ago`);
+    return `client port ${t.port}, request ${t.requests} on it (${this.answered} answered), opened ${ms(t.opened)}, last request sent ${ms(t.sent)}, last answer ${ms(t.lastAnswer)}, ${t.fin ? `FIN ${ms(t.fin)}` : 'no FIN'}${err ? `, ${err.message}` : ''}; requests on it, last ones: ${t.history.join(' → ')}`;
+  }
+
+  private drain(closed: boolean, err?: Error, conn?: string): void {
     while (this.queue.length > 0) {
       const p = this.queue[0]!;
       const r = parseResponse(this.buf, p.head, closed);
@@ -138,14 +208,20 @@ export class HttpConn {
         this.queue.shift();
         const partial = this.buf.subarray(0, 300).toString('latin1');
         this.buf = Buffer.alloc(0);
-        p.resolve(err && partial === '' ? { kind: 'error', message: err.message } : { kind: 'closed', partial });
+        p.resolve(err && partial === '' ? { kind: 'error', message: err.message, conn } : { kind: 'closed', partial, conn });
         continue;
       }
       this.queue.shift();
       this.answered++;
-      this.afterHead = p.head;
+      if (this.trace) {
+        this.trace.lastAnswer = performance.now();
+        const h = this.trace.history;
+        if (h.length > 0) h[h.length - 1] += ` → ${r.answer.status}${r.answer.body.length ? ` ${r.answer.body.length} B` : ''}`;
+      }
       this.buf = this.buf.subarray(r.used);
-      const wantsClose = (header(r.answer, 'connection') ?? '').toLowerCase() === 'close';
+      // The server announced the close, or this client asked for it: either way the connection
+      // ends with this answer (pipelined requests behind it are never read).
+      const wantsClose = (header(r.answer, 'connection') ?? '').toLowerCase() === 'close' || p.close;
       r.answer.closed = closed || wantsClose;
       if (r.answer.status >= 100 && r.answer.status < 200 && r.answer.status !== 101) {
         this.queue.unshift(p); // interim answer: the real one follows

@@ -3,7 +3,7 @@
  * (method, path, query, headers, body), framing variations applied when it is turned into bytes,
  * and the rule that every request gets an answer (a close or a hang without one is a failure).
  */
-import { buildRequest, type HttpAnswer, type HttpOutcome } from './http-conn.js';
+import { buildRequest, header, sendsCloseOption, type HttpAnswer, type HttpOutcome } from './http-conn.js';
 import { knownBugEnabled } from './known-bugs.js';
 import { enabled, pickMutator, type Mutator } from './mutators.js';
 import type { Rng } from './prng.js';
@@ -173,12 +173,19 @@ export function judgeHttpOutcome(c: HttpCase, outs: HttpOutcome[], judge: (a: Ht
       closedBefore = true;
       continue;
     }
-    if (o.kind === 'closed') return { problem: `connection closed without an answer${which}; partial ${printable(o.partial, 300)}`, tag: 'closed' };
+    if (o.kind === 'closed') return { problem: `connection closed without an answer${which}; partial ${printable(o.partial, 300)}${o.conn ? ` (${o.conn})` : ''}`, tag: 'closed' };
     if (o.kind === 'timeout') return { problem: `no answer within the timeout${which}; partial ${printable(o.partial, 300)}`, tag: 'timeout' };
     // A body past the limit is answered (400/413) and the connection closed while the client is
     // still writing: the client may see the reset before the answer.
     if (o.kind === 'error' && c.raw.length > 1_000_000 && /EPIPE|ECONNRESET/.test(o.message)) continue;
-    if (o.kind === 'error') return { problem: `socket error ${o.message}${which}`, tag: 'error' };
+    if (o.kind === 'error') return { problem: `socket error ${o.message}${which}${o.conn ? ` (${o.conn})` : ''}`, tag: 'error' };
+    // RFC 9112 §9.6: a server that closes because the request said `close` SHOULD say so in its
+    // answer, and net/http (CometBFT, the SDK's gateway) always does. uWS 20.30 alone closes such
+    // connections silently, and a client that reused one met a closed socket (src/rpc/server/uws.ts
+    // CONN_CLOSED_BY_UWS).
+    if (sendsCloseOption(c.raw) && (header(o.answer, 'connection') ?? '').toLowerCase() !== 'close') {
+      return { problem: `the request asked to close the connection, the answer does not say \`Connection: close\`${which}: ${o.answer.statusLine}`, tag: String(o.answer.status) };
+    }
     const p = judge(o.answer, c.heads[i] ?? false);
     if (p) return { problem: `${p}${which}: ${o.answer.statusLine} ${printable(o.answer.body, 500)}`, tag: String(o.answer.status) };
   }

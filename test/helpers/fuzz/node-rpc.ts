@@ -19,7 +19,7 @@ import { enabled, jsLeak, headerName, headerValue, mutateBytes, mutateJson, muta
 import { knownBugEnabled } from './known-bugs.js';
 import { framingMutators, type HttpCase, type HttpRequestSpec, httpCaseOf, judgeHttpOutcome } from './http-surface.js';
 import type { Rng } from './prng.js';
-import { printable, type FuzzCase, type Lane, type Surface } from './surface.js';
+import { isFramingError, printable, type FuzzCase, type Lane, type Surface } from './surface.js';
 import type { FuzzTarget } from './target.js';
 
 /** A valid call: its method, JSON-RPC params, and URI query. */
@@ -143,7 +143,7 @@ export function judgeNodeRpc(a: HttpAnswer, head: boolean): string | null {
     }
     return envelopeProblem(v);
   }
-  if (ct.startsWith('text/plain')) return TEXT_BODIES.has(a.body.toString('utf8')) ? null : `unexpected text body ${printable(a.body, 200)}`;
+  if (ct.startsWith('text/plain')) return TEXT_BODIES.has(a.body.toString('utf8')) || isFramingError(a) ? null : `unexpected text body ${printable(a.body, 200)}`;
   if (ct.startsWith('text/html')) return a.body.toString('utf8').startsWith('<html>') ? null : 'html body is not the endpoint list';
   if (a.body.length === 0 && a.status === 200) return null; // only notifications
   return `unexpected content-type ${JSON.stringify(ct)} with status ${a.status}`;
