@@ -18,7 +18,7 @@ import t, { type Test } from 'tap';
 import { defaultNodeConfig } from '../../src/config/node-config.js';
 import { route, routes } from '../../src/rpc/node/routes.js';
 import { NodeRpcServer } from '../../src/rpc/node/server.js';
-import { QueryRouter } from '../../src/rpc/grpc/router.js';
+import { QueryRouter } from '../../src/app/query-router.js';
 import { RestGateway } from '../../src/rpc/rest/gateway.js';
 import { LoopSlice } from '../../src/rpc/server/slice.js';
 import { CONN_CLOSE_ASKED, CONN_CLOSED_BY_UWS, CONN_KEEP, connectionClose, hasCloseToken, listen, uws, uwsRefusesContentLength } from '../../src/rpc/server/uws.js';
