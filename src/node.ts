@@ -51,6 +51,11 @@ import { Switch } from './p2p/switch.js';
 import { ConsensusReactor } from './p2p/reactors/consensus.js';
 import { MempoolReactor } from './p2p/reactors/mempool.js';
 import { EvidenceReactor } from './p2p/reactors/evidence.js';
+import { BlocksyncReactor } from './p2p/blocksync/reactor.js';
+import { BlocksyncSwitchReactor, SyncController } from './p2p/blocksync/node-sync.js';
+
+/** A validator this many blocks behind its peers leaves consensus for block sync. */
+const BLOCKSYNC_FALL_BEHIND = 10n;
 import type { P2PConfig } from './config/node-config.js';
 import { Query as AuthQuery } from './gen/chain/auth/v1beta1/query_pb.js';
 import { Query as AuthzQuery } from './gen/chain/authz/v1beta1/query_pb.js';
@@ -111,7 +116,7 @@ export function makeGenesisState(g: GenesisDoc): State {
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 
-function wireMetrics(metrics: Metrics, consensus: ConsensusState, mempool: Mempool, state: State): void {
+function wireMetrics(metrics: Metrics, consensus: Pick<ConsensusState, 'subscribe'>, mempool: Mempool, state: State): void {
   metrics.consensus.height.set(Number(state.lastBlockHeight + 1n));
   metrics.consensus.latestBlockHeight.set(Number(state.lastBlockHeight));
   metrics.consensus.validators.set(state.validators.size);
@@ -297,21 +302,21 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     });
 
     const privval = FilePV.load(paths.privValidatorKey, paths.privValidatorState);
-    const wal = new WAL(paths.walFile, { logger: logger.child({ module: 'wal' }) });
     const nodeKey = readNodeKey(paths.nodeKey);
     const nodeId = nodeIdFromPubKey(nodeKey.pubKey);
 
     const p2pLog = logger.child({ module: 'p2p' });
     const consensusReactor = new ConsensusReactor({ blockStore: storage.blocks, logger: p2pLog });
-    const consensus = new ConsensusState({
+    // One ConsensusState per consensus period: block sync may stop one and start the next.
+    const makeConsensus = (st: State) => new ConsensusState({
       config: config.consensus,
-      state,
+      state: st,
       executor,
       broadcast: consensusReactor.broadcast,
       sendTo: consensusReactor.sendTo,
       privValidator: privval,
       verifier: poolVoteVerifier(pool),
-      wal,
+      wal: new WAL(paths.walFile, { logger: logger.child({ module: 'wal' }) }),
       blockStore: storage.blocks,
       logger: logger.child({ module: 'consensus' }),
       pubKeyTypeName: names.pubKeyType('ed25519'),
@@ -321,9 +326,24 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         log.error('consensus halted', { err: err.message });
       },
     });
-    mempool.onTxsAvailable(() => consensus.notifyTxsAvailable());
-    bridgeConsensusEvents(consensus, bus);
-    consensusReactor.setConsensus(consensus);
+    const blocksync = new BlocksyncReactor({
+      store: storage.blocks,
+      executor,
+      state,
+      // cometbft/cometbft:node/node.go: block sync unless we are the only validator.
+      blockSync: !(state.validators.size === 1 && state.validators.hasAddress(privval.key.address)),
+      onCaughtUp: (st) => sync.onCaughtUp(st),
+      onFallenBehind: (id, ph, oh) => sync.onFallenBehind(id, ph, oh),
+      fallBehindBlocks: BLOCKSYNC_FALL_BEHIND,
+      logger: p2pLog,
+    });
+    const sync: SyncController<ConsensusState> = new SyncController({ reactor: blocksync, makeConsensus, state, logger: p2pLog });
+    mempool.onTxsAvailable(() => sync.notifyTxsAvailable());
+    bridgeConsensusEvents(sync, bus);
+    consensusReactor.setConsensus(sync);
+    sync.subscribe((name, d) => {
+      if (name === 'NewRoundStep' && (d as { step?: string }).step === 'RoundStepNewHeight') blocksync.broadcastStatus();
+    });
     const p2pSwitch = new Switch({
       nodeKey: Ed25519PrivKey.fromSeed(nodeKey.seed),
       nodeInfo: {
@@ -343,8 +363,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     p2pSwitch.addReactor(consensusReactor);
     p2pSwitch.addReactor(new MempoolReactor({ mempool, broadcast: config.mempool.broadcast, logger: p2pLog }));
     p2pSwitch.addReactor(new EvidenceReactor({ pool: evidencePool, logger: p2pLog }));
-    // The block-sync reactor (0x40) registers here too: p2pSwitch.addReactor(...).
-    if (metrics) wireMetrics(metrics, consensus, mempool, state);
+    p2pSwitch.addReactor(new BlocksyncSwitchReactor(blocksync));
+    if (metrics) wireMetrics(metrics, sync, mempool, state);
 
     // Chain module queries and the tx service: one router for gRPC, REST and abci_query.
     const queryRouter = new QueryRouter({
@@ -362,7 +382,9 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       genesisBytes: fs.readFileSync(paths.genesis),
       names,
       storage,
-      consensus,
+      get consensus() {
+        return sync.consensus;
+      },
       mempool,
       app,
       bus,
@@ -386,7 +408,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         routes.status(() => {
           // status changes only when a block commits: serve the cached JSON for this height.
           const h = storage.blocks.height();
-          const st = consensus.getState();
+          const st = sync.consensus.getState();
           if (statusCache && statusCache.height === h && statusCache.state === st) return statusCache.raw;
           const raw = new RawJson(marshalJson(statusResult({
             nodeId,
@@ -396,7 +418,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
             rpcListenAddr: config.rpc.laddr,
             txIndex: config.txIndex.indexer === 'kv',
             blockStore: storage.blocks,
-            state: () => consensus.getState(),
+            state: () => sync.consensus.getState(),
+            catchingUp: () => sync.syncing,
             validatorAddress: privval.key.address,
             validatorPubKey: { type: 'ed25519', bytes: privval.key.pubKey },
             pubKeyTypeName: (t) => names.pubKeyType(t),
@@ -440,8 +463,9 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
 
     await p2pSwitch.start();
     parts.push({ name: 'p2p switch', close: () => p2pSwitch.stop() });
-    await consensus.start();
-    parts.push({ name: 'consensus', close: () => consensus.stop() });
+    if (blocksync.isSyncing()) log.info('block sync: catching up with peers before consensus', { height: state.lastBlockHeight.toString() });
+    else await sync.startConsensus();
+    parts.push({ name: 'consensus', close: () => sync.stop() });
     log.info('node started', { node_id: nodeId, height: state.lastBlockHeight.toString(), version: VERSION });
 
     let closing: Promise<void> | null = null;
