@@ -53,6 +53,7 @@ import { MempoolReactor } from './p2p/reactors/mempool.js';
 import { EvidenceReactor } from './p2p/reactors/evidence.js';
 import { BlocksyncReactor } from './p2p/blocksync/reactor.js';
 import { BlocksyncSwitchReactor, SyncController } from './p2p/blocksync/node-sync.js';
+import { doubleSignRequested, equivocatingBroadcast } from './p2p/reactors/double-sign.js';
 
 /** A validator this many blocks behind its peers leaves consensus for block sync. */
 const BLOCKSYNC_FALL_BEHIND = 10n;
@@ -307,12 +308,17 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
 
     const p2pLog = logger.child({ module: 'p2p' });
     const consensusReactor = new ConsensusReactor({ blockStore: storage.blocks, logger: p2pLog });
+    // Test-only equivocation (refused outside "test-" chains): src/p2p/reactors/double-sign.ts.
+    let p2pSwitch: Switch | null = null;
+    const broadcast = doubleSignRequested(process.env, state.chainId)
+      ? equivocatingBroadcast(consensusReactor.broadcast, { key: privval.key, chainId: state.chainId, sw: () => p2pSwitch })
+      : consensusReactor.broadcast;
     // One ConsensusState per consensus period: block sync may stop one and start the next.
     const makeConsensus = (st: State) => new ConsensusState({
       config: config.consensus,
       state: st,
       executor,
-      broadcast: consensusReactor.broadcast,
+      broadcast,
       sendTo: consensusReactor.sendTo,
       privValidator: privval,
       verifier: poolVoteVerifier(pool),
@@ -344,7 +350,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     sync.subscribe((name, d) => {
       if (name === 'NewRoundStep' && (d as { step?: string }).step === 'RoundStepNewHeight') blocksync.broadcastStatus();
     });
-    const p2pSwitch = new Switch({
+    p2pSwitch = new Switch({
       nodeKey: Ed25519PrivKey.fromSeed(nodeKey.seed),
       nodeInfo: {
         protocolVersion: { p2p: P2P_PROTOCOL, block: BLOCK_PROTOCOL, app: state.appVersion },
