@@ -52,11 +52,8 @@ import { ConsensusReactor } from './p2p/reactors/consensus.js';
 import { MempoolReactor } from './p2p/reactors/mempool.js';
 import { EvidenceReactor } from './p2p/reactors/evidence.js';
 import { BlocksyncReactor } from './p2p/blocksync/reactor.js';
-import { BlocksyncSwitchReactor, SyncController } from './p2p/blocksync/node-sync.js';
+import { BlocksyncSwitchReactor, FALL_BEHIND_BLOCKS, SyncController } from './p2p/blocksync/node-sync.js';
 import { doubleSignRequested, equivocatingBroadcast } from './p2p/reactors/double-sign.js';
-
-/** A validator this many blocks behind its peers leaves consensus for block sync. */
-const BLOCKSYNC_FALL_BEHIND = 10n;
 import type { P2PConfig } from './config/node-config.js';
 import { Query as AuthQuery } from './gen/chain/auth/v1beta1/query_pb.js';
 import { Query as AuthzQuery } from './gen/chain/authz/v1beta1/query_pb.js';
@@ -340,7 +337,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       blockSync: !(state.validators.size === 1 && state.validators.hasAddress(privval.key.address)),
       onCaughtUp: (st) => sync.onCaughtUp(st),
       onFallenBehind: (id, ph, oh) => sync.onFallenBehind(id, ph, oh),
-      fallBehindBlocks: BLOCKSYNC_FALL_BEHIND,
+      fallBehindBlocks: FALL_BEHIND_BLOCKS,
       logger: p2pLog,
     });
     const sync: SyncController<ConsensusState> = new SyncController({ reactor: blocksync, makeConsensus, state, logger: p2pLog });

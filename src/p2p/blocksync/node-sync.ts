@@ -88,6 +88,9 @@ export interface SyncControllerOptions<C extends ManagedConsensus> {
   logger?: Logger;
 }
 
+/** A validator this many blocks behind a peer leaves consensus for block sync. */
+export const FALL_BEHIND_BLOCKS = 10n;
+
 type Listener = (name: ConsensusEventName, data: ConsensusEventData) => void;
 
 export class SyncController<C extends ManagedConsensus> {
@@ -171,9 +174,12 @@ export class SyncController<C extends ManagedConsensus> {
     await this.startCurrent();
   }
 
+  /** Stops consensus, or block sync and the block it is applying (before the store closes). */
   async stop(): Promise<void> {
     this.closed = true;
     while (this.switching) await this.switching;
+    this.o.reactor.stop();
+    await this.o.reactor.idle();
     if (this.running) {
       this.running = false;
       this.unsub?.();
