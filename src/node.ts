@@ -53,6 +53,9 @@ import { Switch } from './p2p/switch.js';
 import { ConsensusReactor } from './p2p/reactors/consensus.js';
 import { MempoolReactor } from './p2p/reactors/mempool.js';
 import { EvidenceReactor } from './p2p/reactors/evidence.js';
+import { BlocksyncReactor } from './p2p/blocksync/reactor.js';
+import { BlocksyncSwitchReactor, FALL_BEHIND_BLOCKS, SyncController } from './p2p/blocksync/node-sync.js';
+import { doubleSignRequested, equivocatingBroadcast } from './p2p/reactors/double-sign.js';
 import type { P2PConfig } from './config/node-config.js';
 import { Query as AuthQuery } from './gen/chain/auth/v1beta1/query_pb.js';
 import { Query as AuthzQuery } from './gen/chain/authz/v1beta1/query_pb.js';
@@ -265,21 +268,26 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     });
 
     const privval = FilePV.load(paths.privValidatorKey, paths.privValidatorState, { signLogPath: env.signLog });
-    const wal = new WAL(paths.walFile, { logger: logger.child({ module: 'wal' }) });
     const nodeKey = readNodeKey(paths.nodeKey);
     const nodeId = nodeIdFromPubKey(nodeKey.pubKey);
 
     const p2pLog = logger.child({ module: 'p2p' });
     const consensusReactor = new ConsensusReactor({ blockStore: storage.blocks, logger: p2pLog });
-    const consensus = new ConsensusState({
+    // Test-only equivocation (refused outside "test-" chains): src/p2p/reactors/double-sign.ts.
+    let p2pSwitch: Switch | null = null;
+    const broadcast = doubleSignRequested(env.testDoubleSign, state.chainId)
+      ? equivocatingBroadcast(consensusReactor.broadcast, { key: privval.key, chainId: state.chainId, sw: () => p2pSwitch })
+      : consensusReactor.broadcast;
+    // One ConsensusState per consensus period: block sync may stop one and start the next.
+    const makeConsensus = (st: State) => new ConsensusState({
       config: config.consensus,
-      state,
+      state: st,
       executor,
-      broadcast: consensusReactor.broadcast,
+      broadcast,
       sendTo: consensusReactor.sendTo,
       privValidator: privval,
       verifier: poolVoteVerifier(pool),
-      wal,
+      wal: new WAL(paths.walFile, { logger: logger.child({ module: 'wal' }) }),
       blockStore: storage.blocks,
       logger: logger.child({ module: 'consensus' }),
       pubKeyTypeName: names.pubKeyType('ed25519'),
@@ -290,10 +298,25 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         log.error('consensus halted', { err: err.message });
       },
     });
-    mempool.onTxsAvailable(() => consensus.notifyTxsAvailable());
-    bridgeConsensusEvents(consensus, bus);
-    consensusReactor.setConsensus(consensus);
-    const p2pSwitch = new Switch({
+    const blocksync = new BlocksyncReactor({
+      store: storage.blocks,
+      executor,
+      state,
+      // cometbft/cometbft:node/node.go: block sync unless we are the only validator.
+      blockSync: !(state.validators.size === 1 && state.validators.hasAddress(privval.key.address)),
+      onCaughtUp: (st) => sync.onCaughtUp(st),
+      onFallenBehind: (id, ph, oh) => sync.onFallenBehind(id, ph, oh),
+      fallBehindBlocks: FALL_BEHIND_BLOCKS,
+      logger: p2pLog,
+    });
+    const sync: SyncController<ConsensusState> = new SyncController({ reactor: blocksync, makeConsensus, state, logger: p2pLog });
+    mempool.onTxsAvailable(() => sync.notifyTxsAvailable());
+    bridgeConsensusEvents(sync, bus);
+    consensusReactor.setConsensus(sync);
+    sync.subscribe((name, d) => {
+      if (name === 'NewRoundStep' && (d as { step?: string }).step === 'RoundStepNewHeight') blocksync.broadcastStatus();
+    });
+    p2pSwitch = new Switch({
       nodeKey: Ed25519PrivKey.fromSeed(nodeKey.seed),
       nodeInfo: {
         protocolVersion: { p2p: P2P_PROTOCOL, block: BLOCK_PROTOCOL, app: state.appVersion },
@@ -312,7 +335,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     p2pSwitch.addReactor(consensusReactor);
     p2pSwitch.addReactor(new MempoolReactor({ mempool, broadcast: config.mempool.broadcast, logger: p2pLog }));
     p2pSwitch.addReactor(new EvidenceReactor({ pool: evidencePool, logger: p2pLog }));
-    // The block-sync reactor (0x40) registers here too: p2pSwitch.addReactor(...).
+    p2pSwitch.addReactor(new BlocksyncSwitchReactor(blocksync));
 
     // Chain module queries and the tx service: one router for gRPC, REST and abci_query.
     const queryRouter = new QueryRouter({
@@ -330,7 +353,9 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       genesisBytes: fs.readFileSync(paths.genesis),
       names,
       storage,
-      consensus,
+      get consensus() {
+        return sync.consensus;
+      },
       mempool,
       app,
       bus,
@@ -355,7 +380,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         routes.status(() => {
           // status changes only when a block commits: serve the cached JSON for this height.
           const h = storage.blocks.height();
-          const st = consensus.getState();
+          const st = sync.consensus.getState();
           if (statusCache && statusCache.height === h && statusCache.state === st) return statusCache.raw;
           const raw = new RawJson(marshalJson(statusResult({
             nodeId,
@@ -365,7 +390,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
             rpcListenAddr: config.rpc.laddr,
             txIndex: config.txIndex.indexer === 'kv',
             blockStore: storage.blocks,
-            state: () => consensus.getState(),
+            state: () => sync.consensus.getState(),
+            catchingUp: () => sync.syncing,
             validatorAddress: privval.key.address,
             validatorPubKey: { type: 'ed25519', bytes: privval.key.pubKey },
             pubKeyTypeName: (t) => names.pubKeyType(t),
@@ -409,8 +435,9 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
 
     await p2pSwitch.start();
     parts.push({ name: 'p2p switch', close: () => p2pSwitch.stop() });
-    await consensus.start();
-    parts.push({ name: 'consensus', close: () => consensus.stop() });
+    if (blocksync.isSyncing()) log.info('block sync: catching up with peers before consensus', { height: state.lastBlockHeight.toString() });
+    else await sync.startConsensus();
+    parts.push({ name: 'consensus', close: () => sync.stop() });
     log.info('node started', { node_id: nodeId, height: state.lastBlockHeight.toString(), version: VERSION });
 
     let closing: Promise<void> | null = null;

@@ -8,6 +8,8 @@
  *   CHAIND_CRYPTO    `auto` (default: native if the addon loads, else JS), `native`, `js`
  *   CHAIND_SIGN_LOG  a file that receives every signature the private validator releases (the
  *                    kill -9 e2e test proves no double signature with it); unset or empty: none
+ *   CHAIND_TEST_DOUBLE_SIGN  `1`: the validator equivocates (tests of evidence only; refused unless
+ *                    the chain id begins "test-", src/p2p/reactors/double-sign.ts)
  *
  * (CHAIND_HOME and CHAIND_COMMIT are the CLI's own and reach it through `io.env`; CHAIND_NATIVE_PATH
  * stays with the addon loader, src/crypto/native.ts, because worker threads load the addon too.)
@@ -24,10 +26,12 @@ export interface EnvSwitches {
   crypto: CryptoBackendSetting;
   /** CHAIND_SIGN_LOG; null: no signature log. */
   signLog: string | null;
+  /** CHAIND_TEST_DOUBLE_SIGN=1 */
+  testDoubleSign: boolean;
 }
 
 /** What a node started without an environment (in-process tests) runs with. */
-export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null });
+export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, testDoubleSign: false });
 
 /** Reads and checks the switches; a bad value is a ConfigError naming the variable. */
 export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwitches {
@@ -42,5 +46,5 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
     throw new ConfigError((e as Error).message, 'CONFIG_INVALID', 'environment', 'CHAIND_CRYPTO');
   }
   const signLog = env.CHAIND_SIGN_LOG;
-  return { pool: pool === 'single' ? 'single' : 'piscina', crypto, signLog: signLog !== undefined && signLog !== '' ? signLog : null };
+  return { pool: pool === 'single' ? 'single' : 'piscina', crypto, signLog: signLog !== undefined && signLog !== '' ? signLog : null, testDoubleSign: env.CHAIND_TEST_DOUBLE_SIGN === '1' };
 }

@@ -25,6 +25,7 @@ export type P2PErrorCode =
   | 'INCOMPATIBLE' // NodeInfo.CompatibleWith failed
   | 'DUPLICATE' // already connected to / dialling this peer
   | 'FULL' // max inbound/outbound peers reached
+  | 'ISOLATED' // the switch is cut off on purpose (Switch.isolate, a test tool)
   | 'INVALID_MESSAGE'; // a reactor refused a peer's message
 
 export class P2PError extends Error {

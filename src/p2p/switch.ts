@@ -112,6 +112,8 @@ export class Switch {
   private _listening = false;
   listenPort = 0;
   nodeInfo: NodeInfo;
+  /** Until this time (ms since the epoch) the switch refuses every connection (isolate). */
+  private isolatedUntil = 0;
   private readonly mconnConfig: MConnConfig;
 
   constructor(private readonly opts: SwitchOptions) {
@@ -215,6 +217,28 @@ export class Switch {
     for (const id of ids) this.privateIds.add(id.toLowerCase());
   }
 
+  /**
+   * Cuts the node off the network for `ms` from inside (fault tests; reached only through the
+   * unsafe RPC `unsafe_p2p_isolate`): every peer is stopped, inbound connections are closed after
+   * their handshake and dials fail until the time is up; persistent peers are redialled as after
+   * any disconnect, so the links come back on their own afterwards. `ms` 0 ends a cut now.
+   */
+  isolate(ms: number): void {
+    if (ms <= 0) {
+      this.isolatedUntil = 0;
+      this.log.info('isolation ended');
+      for (const pa of this.persistentAddrs) if (!this.peers.has(pa.id)) this.reconnectToPeer(pa);
+      return;
+    }
+    this.isolatedUntil = Date.now() + ms;
+    this.log.info('isolating the node from its peers', { ms });
+    for (const p of [...this.peers.values()]) this.stopPeer(p, new P2PError('ISOLATED', 'node isolated'), true);
+  }
+
+  get isolated(): boolean {
+    return Date.now() < this.isolatedUntil;
+  }
+
   /** Sends to every peer that has the channel, without waiting (switch.go Broadcast uses Send). */
   broadcast(ch: number, msg: Uint8Array): void {
     for (const p of this.peers.values()) void p.send(ch, msg);
@@ -260,6 +284,7 @@ export class Switch {
   async dialPeer(pa: PeerAddress): Promise<Peer> {
     if (!this.running || this.transport === null) throw new P2PError('SOCKET', 'switch not running');
     if (pa.id === this.transport.id) throw new P2PError('SELF', 'dial to self');
+    if (this.isolated) throw new P2PError('ISOLATED', 'node isolated');
     const existing = this.peers.get(pa.id);
     if (existing) return existing;
     if (this.dialing.has(pa.id)) throw new P2PError('DUPLICATE', `already dialing ${pa.id}`);
@@ -270,6 +295,10 @@ export class Switch {
     this.dialing.add(pa.id);
     try {
       const up = await this.transport.dial(pa);
+      if (this.isolated) {
+        up.conn.close();
+        throw new P2PError('ISOLATED', 'node isolated');
+      }
       const peer = this.addPeer(up, pa);
       if (peer === null) throw new P2PError('DUPLICATE', `peer ${pa.id} already connected`);
       return peer;
@@ -279,7 +308,7 @@ export class Switch {
   }
 
   private onAccepted(up: UpgradedConnection): void {
-    if (!this.running) {
+    if (!this.running || this.isolated) {
       up.conn.close();
       return;
     }

@@ -77,7 +77,8 @@ export interface ChainNode {
 
 export async function openChainNode(g: ChainGenesis): Promise<ChainNode> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
-  const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true, mapSize: 4 * 1024 * 1024 * 1024 });
+  // BS_SYNC=1 (bench): fsync every commit, as a node does.
+  const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: process.env['BS_SYNC'] !== '1', mapSize: 4 * 1024 * 1024 * 1024 });
   const names = createNames({ upstreamNames: false });
   const app = createChainApp({ db: storage.app.latest, names, bech32Prefix: 'chain', txDecoder: jsonTxDecoder, appVersion: g.doc.consensusParams.version.app });
   let state = makeGenesisState(g.doc);

@@ -77,6 +77,10 @@ t.test('a peer silent for the peer timeout is dropped and its heights go to the 
   for (let i = 0; i < 2; i++) for (const h of pool.pendingOf('b')) deliver('b', h);
   t.ok(aHeights.slice(0, 10).every((h) => pool.askedFor(h).length === 0), 'a\'s heights were served by b');
   t.equal(deliver('a', 1n), null, 'a late block from the dropped peer is ignored');
+  // Not banned: reconnected and reporting its status again, a is asked for blocks again.
+  pool.setPeerRange('a', 1n, 1000n);
+  t.same(pool.peerIds().sort(), ['a', 'b'], 'a is back after a new status');
+  t.ok(pool.pendingOf('a').length > 0, 'and gets requests');
 });
 
 t.test('receive rate: slow peer dropped only after requests waited the whole window', async (t) => {

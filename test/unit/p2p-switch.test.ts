@@ -182,3 +182,30 @@ t.test('mempool reactor: txs gossiped once, never back to their sender; evidence
   await waitFor(() => a.peerList().length === 0 && b.peerList().length === 0, 20_000, 'disconnected');
   t.pass('b dropped a over an undecodable EvidenceList');
 });
+
+t.test('a peer left in the Propose step gets the complete proposal forwarded', async (t) => {
+  const a = node();
+  await a.sw.start();
+  t.teardown(() => a.sw.stop());
+  // a holds a complete signed proposal (its own, broadcast while it had no peers).
+  const big = blockFromJSON(BLOCKS[1]!.block, new Uint8Array(150_000).fill(9));
+  const { blockId } = blockIdOf(big);
+  const proposal: Proposal = { type: SignedMsgType.Proposal, height: 2n, round: 0, polRound: -1, blockId, timestamp: big.header.time, signature: new Uint8Array(64).fill(2) };
+  a.reactor.broadcast({ kind: 'proposal', proposal, block: big });
+
+  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
+  await b.sw.start();
+  t.teardown(() => b.sw.stop());
+  await waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
+  b.cons.emit('NewRoundStep', { height: 2n, round: 0, step: 'RoundStepNewHeight' });
+  await waitFor(() => a.reactor.peerState(b.id)!.height === 2n, 20_000, 'b at height 2 on a');
+  await new Promise((r) => setTimeout(r, 800));
+  t.notOk(b.cons.got.some((g) => g.msg.kind === 'proposal'), 'not forwarded while b is not in Propose');
+  b.cons.emit('NewRoundStep', { height: 2n, round: 0, step: 'RoundStepPropose' });
+  await waitFor(() => b.cons.got.some((g) => g.msg.kind === 'proposal'), 20_000, 'proposal forwarded');
+  const got = b.cons.got.find((g) => g.msg.kind === 'proposal')!;
+  if (got.msg.kind === 'proposal') {
+    t.same(got.msg.proposal.signature, proposal.signature, 'the signed proposal, whole block');
+    t.equal(got.msg.block.data.txs.length, big.data.txs.length, 'with all its parts');
+  }
+});

@@ -14,6 +14,7 @@
  *  - within `tipWindow` (50) blocks of the highest peer height each block is asked of two peers;
  *  - a peer with requests pending that delivered nothing for `peerTimeoutMs` (15 s) is dropped and
  *    its heights are asked of others;
+ *  - a slow or silent peer is dropped (disconnected) but not banned: reconnected, it is used again;
  *  - a peer is dropped for a receive rate below `minRecvRate` (128 KiB/s) measured over
  *    `rateWindowMs`, but only when it held requests for the whole window AND its oldest pending
  *    request waited at least `rateWindowMs`: a peer that answers every request at once is never
@@ -91,6 +92,8 @@ export class BlockPool {
   private readonly requesters = new Map<bigint, Requester>();
   /** Peers removed from this pool: their late messages are ignored. */
   private readonly banned = new Set<string>();
+  /** Peers dropped as slow/silent: their late blocks are ignored until they report again. */
+  private readonly dropped = new Set<string>();
   private _height: bigint;
   private _maxPeerHeight = 0n;
   readonly startTime: number;
@@ -157,6 +160,7 @@ export class BlockPool {
   /** A StatusResponse: adds the peer or updates its range, then schedules. */
   setPeerRange(peerId: string, base: bigint, height: bigint): void {
     if (this.banned.has(peerId)) return;
+    this.dropped.delete(peerId);
     let p = this.peers.get(peerId);
     if (!p) {
       const now = this.o.now();
@@ -186,10 +190,15 @@ export class BlockPool {
     this.schedule();
   }
 
-  /** Drops a peer for misbehaviour: removed, banned from this pool, reported. */
+  /**
+   * Drops a slow or silent peer: removed and reported (the reactor disconnects it). Not banned:
+   * on a loaded machine our own event loop can make a good peer look slow, and a persistent
+   * peer that reconnects and reports its status again is used again (a ban here left a joining
+   * node with its only peer refused, syncing forever). Bad blocks ban (rejectBlocks).
+   */
   private dropPeer(peerId: string, reason: string): void {
-    if (!this.peers.has(peerId) && this.banned.has(peerId)) return;
-    this.banned.add(peerId);
+    if (!this.peers.has(peerId)) return;
+    this.dropped.add(peerId);
     this.removePeer(peerId);
     this.onPeerError(peerId, reason);
   }
@@ -200,7 +209,7 @@ export class BlockPool {
    */
   addBlock(peerId: string, block: Block, blockBytes: Uint8Array, extCommit: ExtendedCommit | null): string | null {
     const p = this.peers.get(peerId);
-    if (!p) return this.banned.has(peerId) ? null : 'block from a peer that sent no status';
+    if (!p) return this.banned.has(peerId) || this.dropped.has(peerId) ? null : 'block from a peer that sent no status';
     const h = block.header.height;
     const sentAt = p.pending.get(h);
     if (sentAt === undefined) {

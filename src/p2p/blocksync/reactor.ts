@@ -116,6 +116,7 @@ export class BlocksyncReactor {
   private syncStart = 0;
   private synced = 0;
   private applying = false;
+  private loop: Promise<void> = Promise.resolve();
   private started = false;
   private statusTimer: NodeJS.Timeout | null = null;
   private checkTimer: NodeJS.Timeout | null = null;
@@ -175,6 +176,11 @@ export class BlocksyncReactor {
     this.statusTimer = this.checkTimer = null;
     this.syncing = false;
     this.pool = null;
+  }
+
+  /** Resolves once no block is being applied (after stop(), none starts again). */
+  async idle(): Promise<void> {
+    await this.loop;
   }
 
   /**
@@ -375,7 +381,7 @@ export class BlocksyncReactor {
   private trySync(): void {
     if (this.applying || !this.syncing || this.fatal) return;
     this.applying = true;
-    void this.syncLoop().finally(() => {
+    this.loop = this.syncLoop().finally(() => {
       this.applying = false;
     });
   }

@@ -117,6 +117,13 @@ interface Assembly {
 /** How long a peer one height behind may stay there before it is sent the block (ms). */
 const CATCHUP_GRACE_MS = 300;
 
+/**
+ * How long a peer may sit in the Propose step of the round whose complete proposal we hold
+ * before we forward it (ms). A peer the proposer is not connected to (a full node behind one
+ * validator) gets the proposal this way; peers the proposer reached leave Propose first.
+ */
+const PROPOSAL_FORWARD_GRACE_MS = 300;
+
 /** Assemblies kept at once (a peer cannot make us hold more than this many part sets). */
 const MAX_ASSEMBLIES = 16;
 
@@ -141,6 +148,8 @@ export class ConsensusReactor implements Reactor {
   private ours: { height: bigint; round: number; step: number; startedAt: number } | null = null;
   /** Parts of our own recent proposals, by proposal key. */
   private readonly ownParts = new Map<string, Part[]>();
+  /** The newest complete signed proposal we hold (own or received), for forwarding. */
+  private complete: { proposal: Proposal; parts: Part[]; at: number } | null = null;
 
   constructor(private readonly opts: ConsensusReactorOptions) {
     this.log = opts.logger ?? nullLogger;
@@ -188,6 +197,7 @@ export class ConsensusReactor implements Reactor {
 
   /** ConsensusStateOptions.broadcast. */
   broadcast = (msg: SmMessage): void => {
+    if (msg.kind === 'proposal' && msg.proposal.signature.length > 0) this.noteComplete(msg.proposal, this.partsOf(msg.proposal, msg.block));
     for (const { peer, ps } of this.peers.values()) this.sendSm(peer, ps, msg);
   };
 
@@ -376,6 +386,7 @@ export class ConsensusReactor implements Reactor {
     if (a.proposal !== null && !a.deliveredSigned) {
       a.deliveredSigned = true;
       a.deliveredBlock = true;
+      this.noteComplete(a.proposal, Array.from({ length: a.parts.total }, (_, i) => a.parts.getPart(i)!));
       this.consensus.receive({ kind: 'proposal', proposal: a.proposal, block: a.block }, peer.id);
       return;
     }
@@ -431,9 +442,41 @@ export class ConsensusReactor implements Reactor {
     });
   }
 
+  private noteComplete(p: Proposal, parts: Part[]): void {
+    const c = this.complete;
+    if (c && (c.proposal.height > p.height || (c.proposal.height === p.height && c.proposal.round >= p.round))) return;
+    this.complete = { proposal: p, parts, at: Date.now() };
+  }
+
+  /**
+   * gossipDataRoutine's proposal branch, reduced: a peer still in the Propose step of the round
+   * whose complete proposal we hold, PROPOSAL_FORWARD_GRACE_MS after we had it, gets the proposal
+   * and the parts it has neither sent us nor been sent by us.
+   */
+  private maybeForwardProposal(peer: Peer, ps: PeerState): void {
+    const c = this.complete;
+    if (c === null || ps.height !== c.proposal.height || ps.round !== c.proposal.round || ps.step !== RoundStep.Propose) return;
+    if (Date.now() - c.at < PROPOSAL_FORWARD_GRACE_MS) return;
+    const p = c.proposal;
+    const pk = proposalKey(p.height, p.round);
+    if (ps.has(pk)) return;
+    if (!this.sendTo1(peer, { type: 'Proposal', proposal: p })) return;
+    ps.mark(pk);
+    const root = hexOf(p.blockId.partSetHeader.hash);
+    for (const part of c.parts) {
+      const k = partKey(p.height, p.round, root, part.index);
+      if (ps.has(k)) continue;
+      void peer.send(DATA_CHANNEL, encodeConsensusMessage({ type: 'BlockPart', height: p.height, round: p.round, part }));
+      ps.mark(k);
+    }
+  }
+
   /** Periodic pass for lagging peers (gossipDataRoutine's catch-up branch); the node calls it on a timer. */
   tick(): void {
-    for (const { peer, ps } of this.peers.values()) this.maybeCatchup(peer, ps);
+    for (const { peer, ps } of this.peers.values()) {
+      this.maybeCatchup(peer, ps);
+      this.maybeForwardProposal(peer, ps);
+    }
   }
 }
 

@@ -97,6 +97,6 @@ export interface EvidenceRpc {
 /** info-net.ts: net_info, dial_seeds, dial_peers. */
 export interface NetRpc {
   config: { p2p: Pick<NodeConfig['p2p'], 'externalAddress'> };
-  p2p?: Pick<Switch, 'dialPeersAsync' | 'peerList' | 'listening' | 'addPrivatePeerIds' | 'addUnconditionalPeerIds'>;
+  p2p?: Pick<Switch, 'dialPeersAsync' | 'peerList' | 'listening' | 'addPrivatePeerIds' | 'addUnconditionalPeerIds' | 'isolate'>;
   logger: Logger;
 }

@@ -260,5 +260,19 @@ export function netRoutes(ctx: NetRpc, opts: NetRoutesOptions = {}): Route[] {
         return { log: 'Dialing peers in progress. See /net_info for details' };
       },
     }),
+    // chaind's own, for fault tests: cut the node off its peers for `duration` ms from inside
+    // (0 ends the cut).
+    route({
+      name: 'unsafe_p2p_isolate',
+      params: [{ name: 'duration', type: 'int' }],
+      unsafe: true,
+      handler: ({ duration }) => {
+        if (!ctx.p2p) throw new Error('no P2P switch');
+        const ms = Number(duration);
+        if (!(ms >= 0 && ms <= 600_000)) throw new Error('duration must be 0..600000 ms');
+        ctx.p2p.isolate(ms);
+        return { log: ms === 0 ? 'Isolation ended' : `Isolated from peers for ${ms} ms` };
+      },
+    }),
   ];
 }

@@ -1,0 +1,85 @@
+/**
+ * A fresh node joining a running network by block sync, all real processes on loopback: four
+ * validators from `chaind testnet init-files` (timeout_commit JOIN_COMMIT, default 10 ms) make
+ * blocks until height JOIN_HEIGHT (default 500); then a fifth, non-validator node with node0 and
+ * node1 as peers starts, block-syncs, node1 is killed once the joiner has a quarter of the chain,
+ * and the joiner switches to consensus. Prints the catch-up rate from the joiner's own log
+ * ("node started" to "caught up, switching to consensus"), excluding process start-up.
+ *
+ *   node dist/bench/p2p-join.bench.js
+ *   JOIN_HEIGHT=1000 JOIN_COMMIT=50ms node dist/bench/p2p-join.bench.js
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { CLI, getJson, runCli, tmpHome, waitFor } from '../test/helpers/node.js';
+
+const JOIN_HEIGHT = BigInt(process.env['JOIN_HEIGHT'] ?? 500);
+const COMMIT = process.env['JOIN_COMMIT'] ?? '10ms';
+
+const dir = tmpHome('chaind-join-bench-');
+const a = 2 + Math.floor(Math.random() * 250);
+const b = 1 + Math.floor(Math.random() * 250);
+const ips = [2, 3, 4, 5, 6].map((x) => `127.${a}.${b}.${x}`);
+const procs: ChildProcess[] = [];
+
+function start(i: number): ChildProcess {
+  const home = path.join(dir, `node${i}`);
+  const out = fs.openSync(path.join(dir, `node${i}.log`), 'a');
+  const p = spawn(process.execPath, [CLI, 'start', '--home', home, '--consensus.timeout_commit', COMMIT], { stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  procs.push(p);
+  return p;
+}
+
+async function height(i: number): Promise<bigint> {
+  try {
+    const r = await getJson(`http://${ips[i]}:26657/status`, 2000);
+    return BigInt(r.body.result.sync_info.latest_block_height);
+  } catch {
+    return -1n;
+  }
+}
+
+try {
+  const init = runCli(['testnet', 'init-files', '--v', '4', '--output-dir', dir, '--chain-id', 'join-bench', '--starting-ip-address', ips[0]!, '--keyring-backend', 'none']);
+  if (init.status !== 0) throw new Error(init.stderr);
+  const ids: string[] = JSON.parse(init.stdout).nodes.map((n: { node_id: string }) => n.node_id);
+  const home4 = path.join(dir, 'node4');
+  if (runCli(['init', 'node4', '--chain-id', 'join-bench', '--home', home4]).status !== 0) throw new Error('init node4');
+  fs.copyFileSync(path.join(dir, 'node0/config/genesis.json'), path.join(home4, 'config/genesis.json'));
+  for (const f of ['config.toml', 'app.toml']) {
+    let s = fs.readFileSync(path.join(dir, 'node3/config', f), 'utf8').split(ips[3]!).join(ips[4]!);
+    s = s.replace(/^persistent_peers = .*$/m, `persistent_peers = "${ids[0]}@${ips[0]}:26656,${ids[1]}@${ips[1]}:26656"`);
+    fs.writeFileSync(path.join(home4, 'config', f), s);
+  }
+  const t0 = Date.now();
+  const vals = [0, 1, 2, 3].map(start);
+  await waitFor(`height ${JOIN_HEIGHT}`, async () => (await height(0)) >= JOIN_HEIGHT, 1_800_000, 1000);
+  const chainS = (Date.now() - t0) / 1000;
+  const top = await height(0);
+  console.log(`4 validators, timeout_commit ${COMMIT}: height ${top} after ${chainS.toFixed(0)} s (${(Number(top) / chainS).toFixed(1)} blocks/s incl. start-up)`);
+  start(4);
+  let killedAt = -1n;
+  await waitFor('a quarter synced', async () => {
+    const h = await height(4);
+    if (h * 4n < top) return false;
+    vals[1]!.kill('SIGKILL');
+    killedAt = h;
+    return true;
+  }, 600_000, 20);
+  const log4 = path.join(dir, 'node4.log');
+  const caught = await waitFor('switch to consensus', async () => /blocksync: caught up, switching to consensus height=(\d+) blocks=(\d+)/.exec(fs.readFileSync(log4, 'utf8')), 600_000, 200);
+  const text = fs.readFileSync(log4, 'utf8');
+  const started = /^I\[([^\]]+)\] node started /m.exec(text)!;
+  const at = /^I\[([^\]]+)\] blocksync: caught up/m.exec(text)!;
+  const ms = Date.parse(at[1]!) - Date.parse(started[1]!);
+  console.log(`joiner: ${caught[2]} blocks synced in ${ms} ms (node1 killed at ${killedAt}) → ${(Number(caught[2]) / (ms / 1000)).toFixed(0)} blocks/s, then consensus at ${caught[1]}`);
+  const follow = (await height(0)) + 3n;
+  await waitFor('joiner follows consensus', async () => (await height(4)) >= follow, 300_000, 200);
+  console.log(`joiner follows consensus past ${follow}`);
+} finally {
+  for (const p of procs) p.kill('SIGKILL');
+  await new Promise((r) => setTimeout(r, 500));
+  fs.rmSync(dir, { recursive: true, force: true });
+}
