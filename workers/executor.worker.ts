@@ -17,6 +17,7 @@ import type { LogFields, Logger, LogLevel } from '../src/log.js';
 import { InlineBlockWriter, kvIndexHook } from '../src/state/block-writer.js';
 import {
   createNodeApp,
+  packWritten,
   stateFromWire,
   type ExecutorWorkerData,
   type FromWorker,
@@ -91,11 +92,22 @@ function main(): void {
       storage.env.resetReadTxn();
       app.sigVerifier.addVerified(m.verified);
       const block = decodeBlock(m.blockBytes);
-      const { resp } = await writer.writeWith(
+      const t0 = performance.now();
+      const before = { ...app.sigVerifier.stats };
+      const { resp, newState } = await writer.writeWith(
         { state: stateFromWire(m.state), blockId: m.blockId, block, seenCommit: m.seenCommit, blockBytes: m.blockBytes },
         m.votes,
       );
-      send({ type: 'written', id: m.id, resp });
+      const { answer, transfer } = packWritten(resp, newState);
+      port.postMessage({ type: 'written', id: m.id, answer } satisfies FromWorker, transfer);
+      const st = app.sigVerifier.stats;
+      log.info('executed block', {
+        height: block.header.height,
+        txs: block.data.txs.length,
+        ms: Math.round(performance.now() - t0),
+        sigs_from_checktx: st.memoHits - before.memoHits,
+        sigs_verified_here: st.syncVerified - before.syncVerified,
+      });
     } catch (e) {
       const err = e as Error & { code?: unknown };
       log.error('block failed on the executor thread', { height: m.state.lastBlockHeight + 1n, err: err?.message ?? String(e) });

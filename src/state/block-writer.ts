@@ -56,6 +56,19 @@ export interface WriteRequest {
 }
 
 export interface WriteResult {
+  newState: State;
+  /** Each tx's result code, in block order (what the mempool update needs). */
+  codes: ArrayLike<number>;
+  /**
+   * The whole FinalizeBlock response, for events. The executor thread's answer is decoded only
+   * when asked, in slices that yield to the event loop in between: a 5,000-tx response is ~10 MB
+   * of objects, whose decoding in one piece would stall every server for a long moment.
+   */
+  response(): Promise<ResponseFinalizeBlock>;
+}
+
+/** What the writer itself produced: the response and the state after the block. */
+export interface WriteOutcome {
   resp: ResponseFinalizeBlock;
   newState: State;
 }
@@ -161,16 +174,17 @@ export interface InlineWriterDeps {
 export class InlineBlockWriter implements BlockWriter {
   constructor(private readonly deps: InlineWriterDeps) {}
 
-  write(req: WriteRequest): Promise<WriteResult> {
-    return this.writeWith(req);
+  async write(req: WriteRequest): Promise<WriteResult> {
+    const { resp, newState } = await this.writeWith(req);
+    return { newState, codes: resp.txResults.map((r) => r.code), response: async () => resp };
   }
 
   /**
    * `votes`: conflicting votes to turn into evidence instead of the pool's own buffer (the
-   * executor thread gets them from the main thread's pool). Returns the pool's post-commit step
-   * already run.
+   * executor thread gets them from the main thread's pool). The pool's post-commit step has run
+   * when it resolves.
    */
-  async writeWith(req: WriteRequest, votes?: readonly ConflictingVotes[]): Promise<WriteResult> {
+  async writeWith(req: WriteRequest, votes?: readonly ConflictingVotes[]): Promise<WriteOutcome> {
     const { storage, app } = this.deps;
     const { state, blockId, block, seenCommit } = req;
     const height = block.header.height;

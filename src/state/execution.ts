@@ -18,6 +18,7 @@
 import type { ResponseCheckTx, ResponseFinalizeBlock } from '../app/abci.js';
 import { ed25519Verify } from '../crypto/ed25519.js';
 import type { EventBus } from '../events/bus.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import type { Storage } from '../store/storage.js';
 import {
@@ -108,6 +109,9 @@ export interface ExecutorDeps {
   logger?: Logger;
   metrics?: ExecutorMetrics;
 }
+
+/** Tx events published between two yields to the event loop. */
+const EVENT_SLICE_TXS = 256;
 
 // Size bounds from types/block.go: the largest possible proto overhead of a block, a header and a
 // commit with n signatures. A proposal's txs get what is left of block.max_bytes.
@@ -336,28 +340,26 @@ export class Executor implements BlockExecutor {
   }
 
   async applyBlock(state: State, blockId: BlockID, block: Block, seenCommit: Commit): Promise<State> {
-    const { mempool } = this.deps;
+    const { mempool, bus } = this.deps;
     const height = block.header.height;
     // FinalizeBlock and the block's one write transaction (on the executor thread by default);
     // when it resolves this thread's views show the new height.
-    const { resp, newState } = await this.writer.write({ state, blockId, block, seenCommit });
+    const res = await this.writer.write({ state, blockId, block, seenCommit });
     await mempool.lock();
     try {
-      const checks = this.deps.mempoolChecks?.(newState) ?? {};
-      await mempool.update(height, block.data.txs, resp.txResults, checks.preCheck, checks.postCheck);
+      const checks = this.deps.mempoolChecks?.(res.newState) ?? {};
+      await mempool.update(height, block.data.txs, Array.from(res.codes, (code) => ({ code })), checks.preCheck, checks.postCheck);
     } finally {
       mempool.unlock();
     }
     this.deps.metrics?.onBlockApplied?.(height, block.data.txs.length, block.header.time);
-    this.fireEvents(block, blockId, resp);
-    return newState;
+    // Nobody listens (no subscription, no broadcast_tx_commit waiting): no response to decode.
+    if (bus && bus.listenerCount > 0) await this.fireEvents(bus, block, blockId, await res.response());
+    return res.newState;
   }
 
   /** NewBlock, NewBlockHeader, NewBlockEvents, Tx and ValidatorSetUpdates (state/execution.go fireEvents). */
-  private fireEvents(block: Block, blockId: BlockID, resp: ResponseFinalizeBlock): void {
-    const bus = this.deps.bus;
-    // Nobody listens (no subscription, no broadcast_tx_commit waiting): skip the per-tx work.
-    if (!bus || bus.listenerCount === 0) return;
+  private async fireEvents(bus: EventBus, block: Block, blockId: BlockID, resp: ResponseFinalizeBlock): Promise<void> {
     const height = block.header.height.toString();
     // types/event_bus.go validateAndStringifyEvents: every attribute, indexed or not, keyed
     // `<type>.<key>`; the index flag matters only to the indexer.
@@ -382,12 +384,15 @@ export class Executor implements BlockExecutor {
     for (const evidence of block.evidence) {
       bus.publish({ type: 'NewEvidence', data: { height: block.header.height, evidence }, attributes: {} });
     }
-    block.data.txs.forEach((tx, index) => {
+    for (let index = 0; index < block.data.txs.length; index++) {
+      // A slice at a time: the servers on this thread answer in between.
+      if (index > 0 && index % EVENT_SLICE_TXS === 0) await yieldToLoop();
+      const tx = block.data.txs[index]!;
       const result = resp.txResults[index]!;
       const hash = hexUpper(txHash(tx));
       const attrs = flatten(result.events, { 'tx.hash': [hash], 'tx.height': [height] });
       bus.publish({ type: 'Tx', data: { height: block.header.height, index, tx, result }, attributes: attrs });
-    });
+    }
     if (resp.validatorUpdates.length > 0) {
       bus.publish({ type: 'ValidatorSetUpdates', data: { validatorUpdates: resp.validatorUpdates }, attributes: {} });
     }

@@ -10,10 +10,13 @@
  * the thread answers, it brings this thread's views up to the new height before `write` resolves:
  * a fresh LMDB read snapshot, the block store's height, the main app's committed view (CheckTx and
  * queries run over it here), the evidence pool's memory. Then consensus goes on (mempool update,
- * events) as before. A block that fails on the thread (FinalizeBlock throws, the transaction
+ * events) as before. The answer is the new state, the result codes, and the response serialized
+ * in slices (transferred buffers) that are decoded only if events need them. A block that fails on the thread (FinalizeBlock throws, the transaction
  * aborts) rejects `write` with that error and nothing was written; the thread's app has reloaded
  * its committed state. A thread that dies rejects every write after it; the node logs it.
  */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { RequestInitChain, ResponseFinalizeBlock } from '../app/abci.js';
 import { createChainApp, type ChainApp, type ChainAppOptions, type DecCoinSetting } from '../app/chain.js';
@@ -27,7 +30,7 @@ import type { BlockID, Commit } from '../types/block.js';
 import type { Validator } from '../types/validator.js';
 import { ValidatorSet } from '../types/validator_set.js';
 import { VERSION } from '../version.js';
-import { updateState, type BlockWriter, type ConflictingVotes, type WriteRequest, type WriteResult } from './block-writer.js';
+import { type BlockWriter, type ConflictingVotes, type WriteRequest, type WriteResult } from './block-writer.js';
 import type { State } from './state.js';
 
 /** Compiled worker: dist/src/state/executor-thread.js -> dist/workers/executor.worker.js. */
@@ -119,10 +122,47 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'fatal'; message: string }
-  | { type: 'written'; id: number; resp: ResponseFinalizeBlock }
+  | { type: 'written'; id: number; answer: WrittenBlock }
   | { type: 'failed'; id: number; message: string; code?: string }
   | { type: 'log'; level: Exclude<LogLevel, 'none'>; module: string; msg: string; fields?: LogFields }
   | { type: 'closed' };
+
+/** The thread's answer for a written block: small parts as they are, the response serialized. */
+export interface WrittenBlock {
+  state: WireState;
+  codes: Uint32Array;
+  /** v8.serialize of the response without txResults. */
+  head: Uint8Array;
+  /** v8.serialize of txResults, RESULTS_PER_SLICE at a time. */
+  slices: Uint8Array[];
+}
+
+/** Tx results per serialized slice: decoding one takes well under a millisecond. */
+const RESULTS_PER_SLICE = 128;
+
+/** The thread's side of WrittenBlock (its buffers are transferred, not copied). */
+export function packWritten(resp: ResponseFinalizeBlock, state: State): { answer: WrittenBlock; transfer: ArrayBuffer[] } {
+  const { txResults, ...rest } = resp;
+  const head = v8.serialize(rest);
+  const slices: Uint8Array[] = [];
+  for (let i = 0; i < txResults.length; i += RESULTS_PER_SLICE) slices.push(v8.serialize(txResults.slice(i, i + RESULTS_PER_SLICE)));
+  const codes = Uint32Array.from(txResults, (r) => r.code);
+  const answer: WrittenBlock = { state: stateToWire(state), codes, head, slices };
+  // Only buffers that own their whole ArrayBuffer move; anything else (a pooled slice) is copied.
+  const transfer = [codes, head, ...slices].filter((b) => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength).map((b) => b.buffer as ArrayBuffer);
+  return { answer, transfer };
+}
+
+/** Decodes a WrittenBlock's response a slice per event-loop turn. */
+async function unpackResponse(w: WrittenBlock): Promise<ResponseFinalizeBlock> {
+  const rest = v8.deserialize(w.head) as Omit<ResponseFinalizeBlock, 'txResults'>;
+  const txResults: ResponseFinalizeBlock['txResults'] = [];
+  for (const slice of w.slices) {
+    for (const r of v8.deserialize(slice) as ResponseFinalizeBlock['txResults']) txResults.push(r);
+    await yieldToLoop();
+  }
+  return { ...rest, txResults };
+}
 
 /** Why a block could not be written by the executor thread. */
 export class ExecutorThreadError extends Error {
@@ -166,7 +206,7 @@ export class ExecutorThread implements BlockWriter {
   private readonly log: Logger;
   private readonly loggers = new Map<string, Logger>();
   private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: (r: ResponseFinalizeBlock) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, { resolve: (r: WrittenBlock) => void; reject: (e: Error) => void }>();
   private dead: Error | null = null;
   private closing: Promise<void> | null = null;
   private onClosed: (() => void) | null = null;
@@ -214,7 +254,7 @@ export class ExecutorThread implements BlockWriter {
         const w = this.waiting.get(m.id);
         if (w === undefined) return;
         this.waiting.delete(m.id);
-        if (m.type === 'written') w.resolve(m.resp);
+        if (m.type === 'written') w.resolve(m.answer);
         else w.reject(Object.assign(new ExecutorThreadError('EXECUTOR_BLOCK_FAILED', m.message), m.code === undefined ? {} : { cause: m.code }));
         return;
       }
@@ -252,7 +292,7 @@ export class ExecutorThread implements BlockWriter {
     const own = req.blockBytes === undefined;
     const blockBytes = req.blockBytes ?? encodeBlock(block);
     const id = this.nextId++;
-    const answer = new Promise<ResponseFinalizeBlock>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    const answer = new Promise<WrittenBlock>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
     const msg: ToWorker = {
       type: 'write',
       id,
@@ -265,14 +305,15 @@ export class ExecutorThread implements BlockWriter {
     };
     const whole = blockBytes.byteOffset === 0 && blockBytes.byteLength === blockBytes.buffer.byteLength;
     this.worker.postMessage(msg, own && whole ? [blockBytes.buffer as ArrayBuffer] : []);
-    const resp = await answer;
-    const newState = updateState(state, blockId, block, resp);
+    const written = await answer;
+    const newState = stateFromWire(written.state);
     // The thread committed: this thread's views move to the new height, all in this one turn.
     storage.env.resetReadTxn();
     storage.blocks.reload();
     app.committedElsewhere(block.header.time);
     evidence?.committed(newState, votes.length);
-    return { resp, newState };
+    let decoded: Promise<ResponseFinalizeBlock> | undefined;
+    return { newState, codes: written.codes, response: () => (decoded ??= unpackResponse(written)) };
   }
 
   /** Lets the thread finish the block it has, close its environment and exit. */
