@@ -15,8 +15,14 @@
  *              proposal handling, block validation and the recheck after it).
  * The machine's load average is printed with the figures: the machine is shared.
  *
+ * Also reported: the node's CPU time in the execution window, all threads and the main thread's
+ * share (from /proc): on a loaded machine the probes' latency says as much about the machine as
+ * about the node, the main thread's CPU says what the node's RPC thread was doing.
+ *
  * Usage: node dist/bench/exec-latency.bench.js [txs, default 5000] [senders, default 50]
  * Env:   BENCH_DIST=/work/main/dist   run another build's node (before/after comparisons)
+ *        BENCH_PROBE_MS=2              the probes' interval
+ *        BENCH_TIMEOUT_COMMIT=40s      the wait in which the txs are submitted
  *        CHAIND_EXEC=inline            this build with block execution on the main thread
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -35,7 +41,8 @@ import { buildTx, devKeys, freshKey, msgSend, type DevAccount } from '../test/he
 const N = Number(process.argv[2] ?? 5000);
 const SENDERS = Number(process.argv[3] ?? 50);
 const CONNS = 64;
-const PROBE_EVERY_MS = 2;
+/** BENCH_PROBE_MS: the probes' interval (default 2 ms, each probe). */
+const PROBE_EVERY_MS = Number(process.env['BENCH_PROBE_MS'] ?? 2);
 const IDLE_MS = 2000;
 const WARMUP_MS = 1500;
 /** Long enough to submit N txs between two blocks on a loaded machine. */
@@ -210,6 +217,37 @@ function logTime(out: string, re: RegExp, offset: number): number | null {
 
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
 
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** utime+stime ticks of a process (/proc/<pid>/stat) or one of its threads (task/<tid>/stat). */
+function ticks(file: string): number {
+  try {
+    const stat = fs.readFileSync(file, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU of the node's main thread and of the whole process, sampled every 100 ms. */
+function cpuSampler(pid: number) {
+  const samples: { at: number; main: number; all: number }[] = [];
+  const take = () => samples.push({ at: performance.now(), main: ticks(`/proc/${pid}/task/${pid}/stat`), all: ticks(`/proc/${pid}/stat`) });
+  take();
+  const timer = setInterval(take, 100);
+  return {
+    stop: () => clearInterval(timer),
+    /** CPU ms of the main thread and of all threads between two times. */
+    between(from: number, to: number): string {
+      const a = samples.find((x) => x.at >= from) ?? samples[samples.length - 1]!;
+      const b = [...samples].reverse().find((x) => x.at <= to) ?? samples[samples.length - 1]!;
+      const ms = (t: number) => ((t * 1000) / CLOCK_TICKS).toFixed(0);
+      return `node CPU ${ms(b.all - a.all)} ms, of it main thread ${ms(b.main - a.main)} ms, over ${((b.at - a.at) / 1000).toFixed(2)} s`;
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const home = tmpHome('chaind-bench-');
   const init = spawnSync(process.execPath, [cli, 'init', 'bench', '--dev', '--home', home], { encoding: 'utf8' });
@@ -275,6 +313,7 @@ async function main(): Promise<void> {
       }),
     );
     // The probes start once the txs are in: the submission's own load is not what is measured.
+    const cpu = cpuSampler(proc.pid!);
     const status = statusProbe(port);
     const balance = balanceProbe(ports.grpc, sink.bech32);
     // Warm-up: the probes' connections open (discarded), then the idle window.
@@ -301,6 +340,8 @@ async function main(): Promise<void> {
     console.log(`\nexec latency: ${label}; ${N} bank sends from ${SENDERS} senders, ${rejected} rejected, ${pending} pending when submission ended (${((submitted - submitFrom) / 1000).toFixed(1)} s)`);
     console.log(`  block ${big}: ${txsLine?.[1] ?? '?'} txs; execution window ${execFrom === null ? '?' : ((committedSeen - execFrom) / 1000).toFixed(2)} s`);
     console.log(`  load average: ${loadIdle} (idle window), ${loadBlock} (after the block)`);
+    cpu.stop();
+    if (execFrom !== null) console.log(`  execution window: ${cpu.between(execFrom, committedSeen)}`);
     for (const [name, r] of [['/status', s], ['gRPC Balance', b]] as const) {
       console.log(`  ${name} every ${PROBE_EVERY_MS} ms (${r.errors} errors):`);
       console.log(`    idle       ${stats(r.samples, idleFrom, idleTo)}`);

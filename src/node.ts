@@ -2,8 +2,9 @@
  * The composition root: builds every part of the node from its options, in dependency order, and
  * closes them in reverse (STYLE.md item 1). Nothing else in chaind constructs long-lived parts.
  *
- * Start-up order: crypto backend → storage → worker pool → application → chain state (genesis or
- * stored) → handshake checks → mempool → evidence pool → executor → private validator → WAL →
+ * Start-up order: crypto backend → storage → worker pool → executor thread (loads meanwhile) →
+ * application → chain state (genesis or stored) → handshake checks → mempool → evidence pool →
+ * executor thread init → executor → private validator → WAL →
  * consensus → RPC and metrics servers → consensus start.
  */
 import fs from 'node:fs';
@@ -136,6 +137,8 @@ function wireMetrics(metrics: Metrics, consensus: ConsensusState, mempool: Mempo
  */
 export interface TestingOptions {
   txDecoder?: TxDecoder;
+  /** Block execution on this thread (as CHAIND_EXEC=inline): a test that spies on the app's FinalizeBlock. */
+  inlineExecutor?: boolean;
 }
 
 export async function startNode(opts: StartNodeOptions & { testing?: TestingOptions }): Promise<ChaindNode> {
@@ -177,7 +180,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     // Block execution on the executor thread, unless CHAIND_EXEC=inline or a test swaps the tx
     // decoder (a function cannot cross to the thread): docs/ARCHITECTURE.md, Threads. It loads
     // while this thread starts up; `init` below hands it the chain state.
-    const writer = process.env.CHAIND_EXEC === 'inline' || opts.testing?.txDecoder !== undefined ? undefined
+    const inline = process.env.CHAIND_EXEC === 'inline' || opts.testing?.inlineExecutor === true || opts.testing?.txDecoder !== undefined;
+    const writer = inline ? undefined
       : new ExecutorThread({ dbFile: path.join(paths.dbDir, DB_FILE_NAME), appSpec, logger });
     if (writer) parts.push({ name: 'executor thread', close: () => writer.close() });
 
