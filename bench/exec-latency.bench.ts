@@ -341,6 +341,7 @@ async function main(): Promise<void> {
     console.log(`  block ${big}: ${txsLine?.[1] ?? '?'} txs; execution window ${execFrom === null ? '?' : ((committedSeen - execFrom) / 1000).toFixed(2)} s`);
     console.log(`  load average: ${loadIdle} (idle window), ${loadBlock} (after the block)`);
     cpu.stop();
+    console.log(`  idle window: ${cpu.between(idleFrom, idleTo)}`);
     if (execFrom !== null) console.log(`  execution window: ${cpu.between(execFrom, committedSeen)}`);
     for (const [name, r] of [['/status', s], ['gRPC Balance', b]] as const) {
       console.log(`  ${name} every ${PROBE_EVERY_MS} ms (${r.errors} errors):`);

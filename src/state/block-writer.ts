@@ -79,7 +79,13 @@ export interface WriteOutcome {
  * block store, evidence pool); it throws when nothing was written.
  */
 export interface BlockWriter {
-  write(req: WriteRequest): Promise<WriteResult>;
+  /**
+   * `beforeCommitVisible`: awaited just before this thread's app sees the new height (inline:
+   * before the transaction; executor thread: when its answer arrives, before the views refresh).
+   * The executor takes the mempool lock there, so that no CheckTx runs between the check state's
+   * reset and the recheck that rebuilds it (CometBFT holds the mempool lock across Commit).
+   */
+  write(req: WriteRequest, beforeCommitVisible?: () => Promise<void>): Promise<WriteResult>;
 }
 
 /** FinalizeBlock's decided_last_commit / ProcessProposal's proposed_last_commit. */
@@ -174,8 +180,8 @@ export interface InlineWriterDeps {
 export class InlineBlockWriter implements BlockWriter {
   constructor(private readonly deps: InlineWriterDeps) {}
 
-  async write(req: WriteRequest): Promise<WriteResult> {
-    const { resp, newState } = await this.writeWith(req);
+  async write(req: WriteRequest, beforeCommitVisible?: () => Promise<void>): Promise<WriteResult> {
+    const { resp, newState } = await this.writeWith(req, undefined, beforeCommitVisible);
     return { newState, codes: resp.txResults.map((r) => r.code), response: async () => resp };
   }
 
@@ -184,7 +190,7 @@ export class InlineBlockWriter implements BlockWriter {
    * executor thread gets them from the main thread's pool). The pool's post-commit step has run
    * when it resolves.
    */
-  async writeWith(req: WriteRequest, votes?: readonly ConflictingVotes[]): Promise<WriteOutcome> {
+  async writeWith(req: WriteRequest, votes?: readonly ConflictingVotes[], beforeCommit?: () => Promise<void>): Promise<WriteOutcome> {
     const { storage, app } = this.deps;
     const { state, blockId, block, seenCommit } = req;
     const height = block.header.height;
@@ -203,6 +209,7 @@ export class InlineBlockWriter implements BlockWriter {
     }
     const newState = updateState(state, blockId, block, resp);
     const blockBytes = req.blockBytes ?? encodeBlock(block);
+    await beforeCommit?.();
     let evidenceCommitted: (() => void) | undefined;
     try {
       storage.transactionSync(() => {

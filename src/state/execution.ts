@@ -51,6 +51,7 @@ import {
   type BlockWriter,
   type ConflictingVotes,
   type ExecutorApp,
+  type WriteResult,
 } from './block-writer.js';
 import type { BlockExecutor } from './executor.js';
 
@@ -344,13 +345,22 @@ export class Executor implements BlockExecutor {
     const height = block.header.height;
     // FinalizeBlock and the block's one write transaction (on the executor thread by default);
     // when it resolves this thread's views show the new height.
-    const res = await this.writer.write({ state, blockId, block, seenCommit });
-    await mempool.lock();
+    // The mempool lock is held from just before this thread's app sees the new height (its check
+    // state reset) until the recheck has rebuilt the check state from the remaining txs.
+    let locked = false;
+    const lock = async () => {
+      if (locked) return;
+      await mempool.lock();
+      locked = true;
+    };
+    let res: WriteResult;
     try {
+      res = await this.writer.write({ state, blockId, block, seenCommit }, lock);
+      await lock();
       const checks = this.deps.mempoolChecks?.(res.newState) ?? {};
       await mempool.update(height, block.data.txs, Array.from(res.codes, (code) => ({ code })), checks.preCheck, checks.postCheck);
     } finally {
-      mempool.unlock();
+      if (locked) mempool.unlock();
     }
     this.deps.metrics?.onBlockApplied?.(height, block.data.txs.length, block.header.time);
     // Nobody listens (no subscription, no broadcast_tx_commit waiting): no response to decode.

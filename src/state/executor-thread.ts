@@ -281,7 +281,7 @@ export class ExecutorThread implements BlockWriter {
     this.onClosed?.();
   }
 
-  async write(req: WriteRequest): Promise<WriteResult> {
+  async write(req: WriteRequest, beforeCommitVisible?: () => Promise<void>): Promise<WriteResult> {
     if (this.dead !== null) throw new ExecutorThreadError('EXECUTOR_DEAD', `executor thread is gone: ${this.dead.message}`);
     if (this.closing !== null) throw new ExecutorThreadError('EXECUTOR_DEAD', 'executor thread is closing');
     if (this.views === null) throw new ExecutorThreadError('EXECUTOR_START', 'executor thread not initialised');
@@ -307,6 +307,7 @@ export class ExecutorThread implements BlockWriter {
     this.worker.postMessage(msg, own && whole ? [blockBytes.buffer as ArrayBuffer] : []);
     const written = await answer;
     const newState = stateFromWire(written.state);
+    await beforeCommitVisible?.();
     // The thread committed: this thread's views move to the new height, all in this one turn.
     storage.env.resetReadTxn();
     storage.blocks.reload();

@@ -113,7 +113,14 @@ t.test('blocks are written on the executor thread and the main thread sees them'
     const txs = [Uint8Array.of(1, 2, 3), Uint8Array.of(4, 5)];
     const block2 = makeBlock(state1, 2n, GENESIS_TIME + 1_000_000_000n, commitFor(block1), vals.getByIndex(0).address, txs, []);
     const id2 = blockIdOf(block2).blockId;
-    const res = await thread.write({ state: state1, blockId: id2, block: block2, seenCommit: commitFor(block2) });
+    // The executor takes the mempool lock in this hook: the main app must not have moved yet (its
+    // check state reset before the lock would let CheckTx run against a state without the
+    // mempool's txs), and the block must be committed by then.
+    let seenInHook: bigint[] = [];
+    const res = await thread.write({ state: state1, blockId: id2, block: block2, seenCommit: commitFor(block2) }, async () => {
+      seenInHook = [app.lastBlockHeight, storage.blocks.height()];
+    });
+    t.same(seenInHook, [1n, 1n], 'the hook runs before the main views move to height 2');
     t.equal(res.newState.lastBlockHeight, 2n);
     t.equal(res.codes.length, 2);
     t.ok(Array.from(res.codes).every((c) => c !== 0), 'undecodable txs fail in the block');
