@@ -44,7 +44,7 @@ const CONNS = 64;
 /** BENCH_PROBE_MS: the probes' interval (default 2 ms, each probe). */
 const PROBE_EVERY_MS = Number(process.env['BENCH_PROBE_MS'] ?? 2);
 const IDLE_MS = 2000;
-const WARMUP_MS = 1500;
+const WARMUP_MS = 4000;
 /** Long enough to submit N txs between two blocks on a loaded machine. */
 const TIMEOUT_COMMIT = process.env['BENCH_TIMEOUT_COMMIT'] ?? '40s';
 const DENOM = 'achain';
