@@ -350,9 +350,10 @@ async function main(): Promise<void> {
     fs.rmSync(home, { recursive: true, force: true });
   }
   if (profDir) {
-    // The main thread's profile is the largest file (workers idle most of the time).
+    // The two largest files: the main thread's and the executor thread's (the pool's workers
+    // idle most of the time).
     const files = fs.readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(profDir, f));
-    for (const f of files.sort((a, b) => fs.statSync(b).size - fs.statSync(a).size).slice(0, 1)) {
+    for (const f of files.sort((a, b) => fs.statSync(b).size - fs.statSync(a).size).slice(0, 2)) {
       console.log(`\ntop frames (self time) of ${f}:`);
       for (const l of topFrames(JSON.parse(fs.readFileSync(f, 'utf8')), 25)) console.log(`  ${l}`);
     }

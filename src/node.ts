@@ -2,13 +2,13 @@
  * The composition root: builds every part of the node from its options, in dependency order, and
  * closes them in reverse (STYLE.md item 1). Nothing else in chaind constructs long-lived parts.
  *
- * Start-up order: crypto backend → storage → worker pool → application → chain state (genesis or
- * stored) → handshake checks → mempool → evidence pool → executor → private validator → WAL →
+ * Start-up order: crypto backend → storage → worker pool → executor thread (loads meanwhile) →
+ * application → chain state (genesis or stored) → handshake checks → mempool → evidence pool →
+ * executor thread init → executor → private validator → WAL →
  * consensus → RPC and metrics servers → consensus start.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createChainApp } from './app/chain.js';
 import type { TxDecoder } from './app/tx.js';
 import { appPruningOptions } from './config/app-config.js';
 import { appStateBytes, type GenesisDoc } from './config/genesis.js';
@@ -29,7 +29,7 @@ import { CListMempool } from './mempool/clist_mempool.js';
 import { postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
-import { BECH32_PREFIX, createNames } from './names/index.js';
+import { createNames } from './names/index.js';
 import { createCryptoPool } from './pool/index.js';
 import type { NodeRpcContext } from './rpc/node/context.js';
 import { subscriptionsFor } from './rpc/node/methods/events.js';
@@ -43,8 +43,10 @@ import type { Listening } from './rpc/server/uws.js';
 import { Executor, maxDataBytes, zeroBlockId } from './state/execution.js';
 import type { State } from './types/state.js';
 import { BlockIndexer, TxIndexer } from './indexer/indexer.js';
+import { kvIndexHook } from './state/block-writer.js';
+import { createNodeApp, ExecutorThread, type NodeAppSpec } from './state/executor-thread.js';
+import type { RequestInitChain } from './abci/types.js';
 import { Storage } from './store/storage.js';
-import { txHash } from './types/hashing.js';
 import { formatTime } from './types/json.js';
 import { ValidatorSet } from './types/validator_set.js';
 import { BLOCK_PROTOCOL, P2P_PROTOCOL, VERSION } from './version.js';
@@ -122,6 +124,8 @@ const hex = hexUpper;
  */
 export interface TestingOptions {
   txDecoder?: TxDecoder;
+  /** Block execution on this thread (as CHAIND_EXEC=inline): a test that spies on the app's FinalizeBlock. */
+  inlineExecutor?: boolean;
 }
 
 export async function startNode(opts: StartNodeOptions & { testing?: TestingOptions }): Promise<ChaindNode> {
@@ -156,41 +160,46 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     parts.push({ name: 'worker pool', close: () => pool.close() });
     log.info('worker pool started', { kind: pool.kind });
 
-    // auth, bank, authz; protobuf txs; signatures through the worker pool (src/app/chain.ts).
-    const app = createChainApp({
-      db: storage.app.latest,
-      // Versioned module state: queries at any retained height (src/store/versioned.ts).
-      history: storage.app,
+    const appSpec: NodeAppSpec = {
       pruning: appPruningOptions(appConfig),
-      names,
-      pool,
+      upstreamNames: appConfig.compat.upstreamNames,
       minGasPrices: appConfig.minimumGasPrices,
-      bech32Prefix: BECH32_PREFIX,
-      name: 'chaind',
-      version: VERSION,
       appVersion: genesis.consensusParams.version.app,
-      txDecoder: opts.testing?.txDecoder,
-      // Module-declared databases (AppModule.databases) open in the same LMDB environment.
-      openDatabase: (name) => storage.openNamedDb(name),
       // The EVM module (src/app/modules/evm); the chain id comes from genesis app_state.evm.
       evm: { allowUnprotectedTxs: appConfig.jsonRpc.allowUnprotectedTxs },
+    };
+    // Block execution on the executor thread, unless CHAIND_EXEC=inline or a test swaps the tx
+    // decoder (a function cannot cross to the thread): docs/ARCHITECTURE.md, Threads. It loads
+    // while this thread starts up; `init` below hands it the chain state.
+    const inline = env.exec === 'inline' || opts.testing?.inlineExecutor === true || opts.testing?.txDecoder !== undefined;
+    const writer = inline ? undefined
+      : new ExecutorThread({ dbFile: path.join(paths.dbDir, DB_FILE_NAME), appSpec, logger });
+    if (writer) parts.push({ name: 'executor thread', close: () => writer.close() });
+
+    // auth, bank, authz; protobuf txs; signatures through the worker pool (src/app/chain.ts). The
+    // executor thread builds the same app from the same spec (src/state/executor-thread.ts).
+    const app = createNodeApp(storage, appSpec, {
+      pool,
+      txDecoder: opts.testing?.txDecoder,
       onPoolError: (err) => log.warn('signature pool unavailable, verifying inline', { err: (err as Error).message }),
     });
 
     // The chain state: stored, or made from genesis. Genesis state reaches disk with block 1's
     // transaction, so until then every start redoes InitChain from the same genesis file.
     let state = storage.state.load();
+    let initChain: RequestInitChain | undefined;
     if (state === null) {
       if (storage.blocks.height() !== 0n) throw new NodeStartError('block store has blocks but no state: the data directory is damaged');
       state = makeGenesisState(genesis);
-      const res = await app.initChain({
+      initChain = {
         time: genesis.genesisTime,
         chainId: genesis.chainId,
         consensusParams: genesis.consensusParams,
         validators: genesis.validators.map((v) => ({ pubKey: v.pubKey, power: v.power })),
         appStateBytes: appStateBytes(genesis),
         initialHeight: genesis.initialHeight,
-      });
+      };
+      const res = await app.initChain(initChain);
       if (res.validators.length > 0) {
         const vals = new ValidatorSet(res.validators.map((u) => ({ address: new Uint8Array(0), pubKey: u.pubKey, votingPower: u.power, proposerPriority: 0n })));
         state = { ...state, validators: vals, nextValidators: vals.copyIncrementProposerPriority(1) };
@@ -240,22 +249,14 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const bus = new EventBus();
     const txIndexer = config.txIndex.indexer === 'kv' ? new TxIndexer(storage) : null;
     const blockIndexer = config.txIndex.indexer === 'kv' ? new BlockIndexer(storage) : null;
-    const indexLog = logger.child({ module: 'txindex' });
+    // Block execution on the executor thread, unless CHAIND_EXEC=inline or a test swaps the tx
+    // decoder (a function cannot cross to the thread): docs/ARCHITECTURE.md, Threads.
+    await writer?.init({ state, initChain, indexer: txIndexer !== null, storage, app, evidence: evidencePool });
     const executor = new Executor({
       storage,
+      writer,
       evidence: evidencePool,
-      indexer: txIndexer && blockIndexer ? {
-        indexBlock(block, _blockId, resp) {
-          const h = block.header.height;
-          const errB = blockIndexer.indexBlock(h, resp.events);
-          if (errB) indexLog.error('failed to index block', { height: h.toString(), err: errB.message });
-          const errT = txIndexer.indexTxs(
-            h,
-            block.data.txs.map((tx, index) => ({ tx, index, result: resp.txResults[index]!, hash: txHash(tx) })),
-          );
-          if (errT) indexLog.error('failed to index txs', { height: h.toString(), err: errT.message });
-        },
-      } : undefined,
+      indexer: txIndexer && blockIndexer ? kvIndexHook(txIndexer, blockIndexer, logger.child({ module: 'txindex' })) : undefined,
       app,
       mempool,
       bus,

@@ -378,6 +378,16 @@ export class BaseApp implements Application, ServiceRegistrar {
     for (const e of this.modules) e.module.discardPending?.();
   }
 
+  /**
+   * The committed view after another instance over the same database committed a block (the
+   * executor thread's app; docs/ARCHITECTURE.md, Threads): reload() plus the block's time, which
+   * CheckTx's context carries. The caller resets its LMDB read transaction first.
+   */
+  committedElsewhere(blockTime: bigint): void {
+    this.reload();
+    this.lastBlockTime = blockTime;
+  }
+
   /** The node passes the current consensus params after a restart (initChain passes them first). */
   setConsensusParams(p: ConsensusParams): void {
     this.consensusParams = p;

@@ -8,6 +8,8 @@
  *   CHAIND_CRYPTO    `auto` (default: native if the addon loads, else JS), `native`, `js`
  *   CHAIND_SIGN_LOG  a file that receives every signature the private validator releases (the
  *                    kill -9 e2e test proves no double signature with it); unset or empty: none
+ *   CHAIND_EXEC     `thread` (default): blocks execute on the executor thread; `inline`: on the
+ *                    main thread (src/state/executor-thread.ts; tests, debugging)
  *   CHAIND_TEST_DOUBLE_SIGN  `1`: the validator equivocates (tests of evidence only; refused unless
  *                    the chain id begins "test-", src/p2p/reactors/double-sign.ts)
  *
@@ -18,6 +20,7 @@ import { parseCryptoSetting, type CryptoBackendSetting } from '../crypto/backend
 import { ConfigError } from './errors.js';
 
 export type PoolSetting = 'piscina' | 'single';
+export type ExecSetting = 'thread' | 'inline';
 
 export interface EnvSwitches {
   /** CHAIND_POOL */
@@ -26,18 +29,24 @@ export interface EnvSwitches {
   crypto: CryptoBackendSetting;
   /** CHAIND_SIGN_LOG; null: no signature log. */
   signLog: string | null;
+  /** CHAIND_EXEC */
+  exec: ExecSetting;
   /** CHAIND_TEST_DOUBLE_SIGN=1 */
   testDoubleSign: boolean;
 }
 
 /** What a node started without an environment (in-process tests) runs with. */
-export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, testDoubleSign: false });
+export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', testDoubleSign: false });
 
 /** Reads and checks the switches; a bad value is a ConfigError naming the variable. */
 export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwitches {
   const pool = (env.CHAIND_POOL ?? '').trim().toLowerCase();
   if (pool !== '' && pool !== 'piscina' && pool !== 'single') {
     throw new ConfigError(`CHAIND_POOL must be piscina or single, got "${env.CHAIND_POOL}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_POOL');
+  }
+  const exec = (env.CHAIND_EXEC ?? '').trim().toLowerCase();
+  if (exec !== '' && exec !== 'thread' && exec !== 'inline') {
+    throw new ConfigError(`CHAIND_EXEC must be thread or inline, got "${env.CHAIND_EXEC}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_EXEC');
   }
   let crypto: CryptoBackendSetting;
   try {
@@ -46,5 +55,7 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
     throw new ConfigError((e as Error).message, 'CONFIG_INVALID', 'environment', 'CHAIND_CRYPTO');
   }
   const signLog = env.CHAIND_SIGN_LOG;
-  return { pool: pool === 'single' ? 'single' : 'piscina', crypto, signLog: signLog !== undefined && signLog !== '' ? signLog : null, testDoubleSign: env.CHAIND_TEST_DOUBLE_SIGN === '1' };
+  return { pool: pool === 'single' ? 'single' : 'piscina', crypto, signLog: signLog !== undefined && signLog !== '' ? signLog : null,
+    exec: exec === 'inline' ? 'inline' : 'thread',
+    testDoubleSign: env.CHAIND_TEST_DOUBLE_SIGN === '1' };
 }

@@ -204,14 +204,15 @@ export class EvidencePool {
    * state, pruning bounds, empty vote buffer) for the caller to run once the transaction has
    * committed, so a failed block leaves the pool's memory as its disk.
    */
-  update(state: State, committed: readonly Uint8Array[]): () => void {
+  update(state: State, committed: readonly Uint8Array[], votes?: readonly { voteA: Vote; voteB: Vote }[]): () => void {
     if (state.lastBlockHeight <= this._state.lastBlockHeight) {
       throw new Error(
         `failed EvidencePool.Update new state height is less than or equal to previous state height: ${state.lastBlockHeight} <= ${this._state.lastBlockHeight}`,
       );
     }
-    const flushed = this.buffer.length;
-    this.processConsensusBuffer(state, this.buffer);
+    // `votes`: another thread's buffer (the executor thread writes for the main thread's pool).
+    const flushed = votes === undefined ? this.buffer.length : 0;
+    this.processConsensusBuffer(state, votes ?? this.buffer);
     for (const item of committed) {
       const ev = decodeEvidenceItem(item);
       const height = evidenceItemHeight(ev);
@@ -227,6 +228,20 @@ export class EvidencePool {
       [this.pruningHeight, this.pruningTime] = pruning;
       this.buffer = this.buffer.slice(flushed);
     };
+  }
+
+  /** The conflicting votes waiting for the next block's transaction (handed to the executor thread). */
+  consensusVotes(): readonly { voteA: Vote; voteB: Vote }[] {
+    return this.buffer.slice();
+  }
+
+  /**
+   * After another thread's block transaction ran `update` on its own pool over the same database:
+   * this pool's memory follows (its state, and the first `flushed` buffered votes are gone).
+   */
+  committed(state: State, flushed: number): void {
+    this._state = state;
+    this.buffer = this.buffer.slice(flushed);
   }
 
   /** The height and hash an encoded item is stored under. */

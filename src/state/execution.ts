@@ -2,11 +2,13 @@
  * The block executor: builds proposals, validates blocks and applies committed ones
  * (state/execution.go, state/validation.go in CometBFT 0.38).
  *
- * applyBlock runs FinalizeBlock, then stores the block, its seen commit, the new state, the
- * FinalizeBlock response and the application's writes in ONE LMDB write transaction, so a crash
- * leaves either the height before or the height after, never a mix. CometBFT needs a handshake
- * replay for the window between SaveBlock and Commit; chaind has no such window. The evidence
- * pool's update (committed evidence, expiry) is part of that same transaction.
+ * applyBlock hands the block to the writing half (./block-writer.ts; by default on the executor
+ * thread, ./executor-thread.ts), which runs FinalizeBlock, then stores the block, its seen commit,
+ * the new state, the FinalizeBlock response, the evidence pool's update, the indexes and the
+ * application's writes in ONE LMDB write transaction, so a crash leaves either the height before
+ * or the height after, never a mix. CometBFT needs a handshake replay for the window between
+ * SaveBlock and Commit; chaind has no such window. Then, on this thread: mempool update (recheck)
+ * and events.
  *
  * Evidence (state/execution.go, state/validation.go, evidence/pool.go): a proposal carries the
  * pool's pending evidence up to evidence.max_bytes and its txs get what is left; a received block's
@@ -14,9 +16,10 @@
  * CheckEvidence; the committed block's evidence reaches the app as FinalizeBlock misbehavior.
  */
 import type { Counter, Gauge, Histogram } from '../metrics/types.js';
-import type { Application, CommitInfo, Misbehavior, ResponseCheckTx, ResponseFinalizeBlock } from '../abci/types.js';
+import type { ResponseCheckTx, ResponseFinalizeBlock } from '../abci/types.js';
 import { ed25519Verify } from '../crypto/ed25519.js';
 import type { EventBus } from '../events/bus.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import type { Storage } from '../store/storage.js';
 import {
@@ -35,20 +38,25 @@ import {
   consensusParamsHash,
   dataHash,
   evidenceHash,
-  lastResultsHash,
   txHash,
 } from '../types/hashing.js';
-import {
-  decodeEvidenceItem,
-  duplicateVoteValidateBasic,
-  evidenceListByteSize,
-  type CheckedDuplicateVoteEvidence,
-} from '../types/evidence.js';
-import { duplicateVoteMisbehavior } from '../abci/evidence.js';
+import { decodeEvidenceItem, duplicateVoteValidateBasic, evidenceListByteSize } from '../types/evidence.js';
 import { blockIdOf } from '../types/partset.js';
 import { voteSignBytes } from '../types/signbytes.js';
 import type { ValidatorSet } from '../types/validator_set.js';
+import {
+  commitInfo,
+  InlineBlockWriter,
+  misbehaviorOf,
+  type BlockIndexHook,
+  type BlockWriter,
+  type ConflictingVotes,
+  type ExecutorApp,
+  type WriteResult,
+} from './block-writer.js';
 import type { BlockExecutor } from './executor.js';
+
+export type { BlockIndexHook, ExecutorApp } from './block-writer.js';
 import type { State } from './state.js';
 import { bytesEqual, hexUpper } from '../crypto/bytes.js';
 
@@ -67,9 +75,6 @@ export interface ExecutorMempool {
   ): Promise<void>;
 }
 
-/** The application, plus a way back to the committed state when the block's transaction fails. */
-export type ExecutorApp = Application & { reload?(): void };
-
 /**
  * cometbft/cometbft:consensus/metrics.go's block metrics, every one optional (the catalogue's
  * `consensus` group, src/metrics/metrics.ts, fits).
@@ -85,14 +90,6 @@ export interface ExecutorMetrics {
   blockInterval?: Histogram;
 }
 
-/**
- * Writes a block's indexes (tx_search, block_search). Called inside the block's write transaction,
- * so a block and its index entries land together.
- */
-export interface BlockIndexHook {
-  indexBlock(block: Block, blockId: BlockID, resp: ResponseFinalizeBlock): void;
-}
-
 /** What the executor needs of the evidence pool (src/evidence/pool.ts EvidencePool fits). */
 export interface ExecutorEvidencePool {
   /** Pending evidence for a proposal within maxBytes, and its EvidenceList byte size. */
@@ -100,11 +97,17 @@ export interface ExecutorEvidencePool {
   /** CheckEvidence: throws when a block's (decoded, ValidateBasic'ed) evidence is not acceptable. */
   checkEvidence(state: State, evidence: readonly Bytes[]): void;
   /** Runs inside the block's write transaction; returns the step to run after it committed. */
-  update(state: State, committed: readonly Bytes[]): () => void;
+  update(state: State, committed: readonly Bytes[], votes?: readonly ConflictingVotes[]): () => void;
 }
 
 export interface ExecutorDeps {
   storage: Storage;
+  /**
+   * The writing half (FinalizeBlock + the block's one write transaction). Default: an
+   * InlineBlockWriter over `app`, `storage`, `evidence` and `indexer` on this thread; the node
+   * passes the executor thread (./executor-thread.ts).
+   */
+  writer?: BlockWriter;
   /** Absent: proposals carry no evidence and blocks with evidence are refused. */
   evidence?: ExecutorEvidencePool;
   indexer?: BlockIndexHook;
@@ -119,6 +122,9 @@ export interface ExecutorDeps {
   logger?: Logger;
   metrics?: ExecutorMetrics;
 }
+
+/** Tx events published between two yields to the event loop. */
+const EVENT_SLICE_TXS = 256;
 
 // Size bounds from types/block.go: the largest possible proto overhead of a block, a header and a
 // commit with n signatures. A proposal's txs get what is left of block.max_bytes.
@@ -161,16 +167,6 @@ export function medianTime(commit: Commit, validators: ValidatorSet): bigint {
     median -= w.weight;
   }
   return ZERO_TIME;
-}
-
-/** EvidenceList.ToABCI over a block's (validated) evidence items. */
-function misbehaviorOf(items: readonly Bytes[]): Misbehavior[] {
-  const out: Misbehavior[] = [];
-  for (const item of items) {
-    const ev = decodeEvidenceItem(item);
-    if (ev.kind === 'DuplicateVoteEvidence') out.push(duplicateVoteMisbehavior(ev as CheckedDuplicateVoteEvidence));
-  }
-  return out;
 }
 
 /**
@@ -258,23 +254,11 @@ export function verifyCommit(chainId: string, vals: ValidatorSet, blockId: Block
 
 export class Executor implements BlockExecutor {
   private readonly deps: ExecutorDeps;
+  private readonly writer: BlockWriter;
 
   constructor(deps: ExecutorDeps) {
     this.deps = deps;
-  }
-
-  private commitInfo(state: State, commit: Commit): CommitInfo {
-    const vals = state.lastValidators;
-    return {
-      round: commit.round,
-      votes: commit.signatures.map((sig, i) => {
-        const v = vals.isEmpty() ? null : vals.getByIndex(i);
-        return {
-          validator: { address: v ? v.address : sig.validatorAddress, power: v ? v.votingPower : 0n },
-          signedLastBlock: sig.blockIdFlag !== BlockIDFlag.Absent,
-        };
-      }),
-    };
+    this.writer = deps.writer ?? new InlineBlockWriter({ storage: deps.storage, app: deps.app, evidence: deps.evidence, indexer: deps.indexer });
   }
 
   private nextHeight(state: State): bigint {
@@ -296,7 +280,7 @@ export class Executor implements BlockExecutor {
     const txs = await this.deps.app.prepareProposal({
       maxTxBytes: maxData,
       txs: reaped,
-      localLastCommit: this.commitInfo(state, lastCommit),
+      localLastCommit: commitInfo(state, lastCommit),
       misbehavior: misbehaviorOf(evidence),
       height,
       time,
@@ -358,7 +342,7 @@ export class Executor implements BlockExecutor {
   async processProposal(state: State, block: Block): Promise<boolean> {
     return this.deps.app.processProposal({
       txs: block.data.txs,
-      proposedLastCommit: this.commitInfo(state, block.lastCommit),
+      proposedLastCommit: commitInfo(state, block.lastCommit),
       misbehavior: misbehaviorOf(block.evidence),
       hash: blockIdOf(block).blockId.hash,
       height: block.header.height,
@@ -369,52 +353,31 @@ export class Executor implements BlockExecutor {
   }
 
   async applyBlock(state: State, blockId: BlockID, block: Block, seenCommit: Commit): Promise<State> {
-    const { storage, app, mempool } = this.deps;
+    const { mempool, bus } = this.deps;
     const height = block.header.height;
-    const resp: ResponseFinalizeBlock = await app.finalizeBlock({
-      txs: block.data.txs,
-      decidedLastCommit: this.commitInfo(state, block.lastCommit),
-      misbehavior: misbehaviorOf(block.evidence),
-      hash: blockId.hash,
-      height,
-      time: block.header.time,
-      nextValidatorsHash: block.header.nextValidatorsHash,
-      proposerAddress: block.header.proposerAddress,
-    });
-    if (resp.txResults.length !== block.data.txs.length) {
-      throw new Error(`expected tx results length to match size of transactions in block. Expected ${block.data.txs.length}, got ${resp.txResults.length}`);
-    }
-    const newState = this.updateState(state, blockId, block, resp);
-    const blockBytes = blockIdOf(block).blockBytes;
-
-    await mempool.lock();
+    // FinalizeBlock and the block's one write transaction (on the executor thread by default);
+    // when it resolves this thread's views show the new height.
+    // The mempool lock is held from just before this thread's app sees the new height (its check
+    // state reset) until the recheck has rebuilt the check state from the remaining txs.
+    let locked = false;
+    const lock = async () => {
+      if (locked) return;
+      await mempool.lock();
+      locked = true;
+    };
+    let res: WriteResult;
     try {
-      let evidenceCommitted: (() => void) | undefined;
-      try {
-        storage.transactionSync(() => {
-          storage.blocks.saveBlock(block, blockId, blockBytes, seenCommit);
-          if (height === state.initialHeight) storage.state.saveInitialHeight(state);
-          storage.state.saveFinalizeBlockResponse(height, resp);
-          storage.state.save(newState);
-          // evpool.Update: the block's evidence is committed, expired evidence pruned.
-          evidenceCommitted = this.deps.evidence?.update(newState, block.evidence);
-          this.deps.indexer?.indexBlock(block, blockId, resp);
-          app.commit();
-        });
-        evidenceCommitted?.();
-      } catch (e) {
-        // Nothing was written; bring the app's memory back to what is on disk.
-        app.reload?.();
-        throw e;
-      }
-      const checks = this.deps.mempoolChecks?.(newState) ?? {};
-      await mempool.update(height, block.data.txs, resp.txResults, checks.preCheck, checks.postCheck);
+      res = await this.writer.write({ state, blockId, block, seenCommit }, lock);
+      await lock();
+      const checks = this.deps.mempoolChecks?.(res.newState) ?? {};
+      await mempool.update(height, block.data.txs, Array.from(res.codes, (code) => ({ code })), checks.preCheck, checks.postCheck);
     } finally {
-      mempool.unlock();
+      if (locked) mempool.unlock();
     }
     this.observeBlock(height, block);
-    this.fireEvents(block, blockId, resp);
-    return newState;
+    // Nobody listens (no subscription, no broadcast_tx_commit waiting): no response to decode.
+    if (bus && bus.listenerCount > 0) await this.fireEvents(bus, block, blockId, await res.response());
+    return res.newState;
   }
 
   private lastBlockTime: bigint | null = null;
@@ -429,44 +392,8 @@ export class Executor implements BlockExecutor {
     this.lastBlockTime = block.header.time;
   }
 
-  /** state.updateState: the validator set of H+2 takes this block's updates. */
-  private updateState(state: State, blockId: BlockID, block: Block, resp: ResponseFinalizeBlock): State {
-    const height = block.header.height;
-    const nextVals = state.nextValidators.copy();
-    let lastHeightValidatorsChanged = state.lastHeightValidatorsChanged;
-    if (resp.validatorUpdates.length > 0) {
-      nextVals.updateWithChangeSet(resp.validatorUpdates);
-      // Updates from FinalizeBlock at H apply to H+2.
-      lastHeightValidatorsChanged = height + 2n;
-    }
-    nextVals.incrementProposerPriority(1);
-    let params = state.consensusParams;
-    let lastHeightConsensusParamsChanged = state.lastHeightConsensusParamsChanged;
-    if (resp.consensusParamUpdates) {
-      params = resp.consensusParamUpdates;
-      lastHeightConsensusParamsChanged = height + 1n;
-    }
-    return {
-      ...state,
-      lastBlockHeight: height,
-      lastBlockId: blockId,
-      lastBlockTime: block.header.time,
-      validators: state.nextValidators.copy(),
-      nextValidators: nextVals,
-      lastValidators: state.validators.copy(),
-      lastHeightValidatorsChanged,
-      consensusParams: params,
-      lastHeightConsensusParamsChanged,
-      lastResultsHash: lastResultsHash(resp.txResults),
-      appHash: resp.appHash,
-      appVersion: params.version.app,
-    };
-  }
-
   /** NewBlock, NewBlockHeader, NewBlockEvents, Tx and ValidatorSetUpdates (state/execution.go fireEvents). */
-  private fireEvents(block: Block, blockId: BlockID, resp: ResponseFinalizeBlock): void {
-    const bus = this.deps.bus;
-    if (!bus) return;
+  private async fireEvents(bus: EventBus, block: Block, blockId: BlockID, resp: ResponseFinalizeBlock): Promise<void> {
     const height = block.header.height.toString();
     // types/event_bus.go validateAndStringifyEvents: every attribute, indexed or not, keyed
     // `<type>.<key>`; the index flag matters only to the indexer.
@@ -491,12 +418,15 @@ export class Executor implements BlockExecutor {
     for (const evidence of block.evidence) {
       bus.publish({ type: 'NewEvidence', data: { height: block.header.height, evidence }, attributes: {} });
     }
-    block.data.txs.forEach((tx, index) => {
+    for (let index = 0; index < block.data.txs.length; index++) {
+      // A slice at a time: the servers on this thread answer in between.
+      if (index > 0 && index % EVENT_SLICE_TXS === 0) await yieldToLoop();
+      const tx = block.data.txs[index]!;
       const result = resp.txResults[index]!;
       const hash = hexUpper(txHash(tx));
       const attrs = flatten(result.events, { 'tx.hash': [hash], 'tx.height': [height] });
       bus.publish({ type: 'Tx', data: { height: block.header.height, index, tx, result }, attributes: attrs });
-    });
+    }
     if (resp.validatorUpdates.length > 0) {
       bus.publish({ type: 'ValidatorSetUpdates', data: { validatorUpdates: resp.validatorUpdates }, attributes: {} });
     }

@@ -22,8 +22,15 @@ export class BlockStore {
 
   constructor(dbs: Record<DbName, BinaryDB>) {
     this.dbs = dbs;
-    const base = dbs.meta.getBinary(BASE_KEY);
-    const height = dbs.meta.getBinary(HEIGHT_KEY);
+    this._base = 0n;
+    this._height = 0n;
+    this.reload();
+  }
+
+  /** Re-reads base and height: after a write transaction on another thread stored a block. */
+  reload(): void {
+    const base = this.dbs.meta.getBinary(BASE_KEY);
+    const height = this.dbs.meta.getBinary(HEIGHT_KEY);
     this._base = base ? BigInt(Buffer.from(base).toString()) : 0n;
     this._height = height ? BigInt(Buffer.from(height).toString()) : 0n;
   }

@@ -124,6 +124,14 @@ export class Storage {
     return this.env.transactionSync(fn);
   }
 
+  /**
+   * Drops this thread's cached read snapshot, so the next read sees what another thread (the
+   * executor thread) committed since (lmdb-js keeps one read transaction per thread open).
+   */
+  resetReadTxn(): void {
+    this.env.resetReadTxn();
+  }
+
   async close(): Promise<void> {
     await this.env.flushed;
     await this.env.close();

@@ -35,6 +35,8 @@ export interface TestNodeOptions {
   logLevel?: string;
   /** 'json': the app decodes txs with jsonTxDecoder (src/app/tx.ts) so tests can submit txs. */
   txDecoder?: 'json';
+  /** Block execution on the test's thread (FinalizeBlock spies); default the executor thread. */
+  inlineExecutor?: boolean;
 }
 
 export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNode> {
@@ -59,7 +61,7 @@ export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNod
     genesis,
     logger: createLogger({ level, write: (l) => process.stderr.write(`${l}\n`) }),
     paths: loaded.paths,
-    testing: opts.txDecoder === 'json' ? { txDecoder: jsonTxDecoder } : undefined,
+    testing: { txDecoder: opts.txDecoder === 'json' ? jsonTxDecoder : undefined, inlineExecutor: opts.inlineExecutor },
   });
   let closed = false;
   return {

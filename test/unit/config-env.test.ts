@@ -3,7 +3,7 @@ import t from 'tap';
 import { ConfigError, DEFAULT_ENV_SWITCHES, readEnvSwitches } from '../../src/config/index.js';
 
 t.test('defaults when nothing is set', async (t) => {
-  t.same(readEnvSwitches({}), { pool: 'piscina', crypto: 'auto', signLog: null, testDoubleSign: false });
+  t.same(readEnvSwitches({}), { pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', testDoubleSign: false });
   t.same(readEnvSwitches({}), DEFAULT_ENV_SWITCHES, 'the same as a node started without an environment');
 });
 
@@ -15,6 +15,9 @@ t.test('each switch', async (t) => {
   t.equal(readEnvSwitches({ CHAIND_CRYPTO: 'NATIVE' }).crypto, 'native');
   t.equal(readEnvSwitches({ CHAIND_SIGN_LOG: '/tmp/x.log' }).signLog, '/tmp/x.log');
   t.equal(readEnvSwitches({ CHAIND_SIGN_LOG: '' }).signLog, null);
+  t.equal(readEnvSwitches({ CHAIND_EXEC: 'Inline' }).exec, 'inline');
+  t.equal(readEnvSwitches({}).exec, 'thread');
+  t.throws(() => readEnvSwitches({ CHAIND_EXEC: 'worker' }), { name: 'ConfigError', field: 'CHAIND_EXEC' } as any);
   t.equal(readEnvSwitches({ CHAIND_TEST_DOUBLE_SIGN: '1' }).testDoubleSign, true);
   t.equal(readEnvSwitches({ CHAIND_TEST_DOUBLE_SIGN: 'yes' }).testDoubleSign, false, 'only 1 turns it on');
 });

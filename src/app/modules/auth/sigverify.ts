@@ -327,6 +327,39 @@ export class SignatureVerifier {
     this.verified = new LruMemo(opts.verifiedMemoSize ?? VERIFIED_SIG_MEMO_SIZE);
   }
 
+  /** New memo keys for another thread's verifier, while sharing is on (shareVerified). */
+  private outbox: string[] | null = null;
+
+  /**
+   * Starts collecting every new valid check for `takeVerified`: the main thread's CheckTx hands
+   * what it verified to the executor thread's verifier, so a block of txs this node admitted is
+   * not verified again there (docs/ARCHITECTURE.md, Threads). Keys are pure functions of the
+   * check, so a shared entry gives the verdict verifying would.
+   */
+  shareVerified(): void {
+    this.outbox ??= [];
+  }
+
+  /** The valid checks collected since the last call (at most the memo's capacity, newest kept). */
+  takeVerified(): string[] {
+    const out = this.outbox ?? [];
+    if (this.outbox !== null) this.outbox = [];
+    return out.length > this.verified.capacity ? out.slice(out.length - this.verified.capacity) : out;
+  }
+
+  /** Valid checks another thread's verifier made (its takeVerified). */
+  addVerified(keys: readonly string[]): void {
+    for (const k of keys) this.verified.set(k, true);
+  }
+
+  private remember(k: string): void {
+    this.verified.set(k, true);
+    if (this.outbox === null) return;
+    this.outbox.push(k);
+    // Nobody took them for a while: keep only what the memo itself could hold.
+    if (this.outbox.length > 2 * this.verified.capacity) this.outbox = this.outbox.slice(this.outbox.length - this.verified.capacity);
+  }
+
   /** Number of valid checks remembered (bounded by the memo's capacity). */
   get verifiedMemoSize(): number {
     return this.verified.size;
@@ -405,7 +438,7 @@ export class SignatureVerifier {
     for (let i = 0; i < owners.length; i++) {
       const { tx, sig, entry } = owners[i]!;
       entry.ok = verdicts[i] === true;
-      if (entry.ok) this.verified.set(this.memoKey(entry.algo, entry.key, entry.msg, sig), true);
+      if (entry.ok) this.remember(this.memoKey(entry.algo, entry.key, entry.msg, sig));
       let m = this.results.get(tx);
       if (m === undefined) {
         m = new Map();
@@ -432,7 +465,7 @@ export class SignatureVerifier {
       }
       this.stats.syncVerified++;
       const ok = verifySingleSync(this.backend, pk, msg, sig);
-      if (ok) this.verified.set(k, true);
+      if (ok) this.remember(k);
       return ok;
     };
   }

@@ -1,0 +1,370 @@
+/**
+ * RPC latency while a heavy block executes (issue 9 item 1): a real devnet node (`chaind` child
+ * process, temp home, free loopback ports), a setup block that funds S senders, then N pre-signed
+ * bank sends submitted while consensus waits a long timeout_commit, so that they land in ONE block.
+ * Two open-loop probes run the whole time: node RPC `/status` and a gRPC
+ * `chain.bank.v1beta1.Query/Balance`, each one request every 2 ms on a fixed schedule whether or
+ * not the last answered, latency measured from the scheduled send time (no coordinated omission).
+ *
+ * Reported per probe (p50 / p99 / max, count), for three windows read from the node's log:
+ *   idle       2 s after the txs are in the mempool, before the block (the probes start then);
+ *   execution  "finalizing commit of block" of the big block → the probe first sees its height
+ *              committed in /status (FinalizeBlock + the block's write transaction + mempool
+ *              update + events);
+ *   height     "received proposal" of the big block → 1 s after its commit was seen (adds
+ *              proposal handling, block validation and the recheck after it).
+ * The machine's load average is printed with the figures: the machine is shared.
+ *
+ * Also reported: the node's CPU time in the execution window, all threads and the main thread's
+ * share (from /proc): on a loaded machine the probes' latency says as much about the machine as
+ * about the node, the main thread's CPU says what the node's RPC thread was doing.
+ *
+ * Usage: node dist/bench/exec-latency.bench.js [txs, default 5000] [senders, default 50]
+ * Env:   BENCH_DIST=/work/main/dist   run another build's node (before/after comparisons)
+ *        BENCH_PROBE_MS=2              the probes' interval
+ *        BENCH_TIMEOUT_COMMIT=40s      the wait in which the txs are submitted
+ *        CHAIND_EXEC=inline            this build with block execution on the main thread
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import http2 from 'node:http2';
+import os from 'node:os';
+import path from 'node:path';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { BaseAccountSchema } from '../src/gen/chain/auth/v1beta1/auth_pb.js';
+import { QueryAccountRequestSchema, QueryAccountResponseSchema } from '../src/gen/chain/auth/v1beta1/query_pb.js';
+import { QueryBalanceRequestSchema } from '../src/gen/chain/bank/v1beta1/query_pb.js';
+import { allocPorts, CLI, portFlags, sleep, tmpHome, waitFor } from '../test/helpers/node.js';
+import { buildTx, devKeys, freshKey, msgSend, type DevAccount } from '../test/helpers/txsign.js';
+
+const N = Number(process.argv[2] ?? 5000);
+const SENDERS = Number(process.argv[3] ?? 50);
+const CONNS = 64;
+/** BENCH_PROBE_MS: the probes' interval (default 2 ms, each probe). */
+const PROBE_EVERY_MS = Number(process.env['BENCH_PROBE_MS'] ?? 2);
+const IDLE_MS = 2000;
+const WARMUP_MS = 4000;
+/** Long enough to submit N txs between two blocks on a loaded machine. */
+const TIMEOUT_COMMIT = process.env['BENCH_TIMEOUT_COMMIT'] ?? '40s';
+const DENOM = 'achain';
+const cli = process.env['BENCH_DIST'] ? path.join(process.env['BENCH_DIST'], 'src/cli/main.js') : CLI;
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONNS });
+const probeAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One JSON request; a keep-alive socket the server closed under it (ECONNRESET) is retried. */
+async function request(port: number, method: 'GET' | 'POST', p: string, body?: string): Promise<any> {
+  for (let i = 0; ; i++) {
+    try {
+      return await request1(port, method, p, body);
+    } catch (e) {
+      if (i >= 20 || (e as NodeJS.ErrnoException).code !== 'ECONNRESET') throw e;
+      await sleep(10);
+    }
+  }
+}
+
+function request1(port: number, method: 'GET' | 'POST', p: string, body: string | undefined, ag = agent): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    const req = http.request({ host: '127.0.0.1', port, path: p, method, agent: ag, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        } catch (e) {
+          reject(e);
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+let rpcId = 0;
+async function rpc(port: number, method: string, params: Record<string, unknown>): Promise<any> {
+  const body = await request(port, 'POST', '/', JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }));
+  if (body.error) throw Object.assign(new Error(`${method}: ${JSON.stringify(body.error)}`), { rpcError: body.error });
+  return body.result;
+}
+
+async function height(port: number): Promise<bigint> {
+  return BigInt((await request(port, 'GET', '/status')).result.sync_info.latest_block_height);
+}
+
+async function accountNumber(port: number, address: string): Promise<bigint> {
+  const data = toBinary(QueryAccountRequestSchema, create(QueryAccountRequestSchema, { address }));
+  const r = await rpc(port, 'abci_query', { path: '/chain.auth.v1beta1.Query/Account', data: Buffer.from(data).toString('hex') });
+  if (r.response.code !== 0) throw new Error(`account ${address}: ${r.response.log}`);
+  const any = fromBinary(QueryAccountResponseSchema, Buffer.from(r.response.value, 'base64')).account!;
+  return fromBinary(BaseAccountSchema, any.value).accountNumber;
+}
+
+/** A sample: when it was scheduled (ms, performance clock) and how long until its answer. */
+interface Sample {
+  at: number;
+  ms: number;
+}
+
+/** An open-loop probe: `fire(scheduled, done)` sends one request and calls done when answered. */
+function openLoop(fire: (done: (ok: boolean) => void) => void): { stop: () => Promise<{ samples: Sample[]; errors: number }> } {
+  const samples: Sample[] = [];
+  let errors = 0;
+  let inflight = 0;
+  let stopped = false;
+  let drained: (() => void) | undefined;
+  const t0 = performance.now();
+  let next = 0;
+  const tick = () => {
+    if (stopped) return;
+    const now = performance.now();
+    while (t0 + next * PROBE_EVERY_MS <= now) {
+      const at = t0 + next++ * PROBE_EVERY_MS;
+      inflight++;
+      fire((ok) => {
+        if (ok) samples.push({ at, ms: performance.now() - at });
+        else errors++;
+        if (--inflight === 0 && drained) drained();
+      });
+    }
+    setTimeout(tick, 1);
+  };
+  tick();
+  return {
+    stop: async () => {
+      stopped = true;
+      if (inflight > 0) await Promise.race([new Promise<void>((r) => (drained = r)), sleep(20_000)]);
+      return { samples, errors };
+    },
+  };
+}
+
+function statusProbe(port: number) {
+  return openLoop((done) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/status', agent: probeAgent }, (res) => {
+      res.resume();
+      res.on('end', () => done(res.statusCode === 200));
+    });
+    req.on('error', () => done(false));
+  });
+}
+
+/** gRPC unary Balance over one HTTP/2 connection (a 5-byte length prefix, then the message). */
+function balanceProbe(port: number, address: string) {
+  // A session the server closed (GOAWAY, a limit) is replaced; its lost requests count as errors.
+  let session = http2.connect(`http://127.0.0.1:${port}`);
+  let reconnects = 0;
+  const live = () => {
+    if (session.closed || session.destroyed) {
+      reconnects++;
+      session = http2.connect(`http://127.0.0.1:${port}`);
+      session.on('error', () => {});
+    }
+    return session;
+  };
+  session.on('error', () => {});
+  const msg = toBinary(QueryBalanceRequestSchema, create(QueryBalanceRequestSchema, { address, denom: DENOM }));
+  const frame = Buffer.alloc(5 + msg.length);
+  frame.writeUInt32BE(msg.length, 1);
+  frame.set(msg, 5);
+  const probe = openLoop((done) => {
+    let status: string | undefined;
+    let st: http2.ClientHttp2Stream;
+    try {
+      st = live().request({ ':method': 'POST', ':path': '/chain.bank.v1beta1.Query/Balance', 'content-type': 'application/grpc', te: 'trailers' });
+    } catch {
+      return done(false);
+    }
+    st.on('trailers', (t) => (status = String(t['grpc-status'])));
+    st.on('response', (h) => {
+      if (h['grpc-status'] !== undefined) status = String(h['grpc-status']);
+    });
+    st.on('data', () => {});
+    st.on('end', () => done(status === '0'));
+    st.on('error', () => done(false));
+    st.end(frame);
+  });
+  return {
+    stop: async () => {
+      const r = await probe.stop();
+      session.close();
+      if (reconnects > 0) console.log(`  (gRPC probe reconnected ${reconnects} times)`);
+      return r;
+    },
+  };
+}
+
+function stats(samples: Sample[], from: number, to: number): string {
+  const ms = samples.filter((s) => s.at >= from && s.at <= to).map((s) => s.ms).sort((a, b) => a - b);
+  if (ms.length === 0) return 'no samples';
+  const pct = (p: number) => ms[Math.min(ms.length - 1, Math.floor((p / 100) * ms.length))]!;
+  return `n ${ms.length}, p50 ${pct(50).toFixed(1)} ms, p99 ${pct(99).toFixed(1)} ms, max ${ms[ms.length - 1]!.toFixed(1)} ms`;
+}
+
+/** Log lines `I[<iso>] <msg> height=H ...`: the performance-clock time of the first match. */
+function logTime(out: string, re: RegExp, offset: number): number | null {
+  for (const line of out.split('\n')) {
+    if (!re.test(line)) continue;
+    const m = /^[DIWE]\[([^\]]+)\]/.exec(line);
+    if (m) return Date.parse(m[1]!) - offset;
+  }
+  return null;
+}
+
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** utime+stime ticks of a process (/proc/<pid>/stat) or one of its threads (task/<tid>/stat). */
+function ticks(file: string): number {
+  try {
+    const stat = fs.readFileSync(file, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU of the node's main thread and of the whole process, sampled every 100 ms. */
+function cpuSampler(pid: number) {
+  const samples: { at: number; main: number; all: number }[] = [];
+  const take = () => samples.push({ at: performance.now(), main: ticks(`/proc/${pid}/task/${pid}/stat`), all: ticks(`/proc/${pid}/stat`) });
+  take();
+  const timer = setInterval(take, 100);
+  return {
+    stop: () => clearInterval(timer),
+    /** CPU ms of the main thread and of all threads between two times. */
+    between(from: number, to: number): string {
+      const a = samples.find((x) => x.at >= from) ?? samples[samples.length - 1]!;
+      const b = [...samples].reverse().find((x) => x.at <= to) ?? samples[samples.length - 1]!;
+      const ms = (t: number) => ((t * 1000) / CLOCK_TICKS).toFixed(0);
+      return `node CPU ${ms(b.all - a.all)} ms, of it main thread ${ms(b.main - a.main)} ms, over ${((b.at - a.at) / 1000).toFixed(2)} s`;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const home = tmpHome('chaind-bench-');
+  const init = spawnSync(process.execPath, [cli, 'init', 'bench', '--dev', '--home', home], { encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(`init failed: ${init.stderr}`);
+  const ports = await allocPorts();
+  const proc = spawn(process.execPath, [cli, 'start', '--home', home, ...portFlags(ports), `--consensus.timeout_commit=${TIMEOUT_COMMIT}`, '--mempool.size=20000'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: process.env,
+  });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d.toString()));
+  proc.stderr!.on('data', (d) => (out += d.toString()));
+  const exited = new Promise((resolve) => proc.on('exit', resolve));
+  // Wall clock → performance clock.
+  const offset = Date.now() - performance.now();
+  const port = ports.rpc;
+  try {
+    await waitFor('node height 1', async () => (await height(port).catch(() => 0n)) >= 1n, 120_000);
+    const chainId = (await request(port, 'GET', '/status')).result.node_info.network as string;
+    const funder = devKeys().find((k) => k.keyType === 'secp256k1')!;
+    const funderNum = await accountNumber(port, funder.bech32);
+    const senders: DevAccount[] = Array.from({ length: SENDERS }, (_, i) => freshKey(i));
+    const sink = freshKey(250);
+    const fund = buildTx({
+      chainId,
+      msgs: senders.map((s) => msgSend(funder.bech32, s.bech32, [{ denom: DENOM, amount: 10n ** 20n }])),
+      signers: [{ key: funder, accountNumber: funderNum, sequence: 0n }],
+      fee: { gasLimit: 200_000n + 40_000n * BigInt(SENDERS) },
+    }).bytes;
+    // broadcast_tx_commit would time out before a 25 s timeout_commit ends: sync, then wait.
+    const fr = await rpc(port, 'broadcast_tx_sync', { tx: Buffer.from(fund).toString('base64') });
+    if (fr.code !== 0) throw new Error(`funding refused: ${fr.log}`);
+    await waitFor('funded senders', async () => accountNumber(port, senders[SENDERS - 1]!.bech32).then(() => true, () => false), 180_000, 200);
+    const nums = await Promise.all(senders.map((s) => accountNumber(port, s.bech32)));
+    const perSender: string[][] = senders.map(() => []);
+    for (let i = 0, total = 0; total < N; i = (i + 1) % SENDERS, total++) {
+      const seq = BigInt(perSender[i]!.length);
+      const tx = buildTx({
+        chainId,
+        msgs: [msgSend(senders[i]!.bech32, sink.bech32, [{ denom: DENOM, amount: 1 }])],
+        signers: [{ key: senders[i]!, accountNumber: nums[i]!, sequence: seq }],
+        fee: { gasLimit: 100_000n },
+      }).bytes;
+      perSender[i]!.push(Buffer.from(tx).toString('base64'));
+    }
+    // Submit right after a block commits: the whole timeout_commit is ours.
+    const h0 = await height(port);
+    await waitFor('next block', async () => (await height(port)) > h0, 120_000, 20);
+
+    const submitFrom = performance.now();
+    let rejected = 0;
+    await Promise.all(
+      perSender.map(async (txs) => {
+        for (const tx of txs) {
+          try {
+            const r = await rpc(port, 'broadcast_tx_sync', { tx });
+            if (r.code !== 0) rejected++;
+          } catch (e) {
+            // A retry after a reset whose first attempt did arrive: the tx is in.
+            if (!/tx already exists in cache/.test(JSON.stringify((e as { rpcError?: unknown }).rpcError ?? ''))) throw e;
+          }
+        }
+      }),
+    );
+    // The probes start once the txs are in: the submission's own load is not what is measured.
+    const cpu = cpuSampler(proc.pid!);
+    const status = statusProbe(port);
+    const balance = balanceProbe(ports.grpc, sink.bech32);
+    // Warm-up: the probes' connections open (discarded), then the idle window.
+    await sleep(WARMUP_MS);
+    const idleFrom = performance.now();
+    await sleep(IDLE_MS);
+    const idleTo = performance.now();
+    const loadIdle = load();
+    const submitted = performance.now();
+    const pending = Number((await rpc(port, 'num_unconfirmed_txs', {})).n_txs);
+    const hSubmit = await height(port);
+    // The big block: the next one; wait until the probe's view (/status) shows it committed.
+    await waitFor('the big block', async () => (await height(port)) > hSubmit, 300_000, 5);
+    const committedSeen = performance.now();
+    const loadBlock = load();
+    await sleep(1000);
+    const s = await status.stop();
+    const b = await balance.stop();
+    const big = hSubmit + 1n;
+    const txsLine = new RegExp(`finalizing commit of block height=${big} .*txs=(\\d+)`).exec(out);
+    const execFrom = logTime(out, new RegExp(`finalizing commit of block height=${big} `), offset);
+    const propFrom = logTime(out, new RegExp(`received proposal height=${big} `), offset) ?? execFrom;
+    const label = process.env['BENCH_DIST'] ? `node from ${process.env['BENCH_DIST']}` : `this build${process.env['CHAIND_EXEC'] ? ` (CHAIND_EXEC=${process.env['CHAIND_EXEC']})` : ''}`;
+    console.log(`\nexec latency: ${label}; ${N} bank sends from ${SENDERS} senders, ${rejected} rejected, ${pending} pending when submission ended (${((submitted - submitFrom) / 1000).toFixed(1)} s)`);
+    console.log(`  block ${big}: ${txsLine?.[1] ?? '?'} txs; execution window ${execFrom === null ? '?' : ((committedSeen - execFrom) / 1000).toFixed(2)} s`);
+    console.log(`  load average: ${loadIdle} (idle window), ${loadBlock} (after the block)`);
+    cpu.stop();
+    console.log(`  idle window: ${cpu.between(idleFrom, idleTo)}`);
+    if (execFrom !== null) console.log(`  execution window: ${cpu.between(execFrom, committedSeen)}`);
+    for (const [name, r] of [['/status', s], ['gRPC Balance', b]] as const) {
+      console.log(`  ${name} every ${PROBE_EVERY_MS} ms (${r.errors} errors):`);
+      console.log(`    idle       ${stats(r.samples, idleFrom, idleTo)}`);
+      if (execFrom !== null) console.log(`    execution  ${stats(r.samples, execFrom, committedSeen)}`);
+      if (propFrom !== null) console.log(`    height     ${stats(r.samples, propFrom, committedSeen + 1000)}`);
+    }
+  } catch (e) {
+    console.error(out.slice(-5000));
+    throw e;
+  } finally {
+    proc.kill('SIGTERM');
+    await Promise.race([exited, sleep(20_000)]);
+    agent.destroy();
+    probeAgent.destroy();
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

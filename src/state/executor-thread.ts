@@ -1,0 +1,339 @@
+/**
+ * The executor thread (docs/ARCHITECTURE.md, Threads): block execution off the thread that answers
+ * RPC. A dedicated node:worker_threads Worker (workers/executor.worker.ts) opens the same LMDB
+ * environment, builds its own chain app over it and, for each committed block, runs the writing
+ * half of ./block-writer.ts: FinalizeBlock, then the block's ONE write transaction (block, seen
+ * commit, response, state, evidence update, indexes, app writes). Blocks go one at a time, in
+ * order; the thread is stateful, so it is not a Piscina task.
+ *
+ * This side (`ExecutorThread`, a BlockWriter for ./execution.ts) sends the block and waits. When
+ * the thread answers, it brings this thread's views up to the new height before `write` resolves:
+ * a fresh LMDB read snapshot, the block store's height, the main app's committed view (CheckTx and
+ * queries run over it here), the evidence pool's memory. Then consensus goes on (mempool update,
+ * events) as before. The answer is the new state, the result codes, and the response serialized
+ * in slices (transferred buffers) that are decoded only if events need them. A block that fails on the thread (FinalizeBlock throws, the transaction
+ * aborts) rejects `write` with that error and nothing was written; the thread's app has reloaded
+ * its committed state. A thread that dies rejects every write after it; the node logs it.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import v8 from 'node:v8';
+import { Worker } from 'node:worker_threads';
+import type { RequestInitChain, ResponseFinalizeBlock } from '../abci/types.js';
+import { createChainApp, type ChainApp, type ChainAppOptions, type DecCoinSetting } from '../app/chain.js';
+import type { EvidencePool } from '../evidence/pool.js';
+import type { LogFields, Logger, LogLevel } from '../log.js';
+import { BECH32_PREFIX, createNames } from '../names/index.js';
+import type { PruningOptions } from '../store/pruning.js';
+import type { Storage } from '../store/storage.js';
+import { encodeBlock } from '../types/codec.js';
+import type { BlockID, Commit } from '../types/block.js';
+import type { Validator } from '../types/validator.js';
+import { ValidatorSet } from '../types/validator_set.js';
+import { VERSION } from '../version.js';
+import { type BlockWriter, type ConflictingVotes, type WriteRequest, type WriteResult } from './block-writer.js';
+import type { State } from './state.js';
+
+/** Compiled worker: dist/src/state/executor-thread.js -> dist/workers/executor.worker.js. */
+export const EXECUTOR_WORKER_URL = new URL('../../workers/executor.worker.js', import.meta.url);
+
+/** The node's chain app as plain data, so that both threads build the same one. */
+export interface NodeAppSpec {
+  pruning: PruningOptions;
+  upstreamNames: boolean;
+  minGasPrices: DecCoinSetting;
+  appVersion: bigint;
+  /** The EVM module's options (plain data; ChainAppOptions.evm). */
+  evm: { allowUnprotectedTxs: boolean };
+}
+
+/** The node's chain app over `storage` (main thread: with the pool; executor thread: without). */
+export function createNodeApp(storage: Storage, spec: NodeAppSpec, extra: Pick<ChainAppOptions, 'pool' | 'txDecoder' | 'onPoolError'> = {}): ChainApp {
+  return createChainApp({
+    db: storage.app.latest,
+    // Versioned module state: queries at any retained height (src/store/versioned.ts).
+    history: storage.app,
+    pruning: spec.pruning,
+    names: createNames({ upstreamNames: spec.upstreamNames }),
+    minGasPrices: spec.minGasPrices,
+    bech32Prefix: BECH32_PREFIX,
+    name: 'chaind',
+    version: VERSION,
+    appVersion: spec.appVersion,
+    // Module-declared databases (AppModule.databases) open in the same LMDB environment.
+    openDatabase: (name) => storage.openNamedDb(name),
+    evm: spec.evm,
+    ...extra,
+  });
+}
+
+// --- the wire between the threads (structured clone: bigint and Uint8Array survive) ------------
+
+interface WireValidatorSet {
+  validators: Validator[];
+  proposer: Uint8Array | null;
+}
+
+export type WireState = Omit<State, 'validators' | 'nextValidators' | 'lastValidators'> & {
+  validators: WireValidatorSet;
+  nextValidators: WireValidatorSet;
+  lastValidators: WireValidatorSet;
+};
+
+const setToWire = (vs: ValidatorSet): WireValidatorSet => ({ validators: vs.validators, proposer: vs.isEmpty() ? null : vs.proposer.address });
+const setFromWire = (w: WireValidatorSet): ValidatorSet => ValidatorSet.restore(w.validators, w.proposer);
+
+export function stateToWire(s: State): WireState {
+  return { ...s, validators: setToWire(s.validators), nextValidators: setToWire(s.nextValidators), lastValidators: setToWire(s.lastValidators) };
+}
+
+export function stateFromWire(w: WireState): State {
+  return { ...w, validators: setFromWire(w.validators), nextValidators: setFromWire(w.nextValidators), lastValidators: setFromWire(w.lastValidators) };
+}
+
+/** workerData of the executor thread: what it needs to open the store and build its app. */
+export interface ExecutorWorkerData {
+  dbFile: string;
+  noSync: boolean;
+  app: NodeAppSpec;
+  /** The main logger's level for each module the thread logs under. */
+  logLevels: Record<string, LogLevel>;
+}
+
+export type ToWorker =
+  | {
+      /** The first message: the chain state the thread starts from. */
+      type: 'init';
+      state: WireState;
+      /** Set when the chain starts from genesis: the thread's app runs the same InitChain. */
+      initChain?: RequestInitChain;
+      /** Whether tx_search / block_search indexes are written (tx_index.indexer = "kv"). */
+      indexer: boolean;
+    }
+  | {
+      type: 'write';
+      id: number;
+      state: WireState;
+      blockId: BlockID;
+      blockBytes: Uint8Array;
+      seenCommit: Commit;
+      votes: ConflictingVotes[];
+      /** Valid signature checks this thread's CheckTx made since the last block. */
+      verified: string[];
+    }
+  | { type: 'close' };
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'fatal'; message: string }
+  | { type: 'written'; id: number; answer: WrittenBlock }
+  | { type: 'failed'; id: number; message: string; code?: string }
+  | { type: 'log'; level: Exclude<LogLevel, 'none'>; module: string; msg: string; fields?: LogFields }
+  | { type: 'closed' };
+
+/** The thread's answer for a written block: small parts as they are, the response serialized. */
+export interface WrittenBlock {
+  state: WireState;
+  codes: Uint32Array;
+  /** v8.serialize of the response without txResults. */
+  head: Uint8Array;
+  /** v8.serialize of txResults, RESULTS_PER_SLICE at a time. */
+  slices: Uint8Array[];
+}
+
+/** Tx results per serialized slice: decoding one takes well under a millisecond. */
+const RESULTS_PER_SLICE = 128;
+
+/** The thread's side of WrittenBlock (its buffers are transferred, not copied). */
+export function packWritten(resp: ResponseFinalizeBlock, state: State): { answer: WrittenBlock; transfer: ArrayBuffer[] } {
+  const { txResults, ...rest } = resp;
+  const head = v8.serialize(rest);
+  const slices: Uint8Array[] = [];
+  for (let i = 0; i < txResults.length; i += RESULTS_PER_SLICE) slices.push(v8.serialize(txResults.slice(i, i + RESULTS_PER_SLICE)));
+  const codes = Uint32Array.from(txResults, (r) => r.code);
+  const answer: WrittenBlock = { state: stateToWire(state), codes, head, slices };
+  // Only buffers that own their whole ArrayBuffer move; anything else (a pooled slice) is copied.
+  const transfer = [codes, head, ...slices].filter((b) => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength).map((b) => b.buffer as ArrayBuffer);
+  return { answer, transfer };
+}
+
+/** Decodes a WrittenBlock's response a slice per event-loop turn. */
+async function unpackResponse(w: WrittenBlock): Promise<ResponseFinalizeBlock> {
+  const rest = v8.deserialize(w.head) as Omit<ResponseFinalizeBlock, 'txResults'>;
+  const txResults: ResponseFinalizeBlock['txResults'] = [];
+  for (const slice of w.slices) {
+    for (const r of v8.deserialize(slice) as ResponseFinalizeBlock['txResults']) txResults.push(r);
+    await yieldToLoop();
+  }
+  return { ...rest, txResults };
+}
+
+/** Why a block could not be written by the executor thread. */
+export class ExecutorThreadError extends Error {
+  constructor(
+    readonly code: 'EXECUTOR_START' | 'EXECUTOR_BLOCK_FAILED' | 'EXECUTOR_DEAD',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ExecutorThreadError';
+  }
+}
+
+/** What this thread refreshes after the executor thread committed a block. */
+export interface MainViews {
+  storage: Storage;
+  /** The main thread's app: CheckTx, queries, proposals over the committed state. */
+  app: ChainApp;
+  evidence?: EvidencePool;
+}
+
+export interface ExecutorSpawnOptions {
+  dbFile: string;
+  noSync?: boolean;
+  appSpec: NodeAppSpec;
+  logger: Logger;
+}
+
+export interface ExecutorInitOptions extends MainViews {
+  state: State;
+  initChain?: RequestInitChain;
+  indexer: boolean;
+}
+
+const LOG_MODULES = ['state', 'txindex', 'evidence', 'executor'];
+/** How long close() waits for the thread to finish its block and close its environment. */
+const CLOSE_TIMEOUT_MS = 30_000;
+
+export class ExecutorThread implements BlockWriter {
+  private readonly worker: Worker;
+  private views: MainViews | null = null;
+  private readonly log: Logger;
+  private readonly loggers = new Map<string, Logger>();
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (r: WrittenBlock) => void; reject: (e: Error) => void }>();
+  private dead: Error | null = null;
+  private closing: Promise<void> | null = null;
+  private onClosed: (() => void) | null = null;
+  private onReady: ((err: Error | null) => void) | null = null;
+
+  /**
+   * Starts the thread: it loads its modules, opens the store and builds its app while this thread
+   * gets on with start-up; `init` then hands it the chain state.
+   */
+  constructor(opts: ExecutorSpawnOptions) {
+    this.log = opts.logger.child({ module: 'executor' });
+    const logLevels: Record<string, LogLevel> = {};
+    for (const m of LOG_MODULES) {
+      const l = opts.logger.child({ module: m });
+      this.loggers.set(m, l);
+      logLevels[m] = l.level;
+    }
+    const data: ExecutorWorkerData = { dbFile: opts.dbFile, noSync: opts.noSync ?? false, app: opts.appSpec, logLevels };
+    this.worker = new Worker(EXECUTOR_WORKER_URL, { workerData: data, name: 'chaind-executor' });
+    this.worker.on('message', (m: FromWorker) => this.onMessage(m));
+    this.worker.on('error', (e) => this.die(e));
+    this.worker.on('exit', (code) => this.die(new Error(`exited with code ${code}`)));
+  }
+
+  /** Hands the thread the chain state (and genesis InitChain) and waits until it is ready. */
+  async init(opts: ExecutorInitOptions): Promise<void> {
+    const ready = new Promise<Error | null>((resolve) => (this.onReady = resolve));
+    if (this.dead !== null) this.onReady?.(this.dead);
+    this.worker.postMessage({ type: 'init', state: stateToWire(opts.state), initChain: opts.initChain, indexer: opts.indexer } satisfies ToWorker);
+    const err = await ready;
+    this.onReady = null;
+    if (err !== null) throw new ExecutorThreadError('EXECUTOR_START', `executor thread failed to start: ${err.message}`);
+    this.views = { storage: opts.storage, app: opts.app, evidence: opts.evidence };
+    // What CheckTx verifies here goes to the thread's verifier with each block.
+    opts.app.sigVerifier.shareVerified();
+  }
+
+  private onMessage(m: FromWorker): void {
+    switch (m.type) {
+      case 'log':
+        (this.loggers.get(m.module) ?? this.log)[m.level](m.msg, m.fields);
+        return;
+      case 'written':
+      case 'failed': {
+        const w = this.waiting.get(m.id);
+        if (w === undefined) return;
+        this.waiting.delete(m.id);
+        if (m.type === 'written') w.resolve(m.answer);
+        else w.reject(Object.assign(new ExecutorThreadError('EXECUTOR_BLOCK_FAILED', m.message), m.code === undefined ? {} : { cause: m.code }));
+        return;
+      }
+      case 'closed':
+        this.onClosed?.();
+        return;
+      case 'ready':
+        this.onReady?.(null);
+        return;
+      case 'fatal':
+        this.die(new Error(m.message));
+        return;
+      default:
+    }
+  }
+
+  private die(e: Error): void {
+    if (this.dead !== null) return;
+    this.dead = e;
+    if (this.closing === null) this.log.error('executor thread died', { err: e.message });
+    this.onReady?.(e);
+    for (const w of this.waiting.values()) w.reject(new ExecutorThreadError('EXECUTOR_DEAD', `executor thread is gone: ${e.message}`));
+    this.waiting.clear();
+    this.onClosed?.();
+  }
+
+  async write(req: WriteRequest, beforeCommitVisible?: () => Promise<void>): Promise<WriteResult> {
+    if (this.dead !== null) throw new ExecutorThreadError('EXECUTOR_DEAD', `executor thread is gone: ${this.dead.message}`);
+    if (this.closing !== null) throw new ExecutorThreadError('EXECUTOR_DEAD', 'executor thread is closing');
+    if (this.views === null) throw new ExecutorThreadError('EXECUTOR_START', 'executor thread not initialised');
+    const { state, blockId, block, seenCommit } = req;
+    const { storage, app, evidence } = this.views;
+    const votes = evidence?.consensusVotes() ?? [];
+    // Our own encoding is handed over (transferred), a caller's bytes are copied.
+    const own = req.blockBytes === undefined;
+    const blockBytes = req.blockBytes ?? encodeBlock(block);
+    const id = this.nextId++;
+    const answer = new Promise<WrittenBlock>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+    const msg: ToWorker = {
+      type: 'write',
+      id,
+      state: stateToWire(state),
+      blockId,
+      blockBytes,
+      seenCommit,
+      votes: [...votes],
+      verified: app.sigVerifier.takeVerified(),
+    };
+    const whole = blockBytes.byteOffset === 0 && blockBytes.byteLength === blockBytes.buffer.byteLength;
+    this.worker.postMessage(msg, own && whole ? [blockBytes.buffer as ArrayBuffer] : []);
+    const written = await answer;
+    const newState = stateFromWire(written.state);
+    await beforeCommitVisible?.();
+    // The thread committed: this thread's views move to the new height, all in this one turn.
+    storage.resetReadTxn();
+    storage.blocks.reload();
+    app.committedElsewhere(block.header.time);
+    evidence?.committed(newState, votes.length);
+    let decoded: Promise<ResponseFinalizeBlock> | undefined;
+    return { newState, codes: written.codes, response: () => (decoded ??= unpackResponse(written)) };
+  }
+
+  /** Lets the thread finish the block it has, close its environment and exit. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.dead !== null) return;
+      if (this.views === null) return void (await this.worker.terminate());
+      const closed = new Promise<void>((resolve) => (this.onClosed = resolve));
+      this.worker.postMessage({ type: 'close' } satisfies ToWorker);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), CLOSE_TIMEOUT_MS)));
+      const r = await Promise.race([closed, timeout]);
+      clearTimeout(timer);
+      if (r === 'timeout') this.log.error('executor thread did not close in time; terminating it');
+      await this.worker.terminate();
+    })();
+    return this.closing;
+  }
+}

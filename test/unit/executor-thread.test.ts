@@ -1,0 +1,138 @@
+/**
+ * The executor thread (src/state/executor-thread.ts, workers/executor.worker.ts): a real worker
+ * thread over a real LMDB environment writes blocks for the main thread's Executor; after each
+ * write the main thread's views (block store height, app's committed view, stored state) show the
+ * new height; a block the thread cannot write comes back to the caller as an error and nothing is
+ * written; close() lets the thread go.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import type { RequestInitChain } from '../../src/abci/types.js';
+import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
+import { EvidencePool } from '../../src/evidence/pool.js';
+import { Executor, emptyCommit, makeBlock, type ExecutorMempool } from '../../src/state/execution.js';
+import { createNodeApp, ExecutorThread, type NodeAppSpec } from '../../src/state/executor-thread.js';
+import type { State } from '../../src/state/state.js';
+import { pruningOptions } from '../../src/store/pruning.js';
+import { Storage } from '../../src/store/storage.js';
+import { nullLogger } from '../../src/log.js';
+import type { Block, Commit } from '../../src/types/block.js';
+import { blockIdOf } from '../../src/types/partset.js';
+import { defaultConsensusParams } from '../../src/types/params.js';
+import { ValidatorSet } from '../../src/types/validator_set.js';
+
+const CHAIN_ID = 'exec-thread';
+const key = Ed25519PrivKey.fromSeed(new Uint8Array(32).fill(7));
+const vals = new ValidatorSet([{ pubKey: { type: 'ed25519', bytes: key.pubKey }, power: 10n }]);
+const GENESIS_TIME = 1_700_000_000_000_000_000n;
+
+function genesisState(): State {
+  return {
+    chainId: CHAIN_ID,
+    initialHeight: 1n,
+    lastBlockHeight: 0n,
+    lastBlockId: { hash: new Uint8Array(0), partSetHeader: { total: 0, hash: new Uint8Array(0) } },
+    lastBlockTime: GENESIS_TIME,
+    validators: vals,
+    nextValidators: vals.copyIncrementProposerPriority(1),
+    lastValidators: new ValidatorSet([]),
+    lastHeightValidatorsChanged: 1n,
+    consensusParams: defaultConsensusParams(),
+    lastHeightConsensusParamsChanged: 1n,
+    lastResultsHash: new Uint8Array(0),
+    appHash: new Uint8Array(0),
+    appVersion: 0n,
+  };
+}
+
+/** A commit for `block` (the writer stores it; signatures are consensus's business). */
+function commitFor(block: Block): Commit {
+  return { height: block.header.height, round: 0, blockId: blockIdOf(block).blockId, signatures: [] };
+}
+
+t.test('blocks are written on the executor thread and the main thread sees them', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
+  const file = path.join(dir, 'chaind.mdb');
+  const storage = Storage.open({ file, noSync: true });
+  const spec: NodeAppSpec = { pruning: pruningOptions('default'), upstreamNames: false, minGasPrices: [], appVersion: 0n, evm: { allowUnprotectedTxs: false } };
+  const app = createNodeApp(storage, spec);
+  const initChain: RequestInitChain = {
+    time: GENESIS_TIME,
+    chainId: CHAIN_ID,
+    consensusParams: defaultConsensusParams(),
+    validators: [{ pubKey: { type: 'ed25519', bytes: key.pubKey }, power: 10n }],
+    appStateBytes: new Uint8Array(0),
+    initialHeight: 1n,
+  };
+  await app.initChain(initChain);
+  const state0 = genesisState();
+  const evidence = new EvidencePool({
+    store: storage.evidence,
+    chain: { loadBlockMeta: (h) => storage.blocks.loadBlockMeta(h), loadValidators: (h) => storage.state.loadValidators(h) },
+    state: state0,
+  });
+  const thread = new ExecutorThread({ dbFile: file, noSync: true, appSpec: spec, logger: nullLogger });
+  t.teardown(async () => {
+    await thread.close();
+    await storage.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  await thread.init({ state: state0, initChain, indexer: true, storage, app, evidence });
+
+  const updates: { height: bigint; codes: number[] }[] = [];
+  const mempool: ExecutorMempool = {
+    reapMaxBytesMaxGas: () => [],
+    lock: async () => {},
+    unlock: () => {},
+    update: async (height, _txs, results) => void updates.push({ height, codes: results.map((r) => r.code) }),
+  };
+  const exec = new Executor({ storage, app, mempool, evidence, writer: thread });
+
+  const block1 = makeBlock(state0, 1n, GENESIS_TIME, emptyCommit(), vals.getByIndex(0).address, [], []);
+  const id1 = blockIdOf(block1).blockId;
+  const state1 = await exec.applyBlock(state0, id1, block1, commitFor(block1));
+  t.equal(state1.lastBlockHeight, 1n);
+  t.equal(storage.blocks.height(), 1n, 'the main block store sees height 1');
+  t.equal(app.lastBlockHeight, 1n, 'the main app reloaded its committed view');
+  t.same((await app.info()).lastBlockAppHash, state1.appHash, 'with the app hash the thread committed');
+  t.equal(storage.state.load()?.lastBlockHeight, 1n, 'the state is stored');
+  t.equal(evidence.state.lastBlockHeight, 1n, 'the evidence pool follows');
+  t.same(updates, [{ height: 1n, codes: [] }]);
+
+  await t.test('a block the thread cannot write throws back and writes nothing', async (t) => {
+    // Height 1 again: the thread's app refuses FinalizeBlock (expected height 2).
+    await t.rejects(exec.applyBlock(state0, id1, block1, commitFor(block1)), { code: 'EXECUTOR_BLOCK_FAILED', message: /finalizeBlock at height 1, expected 2/ });
+    t.equal(storage.blocks.height(), 1n);
+    t.equal(app.lastBlockHeight, 1n);
+    t.equal(updates.length, 1, 'no mempool update for a failed block');
+  });
+
+  await t.test('the next block: tx results come back, the response decodes for events', async (t) => {
+    const txs = [Uint8Array.of(1, 2, 3), Uint8Array.of(4, 5)];
+    const block2 = makeBlock(state1, 2n, GENESIS_TIME + 1_000_000_000n, commitFor(block1), vals.getByIndex(0).address, txs, []);
+    const id2 = blockIdOf(block2).blockId;
+    // The executor takes the mempool lock in this hook: the main app must not have moved yet (its
+    // check state reset before the lock would let CheckTx run against a state without the
+    // mempool's txs), and the block must be committed by then.
+    let seenInHook: bigint[] = [];
+    const res = await thread.write({ state: state1, blockId: id2, block: block2, seenCommit: commitFor(block2) }, async () => {
+      seenInHook = [app.lastBlockHeight, storage.blocks.height()];
+    });
+    t.same(seenInHook, [1n, 1n], 'the hook runs before the main views move to height 2');
+    t.equal(res.newState.lastBlockHeight, 2n);
+    t.equal(res.codes.length, 2);
+    t.ok(Array.from(res.codes).every((c) => c !== 0), 'undecodable txs fail in the block');
+    const resp = await res.response();
+    t.equal(resp.txResults.length, 2);
+    t.same(resp.txResults.map((r) => r.code), Array.from(res.codes));
+    t.same(resp.appHash, res.newState.appHash);
+    t.same(storage.state.loadFinalizeBlockResponse(2n)?.txResults.map((r) => r.code), Array.from(res.codes), "the response is stored");
+    t.equal(storage.blocks.height(), 2n);
+    t.same(storage.blocks.loadBlock(2n)?.data.txs, txs, 'the block is stored');
+  });
+
+  await thread.close();
+  await t.rejects(thread.write({ state: state0, blockId: id1, block: block1, seenCommit: commitFor(block1) }), { code: 'EXECUTOR_DEAD' });
+});

@@ -1,0 +1,143 @@
+/**
+ * The executor thread (src/state/executor-thread.ts): opens the node's LMDB environment, builds the
+ * chain app, the evidence pool's writer and the indexers over it, and writes the blocks the main
+ * thread sends, one at a time, with src/state/block-writer.ts's InlineBlockWriter (FinalizeBlock,
+ * then the block's one write transaction).
+ *
+ * Signatures: this app has no worker pool. A block's signatures that the main thread's CheckTx
+ * verified arrive as memo keys with the block (SignatureVerifier.addVerified); the rest (txs this
+ * node never saw) are verified here, off the RPC thread.
+ *
+ * Errors: a block that fails is answered `failed` (nothing was written, the app reloaded); a
+ * failure to start is answered `fatal`. Nothing is thrown across the boundary.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { EvidencePool } from '../src/evidence/pool.js';
+import type { LogFields, Logger, LogLevel } from '../src/log.js';
+import { InlineBlockWriter, kvIndexHook } from '../src/state/block-writer.js';
+import {
+  createNodeApp,
+  packWritten,
+  stateFromWire,
+  type ExecutorWorkerData,
+  type FromWorker,
+  type ToWorker,
+} from '../src/state/executor-thread.js';
+import { BlockIndexer, TxIndexer } from '../src/indexer/indexer.js';
+import { Storage } from '../src/store/storage.js';
+import { decodeBlock } from '../src/types/codec.js';
+
+const port = parentPort!;
+const data = workerData as ExecutorWorkerData;
+const send = (m: FromWorker) => port.postMessage(m);
+
+const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, none: 4 };
+
+/** A Logger whose lines the main thread writes (its logger, its format, its output). */
+function threadLogger(module: string, context: LogFields): Logger {
+  const level = data.logLevels[module] ?? 'info';
+  const at = (l: Exclude<LogLevel, 'none'>) => (msg: string, fields?: LogFields) => {
+    if (RANK[l] >= RANK[level]) send({ type: 'log', level: l, module, msg, fields: { ...fields, ...context } });
+  };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    enabled: (l) => RANK[l] >= RANK[level],
+    child: (f) => {
+      const { module: m, ...rest } = f;
+      return threadLogger(typeof m === 'string' ? m : module, { ...context, ...rest });
+    },
+    level,
+  };
+}
+
+/** Opens the store and builds the app at once (while the main thread starts up), then waits for `init`. */
+function main(): void {
+  const log = threadLogger('executor', {});
+  let storage: Storage;
+  let app: ReturnType<typeof createNodeApp>;
+  try {
+    storage = Storage.open({ file: data.dbFile, noSync: data.noSync });
+    app = createNodeApp(storage, data.app);
+  } catch (e) {
+    send({ type: 'fatal', message: (e as Error)?.stack ?? String(e) });
+    return;
+  }
+  let writer: InlineBlockWriter | null = null;
+
+  const init = async (m: Extract<ToWorker, { type: 'init' }>): Promise<void> => {
+    const s = storage;
+    // The main thread may have written since this thread opened the store (evidence on start-up).
+    s.resetReadTxn();
+    app.reload();
+    const state = stateFromWire(m.state);
+    if (m.initChain !== undefined) await app.initChain(m.initChain);
+    else app.setConsensusParams(state.consensusParams);
+    const evidence = new EvidencePool({
+      store: s.evidence,
+      chain: { loadBlockMeta: (h) => s.blocks.loadBlockMeta(h), loadValidators: (h) => s.state.loadValidators(h) },
+      state,
+      logger: threadLogger('evidence', {}),
+    });
+    const indexer = m.indexer ? kvIndexHook(new TxIndexer(s), new BlockIndexer(s), threadLogger('txindex', {})) : undefined;
+    writer = new InlineBlockWriter({ storage: s, app, evidence, indexer });
+  };
+
+  const write = async (m: Extract<ToWorker, { type: 'write' }>): Promise<void> => {
+    try {
+      if (writer === null) throw new Error('executor thread not initialised');
+      // A fresh snapshot: the block reads what the last commit wrote, whoever wrote it.
+      storage.resetReadTxn();
+      app.sigVerifier.addVerified(m.verified);
+      const block = decodeBlock(m.blockBytes);
+      const t0 = performance.now();
+      const before = { ...app.sigVerifier.stats };
+      const { resp, newState } = await writer.writeWith(
+        { state: stateFromWire(m.state), blockId: m.blockId, block, seenCommit: m.seenCommit, blockBytes: m.blockBytes },
+        m.votes,
+      );
+      const { answer, transfer } = packWritten(resp, newState);
+      port.postMessage({ type: 'written', id: m.id, answer } satisfies FromWorker, transfer);
+      const st = app.sigVerifier.stats;
+      log.info('executed block', {
+        height: block.header.height,
+        txs: block.data.txs.length,
+        ms: Math.round(performance.now() - t0),
+        sigs_from_checktx: st.memoHits - before.memoHits,
+        sigs_verified_here: st.syncVerified - before.syncVerified,
+      });
+    } catch (e) {
+      const err = e as Error & { code?: unknown };
+      log.error('block failed on the executor thread', { height: m.state.lastBlockHeight + 1n, err: err?.message ?? String(e) });
+      send({ type: 'failed', id: m.id, message: err?.message ?? String(e), code: typeof err?.code === 'string' ? err.code : undefined });
+    }
+  };
+
+  // One message at a time, in arrival order: a chain of promises.
+  let queue: Promise<void> = Promise.resolve();
+  port.on('message', (m: ToWorker) => {
+    queue = queue.then(async () => {
+      switch (m.type) {
+        case 'init':
+          try {
+            await init(m);
+            send({ type: 'ready' });
+          } catch (e) {
+            send({ type: 'fatal', message: (e as Error)?.stack ?? String(e) });
+          }
+          return;
+        case 'write':
+          return write(m);
+        case 'close':
+          await storage.close();
+          send({ type: 'closed' });
+          port.close();
+          return;
+      }
+    });
+  });
+}
+
+main();
