@@ -1,0 +1,169 @@
+/**
+ * eth_call and eth_estimateGas over the state after a height: a VM of its own per call, whose
+ * state manager reads the app's query context (the account model's view, src/app/modules/evm
+ * state.ts) and is dropped afterwards, so nothing a call does can reach a block.
+ * Errors as geth words them (ethereum/go-ethereum:internal/ethapi/api.go, errors.go): a revert is
+ * code 3 `execution reverted[: reason]` with the revert data; other VM failures -32000.
+ */
+import { createBlock } from '@ethereumjs/block';
+import { createTx } from '@ethereumjs/tx';
+import { Address } from '@ethereumjs/util';
+import { createVM } from '@ethereumjs/vm';
+import { ContextFlatState } from '../../app/modules/evm/state.js';
+import { FlatStateManager } from '../../evm/state-manager.js';
+import { GethRpcError } from '../jsonrpc/geth.js';
+import type { EvmRpcDeps } from './deps.js';
+import { arg, argError, gethError, hex } from './format.js';
+import { gasLimitOf } from './view.js';
+
+export interface CallArgs {
+  from?: Uint8Array;
+  to?: Uint8Array;
+  gas?: bigint;
+  gasPrice?: bigint;
+  value: bigint;
+  data: Uint8Array;
+}
+
+/** TransactionArgs (internal/ethapi/transaction_args.go): `input` wins over `data` when both match. */
+export function parseCallArgs(i: number, v: unknown): CallArgs {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw argError(i, 'json: cannot unmarshal non-object into Go value of type ethapi.TransactionArgs');
+  const o = v as Record<string, unknown>;
+  const opt = <T>(k: string, t: Parameters<typeof arg>[1]) => (o[k] === undefined || o[k] === null ? undefined : arg<T>(i, t, o[k]));
+  const input = opt<Uint8Array>('input', 'data');
+  const data = opt<Uint8Array>('data', 'data');
+  if (input && data && hex(input) !== hex(data)) {
+    throw argError(i, 'both "data" and "input" are set and not equal. Please use "input" to pass transaction call data');
+  }
+  return {
+    from: opt('from', 'address'),
+    to: opt('to', 'address'),
+    gas: opt('gas', 'uint64'),
+    gasPrice: opt('gasPrice', 'quantity') ?? opt('maxFeePerGas', 'quantity'),
+    value: opt<bigint>('value', 'quantity') ?? 0n,
+    data: input ?? data ?? new Uint8Array(0),
+  };
+}
+
+interface RunResult {
+  ok: boolean;
+  gasUsed: bigint;
+  returnValue: Uint8Array;
+  error?: string;
+}
+
+/** One call on a fresh VM over the state after `height`; `gas` includes the intrinsic gas. */
+async function run(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs, gas: bigint): Promise<RunResult> {
+  const keeper = deps.keeper;
+  const view = new ContextFlatState(keeper);
+  view.ctx = deps.queryContext(height);
+  const sm = new FlatStateManager(view, { keccak256: (d) => keeper.crypto.keccak256(d) });
+  const vm = await createVM({ common: keeper.common, stateManager: sm });
+  const block = createBlock(
+    { header: { number: height + 1n, timestamp: time, coinbase: keeper.coinbase, gasLimit: gasLimitOf(deps), baseFeePerGas: 0n, mixHash: new Uint8Array(32) } },
+    { common: keeper.common, skipConsensusFormatValidation: true },
+  );
+  const intrinsic = intrinsicGas(deps, a);
+  if (gas < intrinsic) return { ok: false, gasUsed: gas, returnValue: new Uint8Array(0), error: `intrinsic gas too low: have ${gas}, want ${intrinsic}` };
+  const caller = new Address(a.from ?? new Uint8Array(20));
+  const r = await vm.evm.runCall({
+    ...(a.to ? { to: new Address(a.to) } : {}),
+    caller,
+    origin: caller,
+    data: a.data,
+    value: a.value,
+    gasLimit: gas - intrinsic,
+    gasPrice: a.gasPrice ?? 0n,
+    block,
+    // the caller's balance is not checked for value transfers beyond what it holds: geth checks it
+    // (core/state_transition.go buyGas); runCall does, through the state manager.
+  });
+  const err = r.execResult.exceptionError;
+  return { ok: err === undefined, gasUsed: intrinsic + r.execResult.executionGasUsed, returnValue: r.execResult.returnValue, ...(err ? { error: err.error } : {}) };
+}
+
+function intrinsicGas(deps: EvmRpcDeps, a: CallArgs): bigint {
+  const tx = createTx({ to: a.to ? new Address(a.to) : undefined, data: a.data, value: a.value, gasLimit: 0n }, { common: deps.keeper.common });
+  return tx.getIntrinsicGas();
+}
+
+/** The gas an unbounded call may use: `[json-rpc] gas-cap`, or the block gas limit. */
+function gasCap(deps: EvmRpcDeps): bigint {
+  const limit = gasLimitOf(deps);
+  return deps.gasCap > 0n && deps.gasCap < limit ? deps.gasCap : limit;
+}
+
+/** Error(string) selector and Panic(uint256) (go-ethereum accounts/abi UnpackRevert). */
+function revertReason(data: Uint8Array): string | undefined {
+  const h = Buffer.from(data).toString('hex');
+  if (h.startsWith('08c379a0') && data.length >= 68) {
+    const len = Number(BigInt(`0x${h.slice(72, 136)}`));
+    if (68 + len <= data.length) return Buffer.from(data.subarray(68, 68 + len)).toString('utf8');
+  }
+  if (h.startsWith('4e487b71') && data.length === 36) {
+    const code = BigInt(`0x${h.slice(8)}`);
+    const panics: Record<string, string> = { '1': 'assert(false)', '17': 'arithmetic underflow or overflow', '18': 'division or modulo by zero', '50': 'out-of-bounds access of an array or bytesSlice' };
+    return panics[code.toString()] ?? `unknown panic code: 0x${code.toString(16)}`;
+  }
+  return undefined;
+}
+
+function failure(r: RunResult): GethRpcError {
+  if (r.error === 'revert') {
+    const reason = revertReason(r.returnValue);
+    return new GethRpcError(3, reason === undefined ? 'execution reverted' : `execution reverted: ${reason}`, hex(r.returnValue));
+  }
+  return gethError(r.error ?? 'execution failed');
+}
+
+async function withTimeout<T>(deps: EvmRpcDeps, p: Promise<T>): Promise<T> {
+  if (deps.evmTimeoutMs <= 0) return p;
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(gethError(`execution aborted (timeout = ${deps.evmTimeoutMs / 1000}s)`)), deps.evmTimeoutMs);
+  });
+  try {
+    return await Promise.race([p, t]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function ethCall(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs): Promise<string> {
+  const r = await withTimeout(deps, run(deps, height, time, a, a.gas ?? gasCap(deps)));
+  if (!r.ok) throw failure(r);
+  return hex(r.returnValue);
+}
+
+/** internal/ethapi DoEstimateGas: the lowest gas at which the call succeeds, by binary search. */
+export async function estimateGas(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs): Promise<bigint> {
+  const hi0 = a.gas ?? gasCap(deps);
+  return withTimeout(
+    deps,
+    (async () => {
+      const first = await run(deps, height, time, a, hi0);
+      if (!first.ok) {
+        if (first.error === 'revert' || first.error?.startsWith('intrinsic')) throw failure(first);
+        throw gethError(`gas required exceeds allowance (${hi0})`);
+      }
+      let lo = first.gasUsed - 1n;
+      let hi = hi0;
+      // geth's shortcut: the used gas plus the 63/64 reserve usually succeeds at once.
+      const guess = (first.gasUsed * 64n) / 63n;
+      if (guess < hi) {
+        const g = await run(deps, height, time, a, guess);
+        if (g.ok) hi = guess;
+        else lo = guess;
+      }
+      while (lo + 1n < hi) {
+        // stop when within 1.5% as geth does (estimateGasErrorRatio).
+        if (((hi - lo) * 1000n) / hi < 15n) break;
+        const mid = (lo + hi) / 2n;
+        const m = await run(deps, height, time, a, mid);
+        if (m.ok) hi = mid;
+        else lo = mid;
+      }
+      return hi;
+    })(),
+  );
+}

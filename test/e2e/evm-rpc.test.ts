@@ -1,0 +1,214 @@
+/**
+ * The EVM JSON-RPC end to end: a devnet node (`chaind init --dev`, `chaind start` as a separate
+ * process, real LMDB) serves eth/net/web3 at `[json-rpc] address`. A client signs with a dev
+ * account's eth key (@ethereumjs/tx; neither viem nor ethers is installed), deploys the ERC-20
+ * fixture with eth_sendRawTransaction, waits for the receipt, transfers with a legacy tx whose gas
+ * eth_estimateGas chose, and reads it all back: balances, nonces (also `pending`), code, storage,
+ * eth_call, transactions, receipts and logs, blocks by number and by hash, EIP-1898 block objects,
+ * and geth's errors (nonce too low, revert with reason, bad arguments, unknown block, N methods).
+ */
+import fs from 'node:fs';
+import t from 'tap';
+import { createTx, type TypedTransaction } from '@ethereumjs/tx';
+import { Address, bytesToHex, createContractAddress } from '@ethereumjs/util';
+import { createEvmCommon } from '../../src/evm/common.js';
+import { devAccounts } from '../../src/keys/devaccounts.js';
+import { balanceOfData, balanceSlot, deployData, transferData, TRANSFER_TOPIC, word } from '../helpers/evm.js';
+import { allocPorts, runCli, startNode, tmpHome, waitFor, type RunningNode } from '../helpers/node.js';
+
+const common = createEvmCommon({ chainId: 9000n });
+const [A, B] = devAccounts().filter((a) => a.keyType === 'eth_secp256k1');
+const SUPPLY = 1_000_000n;
+
+function sign(o: { type?: 0 | 2; nonce: bigint; to?: Uint8Array; data?: Uint8Array; value?: bigint; gasLimit?: bigint }): TypedTransaction {
+  const type = o.type ?? 2;
+  const fees = type === 2 ? { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n } : { gasPrice: 0n };
+  return createTx(
+    { type, nonce: o.nonce, to: o.to === undefined ? undefined : bytesToHex(o.to), value: o.value ?? 0n, data: o.data ?? new Uint8Array(0), gasLimit: o.gasLimit ?? 2_000_000n, ...fees },
+    { common },
+  ).sign(A!.privateKey);
+}
+
+type Answer = { result?: any; error?: { code: number; message: string; data?: string } };
+
+async function call(port: number, method: string, params: unknown[] = []): Promise<Answer> {
+  const r = await fetch(`http://127.0.0.1:${port}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return (await r.json()) as Answer;
+}
+
+async function ok(port: number, method: string, params: unknown[] = []): Promise<any> {
+  const a = await call(port, method, params);
+  if (a.error) throw new Error(`${method}: ${JSON.stringify(a.error)}`);
+  return a.result;
+}
+
+const hex = (b: Uint8Array) => bytesToHex(b);
+const rawHex = (tx: TypedTransaction) => hex(tx.serialize());
+
+t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth_sendRawTransaction', async (t) => {
+  const home = tmpHome();
+  t.teardown(() => fs.rmSync(home, { recursive: true, force: true }));
+  t.equal(runCli(['init', 'evm', '--home', home, '--chain-id', 'evm-1', '--dev']).status, 0);
+  const cfgPath = `${home}/config/config.toml`;
+  fs.writeFileSync(cfgPath, fs.readFileSync(cfgPath, 'utf8').replace(/timeout_commit = "[^"]*"/, 'timeout_commit = "200ms"'));
+  const ports = await allocPorts();
+  const node: RunningNode = startNode(home, ports);
+  t.teardown(() => {
+    node.proc.kill('SIGKILL');
+  });
+  const p = ports.jsonRpc;
+  try {
+    await waitFor('eth_blockNumber ≥ 1', async () => BigInt(await ok(p, 'eth_blockNumber')) >= 1n, 60_000);
+
+    // Constants and node facts.
+    t.equal(await ok(p, 'eth_chainId'), '0x2328', 'chain id 9000');
+    t.equal(await ok(p, 'net_version'), '9000');
+    t.equal(await ok(p, 'net_listening'), true);
+    t.equal(await ok(p, 'net_peerCount'), '0x0');
+    t.match(await ok(p, 'web3_clientVersion'), /^chaind\/v\d+\.\d+\.\d+\//);
+    t.equal(await ok(p, 'web3_sha3', ['0x68656c6c6f20776f726c64']), '0x47173285a8d7341e5e972fc677286384f802f8ef42a5ec5f03bbfa254cb01fad');
+    t.equal(await ok(p, 'eth_syncing'), false);
+    t.equal(await ok(p, 'eth_gasPrice'), '0x0');
+    t.equal(await ok(p, 'eth_maxPriorityFeePerGas'), '0x0');
+    t.same(await ok(p, 'eth_accounts'), []);
+    t.equal(await ok(p, 'eth_mining'), false);
+    t.equal(await ok(p, 'eth_hashrate'), '0x0');
+    t.equal(await ok(p, 'eth_protocolVersion'), '0x41');
+    t.match(await ok(p, 'eth_coinbase'), /^0x[0-9a-f]{40}$/);
+
+    // The dev account is funded; a fresh address is empty; nonce 0.
+    const aHex = hex(A!.address);
+    const balA = BigInt(await ok(p, 'eth_getBalance', [aHex, 'latest']));
+    t.ok(balA > 0n, 'dev account funded');
+    t.equal(await ok(p, 'eth_getTransactionCount', [aHex, 'latest']), '0x0');
+    t.equal(await ok(p, 'eth_getBalance', [hex(B!.address)]), await ok(p, 'eth_getBalance', [hex(B!.address), 'latest']), 'block defaults to latest');
+
+    // Deploy the ERC-20 fixture.
+    const deploy = sign({ nonce: 0n, data: deployData(SUPPLY) });
+    t.equal(await ok(p, 'eth_sendRawTransaction', [rawHex(deploy)]), hex(deploy.hash()), 'returns the eth tx hash');
+    const again = await call(p, 'eth_sendRawTransaction', [rawHex(deploy)]);
+    t.equal(again.error?.code, -32000, 'the same tx again is refused');
+    const pending = BigInt(await ok(p, 'eth_getTransactionCount', [aHex, 'pending']));
+    const latest = BigInt(await ok(p, 'eth_getTransactionCount', [aHex, 'latest']));
+    t.equal(pending, 1n, 'pending counts the tx in the mempool (or the block it is in)');
+    t.ok(latest <= pending);
+    const r1 = await waitFor('deploy receipt', () => ok(p, 'eth_getTransactionReceipt', [hex(deploy.hash())]), 60_000);
+    const token = createContractAddress(new Address(A!.address), 0n).bytes;
+    t.equal(r1.status, '0x1');
+    t.equal(r1.contractAddress, hex(token));
+    t.equal(r1.from, aHex);
+    t.equal(r1.to, null);
+    t.equal(r1.transactionHash, hex(deploy.hash()));
+    t.ok(BigInt(r1.gasUsed) > 21_000n);
+    t.equal(await ok(p, 'eth_getTransactionCount', [aHex, 'latest']), '0x1');
+
+    // Code, storage, eth_call.
+    t.not(await ok(p, 'eth_getCode', [hex(token), 'latest']), '0x');
+    t.equal(await ok(p, 'eth_getCode', [aHex, 'latest']), '0x', 'an EOA has no code');
+    t.equal(await ok(p, 'eth_getStorageAt', [hex(token), hex(balanceSlot(A!.address)), 'latest']), hex(word(SUPPLY)), 'balanceOf[A] slot');
+    t.equal(BigInt(await ok(p, 'eth_call', [{ to: hex(token), data: hex(balanceOfData(A!.address)) }, 'latest'])), SUPPLY, 'balanceOf(A) via eth_call');
+
+    // A revert with a reason: code 3, geth's text, the revert data.
+    const rev = await call(p, 'eth_call', [{ from: aHex, to: hex(token), data: hex(transferData(B!.address, SUPPLY + 1n)) }]);
+    t.equal(rev.error?.code, 3);
+    t.equal(rev.error?.message, 'execution reverted: balance too low');
+    t.match(rev.error?.data, /^0x08c379a0/);
+    const revEst = await call(p, 'eth_estimateGas', [{ from: aHex, to: hex(token), data: hex(transferData(B!.address, SUPPLY + 1n)) }]);
+    t.equal(revEst.error?.code, 3, 'estimateGas of a reverting call reverts');
+
+    // A legacy transfer with the gas eth_estimateGas chose.
+    const est = BigInt(await ok(p, 'eth_estimateGas', [{ from: aHex, to: hex(token), data: hex(transferData(B!.address, 25n)) }]));
+    t.ok(est > 21_000n && est < 200_000n, `estimate ${est}`);
+    const tr = sign({ type: 0, nonce: 1n, to: token, data: transferData(B!.address, 25n), gasLimit: est });
+    t.equal(await ok(p, 'eth_sendRawTransaction', [rawHex(tr)]), hex(tr.hash()));
+    const r2 = await waitFor('transfer receipt', () => ok(p, 'eth_getTransactionReceipt', [hex(tr.hash())]), 60_000);
+    t.equal(r2.status, '0x1', 'the estimated gas was enough');
+    t.equal(r2.type, '0x0');
+    t.equal(r2.logs.length, 1);
+    t.equal(r2.logs[0].address, hex(token));
+    t.equal(r2.logs[0].topics[0], hex(TRANSFER_TOPIC));
+    t.equal(r2.logs[0].blockHash, r2.blockHash);
+    t.equal(BigInt(await ok(p, 'eth_call', [{ to: hex(token), data: hex(balanceOfData(B!.address)) }, 'latest'])), 25n);
+
+    // The transaction object.
+    const tx2 = await ok(p, 'eth_getTransactionByHash', [hex(tr.hash())]);
+    t.equal(tx2.hash, hex(tr.hash()));
+    t.equal(tx2.from, aHex);
+    t.equal(tx2.to, hex(token));
+    t.equal(tx2.nonce, '0x1');
+    t.equal(tx2.type, '0x0');
+    t.equal(tx2.chainId, '0x2328');
+    t.equal(tx2.blockNumber, r2.blockNumber);
+    t.equal(tx2.blockHash, r2.blockHash);
+    t.equal(tx2.transactionIndex, r2.transactionIndex);
+    t.equal(tx2.gas, `0x${est.toString(16)}`);
+    t.equal(await ok(p, 'eth_getTransactionByHash', [`0x${'ab'.repeat(32)}`]), null);
+    t.equal(await ok(p, 'eth_getTransactionReceipt', [`0x${'ab'.repeat(32)}`]), null);
+
+    // Blocks by number and by hash; parentHash links; full transactions.
+    const blk = await ok(p, 'eth_getBlockByNumber', [r2.blockNumber, false]);
+    t.equal(blk.hash, r2.blockHash);
+    t.equal(blk.number, r2.blockNumber);
+    t.ok(blk.transactions.includes(hex(tr.hash())));
+    t.equal(blk.baseFeePerGas, '0x0');
+    t.equal(BigInt(blk.gasUsed) >= BigInt(r2.gasUsed), true);
+    t.match(blk.stateRoot, /^0x[0-9a-f]{64}$/);
+    t.match(blk.logsBloom, /^0x[0-9a-f]{512}$/);
+    t.not(blk.logsBloom, `0x${'00'.repeat(256)}`, 'the Transfer log is in the bloom');
+    const byHash = await ok(p, 'eth_getBlockByHash', [r2.blockHash, true]);
+    t.equal(byHash.number, blk.number);
+    t.equal(byHash.transactions.find((x: any) => x.hash === hex(tr.hash()))?.from, aHex, 'full transaction objects');
+    const parent = await ok(p, 'eth_getBlockByNumber', [`0x${(BigInt(blk.number) - 1n).toString(16)}`, false]);
+    t.equal(blk.parentHash, parent.hash, 'parentHash is the previous block hash');
+    t.ok(BigInt(blk.timestamp) >= BigInt(parent.timestamp));
+    t.equal(await ok(p, 'eth_getBlockByNumber', ['0xffffff', false]), null, 'a future block is null');
+    t.equal(await ok(p, 'eth_getBlockByHash', [`0x${'cd'.repeat(32)}`, false]), null);
+    t.ok(BigInt((await ok(p, 'eth_getBlockByNumber', ['latest', false])).number) >= BigInt(blk.number), 'latest');
+
+    // Block references: EIP-1898 objects, a hash string, state at an older height.
+    const before = `0x${(BigInt(r1.blockNumber) - 1n).toString(16)}`;
+    t.equal(await ok(p, 'eth_getCode', [hex(token), before]), '0x', 'no code before the deploy block');
+    t.not(await ok(p, 'eth_getCode', [hex(token), { blockNumber: r1.blockNumber }]), '0x');
+    t.not(await ok(p, 'eth_getCode', [hex(token), { blockHash: r1.blockHash }]), '0x');
+    t.not(await ok(p, 'eth_getCode', [hex(token), r1.blockHash]), '0x', 'a 32-byte hash string is a block hash');
+    t.equal(await ok(p, 'eth_getTransactionCount', [aHex, { blockNumber: r1.blockNumber }]), '0x1');
+    t.equal(await ok(p, 'eth_getTransactionCount', [aHex, before]), '0x0');
+    for (const tag of ['safe', 'finalized', 'pending']) t.match(await ok(p, 'eth_getBalance', [aHex, tag]), /^0x[0-9a-f]+$/, tag);
+
+    // geth's errors.
+    const stale = await call(p, 'eth_sendRawTransaction', [rawHex(sign({ nonce: 0n, to: B!.address, gasLimit: 21_000n }))]);
+    t.equal(stale.error?.code, -32000);
+    t.match(stale.error?.message, /^nonce too low/);
+    const poor = createTx({ type: 2, nonce: 0n, to: aHex, value: 1n, gasLimit: 21_000n, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n }, { common }).sign(new Uint8Array(32).fill(7));
+    const nofunds = await call(p, 'eth_sendRawTransaction', [rawHex(poor)]);
+    t.equal(nofunds.error?.code, -32000);
+    t.match(nofunds.error?.message, /^insufficient funds for gas \* price \+ value/);
+    const lowGas = await call(p, 'eth_sendRawTransaction', [rawHex(sign({ nonce: 2n, to: B!.address, gasLimit: 20_000n }))]);
+    t.match(lowGas.error?.message, /^intrinsic gas too low/);
+    const wrongChain = createTx({ type: 2, chainId: 1n, nonce: 2n, to: aHex, gasLimit: 21_000n, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n }, { common: createEvmCommon({ chainId: 1n }) }).sign(A!.privateKey);
+    t.match((await call(p, 'eth_sendRawTransaction', [rawHex(wrongChain)])).error?.message, /invalid chain id/);
+    t.same((await call(p, 'eth_getBalance', ['0x12'])).error, { code: -32602, message: 'invalid argument 0: hex string has length 2, want 40 for common.Address' });
+    t.same((await call(p, 'eth_getBalance', [aHex, '3'])).error, { code: -32602, message: 'invalid argument 1: hex string without 0x prefix' });
+    t.same((await call(p, 'eth_getBalance', [aHex, '0xffffff'])).error, { code: -32000, message: 'header not found' });
+    t.same((await call(p, 'eth_getBalance', [aHex, `0x${'cd'.repeat(32)}`])).error, { code: -32000, message: 'header for hash not found' });
+    t.same((await call(p, 'eth_getBalance', [aHex, { blockHash: r1.blockHash, blockNumber: '0x1' }])).error?.code, -32602);
+    t.same((await call(p, 'eth_getBalance', [])).error, { code: -32602, message: 'missing value for required argument 0' });
+    t.same((await call(p, 'eth_sendTransaction', [{ from: aHex }])).error, { code: -32601, message: 'the method eth_sendTransaction does not exist/is not available' });
+    t.same((await call(p, 'debug_traceTransaction', [hex(tr.hash())])).error, { code: -32601, message: 'the method debug_traceTransaction does not exist/is not available' }, 'debug is not in the default api');
+
+    // The node keeps answering after all of it, and a plain value transfer lands.
+    const x = new Uint8Array(20).fill(0x42);
+    const v = sign({ nonce: 2n, to: x, value: 12_345n, gasLimit: 21_000n });
+    await ok(p, 'eth_sendRawTransaction', [rawHex(v)]);
+    await waitFor('value transfer', () => ok(p, 'eth_getTransactionReceipt', [hex(v.hash())]), 60_000);
+    t.equal(await ok(p, 'eth_getBalance', [hex(x), 'latest']), '0x3039');
+  } catch (e) {
+    t.comment(node.output().slice(-5000));
+    throw e;
+  }
+});
