@@ -10,7 +10,9 @@
 import fs from 'node:fs';
 import t from 'tap';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
-import { Address, bytesToHex, createContractAddress } from '@ethereumjs/util';
+import { createMPT, verifyMPTWithMerkleProof } from '@ethereumjs/mpt';
+import { RLP } from '@ethereumjs/rlp';
+import { Address, bytesToBigInt, bytesToHex, createContractAddress, hexToBytes } from '@ethereumjs/util';
 import { createEvmCommon } from '../../src/evm/common.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
 import { balanceOfData, balanceSlot, deployData, transferData, TRANSFER_TOPIC, word } from '../helpers/evm.js';
@@ -49,6 +51,10 @@ async function ok(port: number, method: string, params: unknown[] = []): Promise
 
 const hex = (b: Uint8Array) => bytesToHex(b);
 const rawHex = (tx: TypedTransaction) => hex(tx.serialize());
+const qhex = (n: number | bigint) => `0x${n.toString(16)}`;
+const x0 = new Uint8Array(20).fill(0x42);
+
+t.setTimeout(240_000);
 
 t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth_sendRawTransaction', async (t) => {
   const home = tmpHome();
@@ -179,6 +185,45 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.equal(await ok(p, 'eth_getTransactionCount', [aHex, { blockNumber: r1.blockNumber }]), '0x1');
     t.equal(await ok(p, 'eth_getTransactionCount', [aHex, before]), '0x0');
     for (const tag of ['safe', 'finalized', 'pending']) t.match(await ok(p, 'eth_getBalance', [aHex, tag]), /^0x[0-9a-f]+$/, tag);
+
+    // Headers, counts, by-index, block receipts, uncles, logs of a tx.
+    const hdr = await ok(p, 'eth_getHeaderByNumber', [r2.blockNumber]);
+    t.equal(hdr.hash, blk.hash);
+    t.equal(hdr.stateRoot, blk.stateRoot);
+    t.notOk('transactions' in hdr || 'size' in hdr, 'a header has no transactions or size');
+    t.equal((await ok(p, 'eth_getHeaderByHash', [r2.blockHash])).number, r2.blockNumber);
+    t.equal(await ok(p, 'eth_getBlockTransactionCountByNumber', [r2.blockNumber]), qhex(blk.transactions.length));
+    t.equal(await ok(p, 'eth_getBlockTransactionCountByHash', [r2.blockHash]), qhex(blk.transactions.length));
+    t.equal((await ok(p, 'eth_getTransactionByBlockNumberAndIndex', [r2.blockNumber, r2.transactionIndex])).hash, hex(tr.hash()));
+    t.equal((await ok(p, 'eth_getTransactionByBlockHashAndIndex', [r2.blockHash, r2.transactionIndex])).hash, hex(tr.hash()));
+    t.equal(await ok(p, 'eth_getTransactionByBlockHashAndIndex', [r2.blockHash, '0x63']), null);
+    const brs = await ok(p, 'eth_getBlockReceipts', [r2.blockNumber]);
+    t.same(brs.find((r: any) => r.transactionHash === hex(tr.hash())), r2, 'the block receipts hold the same receipt');
+    t.same(await ok(p, 'eth_getTransactionLogs', [hex(tr.hash())]), r2.logs);
+    t.equal(await ok(p, 'eth_getUncleCountByBlockNumber', [r2.blockNumber]), '0x0');
+    t.equal(await ok(p, 'eth_getUncleByBlockHashAndIndex', [r2.blockHash, '0x0']), null);
+
+    // eth_getLogs from the log index: range, address, topic positions and alternatives, blockHash.
+    const all = await ok(p, 'eth_getLogs', [{ fromBlock: '0x1', toBlock: 'latest', address: hex(token) }]);
+    t.equal(all.length, 2, 'the mint at deploy and the transfer');
+    t.same(all[1], r2.logs[0], 'a log as the receipt has it');
+    const toB = await ok(p, 'eth_getLogs', [{ fromBlock: '0x1', topics: [hex(TRANSFER_TOPIC), null, hex(word(B!.address))] }]);
+    t.equal(toB.length, 1);
+    t.equal(toB[0].transactionHash, hex(tr.hash()));
+    const alt = await ok(p, 'eth_getLogs', [{ fromBlock: '0x1', topics: [[hex(TRANSFER_TOPIC), `0x${'11'.repeat(32)}`]] }]);
+    t.equal(alt.length, 2, 'alternatives in one position');
+    t.same(await ok(p, 'eth_getLogs', [{ fromBlock: '0x1', address: hex(x0) }]), [], 'no logs of another address');
+    t.same(await ok(p, 'eth_getLogs', [{ blockHash: r2.blockHash }]), r2.logs);
+    t.equal((await call(p, 'eth_getLogs', [{ fromBlock: '0x5', toBlock: '0x2' }])).error?.message, 'invalid block range params');
+    t.equal((await call(p, 'eth_getLogs', [{ blockHash: r2.blockHash, fromBlock: '0x1' }])).error?.code, -32602);
+
+    // eth_getProof verifies against the block's stateRoot with @ethereumjs/mpt.
+    const proof = await ok(p, 'eth_getProof', [hex(token), [hex(balanceSlot(B!.address))], r2.blockNumber]);
+    const acct = await verifyMPTWithMerkleProof(await createMPT({ useKeyHashing: true }), hexToBytes(blk.stateRoot), token, proof.accountProof.map((x: string) => hexToBytes(x as `0x${string}`)));
+    t.ok(acct, 'account proof verifies against stateRoot');
+    t.equal(bytesToHex((RLP.decode(acct!) as Uint8Array[])[2]!), proof.storageHash);
+    const sv = await verifyMPTWithMerkleProof(await createMPT({ useKeyHashing: true }), hexToBytes(proof.storageHash), balanceSlot(B!.address), proof.storageProof[0].proof.map((x: string) => hexToBytes(x as `0x${string}`)));
+    t.equal(sv === null ? 0n : bytesToBigInt(RLP.decode(sv) as Uint8Array), 25n, 'the storage proof proves balanceOf[B] = 25');
 
     // geth's errors.
     const stale = await call(p, 'eth_sendRawTransaction', [rawHex(sign({ nonce: 0n, to: B!.address, gasLimit: 21_000n }))]);

@@ -38,6 +38,10 @@ export interface EvmRpcDeps {
   gasCap: bigint;
   /** `[json-rpc] evm-timeout` in ms (0: none). */
   evmTimeoutMs: number;
+  /** `[json-rpc] logs-cap`: most logs eth_getLogs returns (0: unlimited; default 10,000). */
+  logsCap?: number;
+  /** `[json-rpc] block-range-cap`: widest eth_getLogs range (0: unlimited; default 10,000). */
+  blockRangeCap?: number;
 }
 
 /** The node's parts as the composition root has them (src/node.ts). */
@@ -53,6 +57,8 @@ export interface NodeParts {
   gasCap: number;
   /** `[json-rpc] evm-timeout`, ms. */
   evmTimeoutMs: number;
+  logsCap?: number;
+  blockRangeCap?: number;
 }
 
 export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
@@ -71,5 +77,7 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     catchingUp: p.catchingUp ?? (() => false),
     gasCap: BigInt(p.gasCap),
     evmTimeoutMs: p.evmTimeoutMs,
+    ...(p.logsCap === undefined ? {} : { logsCap: p.logsCap }),
+    ...(p.blockRangeCap === undefined ? {} : { blockRangeCap: p.blockRangeCap }),
   };
 }

@@ -6,10 +6,11 @@
 import { ErrTxInCache } from '../../mempool/errors.js';
 import { GETH_CODES, GethRpcError, gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
+import { getLogs } from './logs.js';
 import { estimateGas, ethCall, parseCallArgs } from './call.js';
 import type { EvmRpcDeps } from './deps.js';
 import { argError, gethError, hex, parseBlockRef, qty, type BlockRef } from './format.js';
-import { blockJson, blockTime, blockTxs, loadBlock, receiptJson, txJson, type LoadedBlock } from './view.js';
+import { blockJson, blockTime, blockTxs, headerJson, loadBlock, receiptJson, txJson, type LoadedBlock } from './view.js';
 
 /** eth/68, as Cosmos EVM answers eth_protocolVersion (0x41). */
 export const ETH_PROTOCOL_VERSION = 0x41;
@@ -131,6 +132,11 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
   };
 
   const block = { name: 'block', type: 'any', optional: true } as const;
+  const txAt = (lb: LoadedBlock | undefined, index: bigint) => {
+    if (lb === undefined) return null;
+    const t = blockTxs(deps, lb).find((x) => BigInt(x.receipt.index) === index);
+    return t?.tx ? txJson(t.tx, t.receipt, lb) : null;
+  };
   return [
     gethMethod({ name: 'eth_chainId', handler: () => qty(k.chainId) }),
     gethMethod({ name: 'eth_blockNumber', handler: () => qty(deps.lastHeight()) }),
@@ -265,6 +271,90 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
         return qty(await estimateGas(deps, h, blockTime(blockAt(deps, h)), a));
       },
     }),
+    gethMethod({
+      name: 'eth_getHeaderByNumber',
+      params: [{ name: 'block', type: 'block' }],
+      handler: async ({ block: b }) => {
+        const lb = blockByRef(deps, typeof b === 'bigint' ? { number: b } : { tag: b });
+        return lb === undefined ? null : headerJson(await blockJson(deps, lb, false));
+      },
+    }),
+    gethMethod({
+      name: 'eth_getHeaderByHash',
+      params: [{ name: 'hash', type: 'hash' }],
+      handler: async ({ hash }) => {
+        const lb = blockByRef(deps, { hash });
+        return lb === undefined ? null : headerJson(await blockJson(deps, lb, false));
+      },
+    }),
+    gethMethod({
+      name: 'eth_getBlockTransactionCountByNumber',
+      params: [{ name: 'block', type: 'block' }],
+      handler: ({ block: b }) => {
+        const lb = blockByRef(deps, typeof b === 'bigint' ? { number: b } : { tag: b });
+        return lb === undefined ? null : qty(k.blockSummary(lb.height)?.txCount ?? 0);
+      },
+    }),
+    gethMethod({
+      name: 'eth_getBlockTransactionCountByHash',
+      params: [{ name: 'hash', type: 'hash' }],
+      handler: ({ hash }) => {
+        const lb = blockByRef(deps, { hash });
+        return lb === undefined ? null : qty(k.blockSummary(lb.height)?.txCount ?? 0);
+      },
+    }),
+    gethMethod({
+      name: 'eth_getTransactionByBlockNumberAndIndex',
+      params: [{ name: 'block', type: 'block' }, { name: 'index', type: 'uint64' }],
+      handler: ({ block: b, index }) => txAt(blockByRef(deps, typeof b === 'bigint' ? { number: b } : { tag: b }), index),
+    }),
+    gethMethod({
+      name: 'eth_getTransactionByBlockHashAndIndex',
+      params: [{ name: 'hash', type: 'hash' }, { name: 'index', type: 'uint64' }],
+      handler: ({ hash, index }) => txAt(blockByRef(deps, { hash }), index),
+    }),
+    gethMethod({
+      name: 'eth_getBlockReceipts',
+      params: [{ name: 'block', type: 'any' }],
+      handler: ({ block: b }) => {
+        const lb = blockByRef(deps, parseBlockRef(0, b));
+        return lb === undefined ? null : k.blockReceipts(lb.height).map((r) => receiptJson(r, lb));
+      },
+    }),
+    gethMethod({
+      name: 'eth_getTransactionLogs',
+      params: [{ name: 'hash', type: 'hash' }],
+      handler: ({ hash }) => {
+        const r = k.receiptByHash(hash);
+        if (r === undefined) return null;
+        const b = loadBlock(deps, r.height);
+        return b === undefined ? null : receiptJson(r, b).logs;
+      },
+    }),
+    gethMethod({ name: 'eth_getUncleCountByBlockNumber', params: [{ name: 'block', type: 'block' }], handler: ({ block: b }) => (blockByRef(deps, typeof b === 'bigint' ? { number: b } : { tag: b }) ? '0x0' : null) }),
+    gethMethod({ name: 'eth_getUncleCountByBlockHash', params: [{ name: 'hash', type: 'hash' }], handler: ({ hash }) => (blockByRef(deps, { hash }) ? '0x0' : null) }),
+    gethMethod({ name: 'eth_getUncleByBlockNumberAndIndex', params: [{ name: 'block', type: 'block' }, { name: 'index', type: 'uint64' }], handler: () => null }),
+    gethMethod({ name: 'eth_getUncleByBlockHashAndIndex', params: [{ name: 'hash', type: 'hash' }, { name: 'index', type: 'uint64' }], handler: () => null }),
+    gethMethod({
+      name: 'eth_getProof',
+      params: [{ name: 'address', type: 'address' }, { name: 'keys', type: 'any' }, block],
+      handler: ({ address, keys, block: b }) => {
+        if (!Array.isArray(keys)) throw argError(1, 'json: cannot unmarshal non-array into Go value of type []string');
+        if (keys.length > 1024) throw new GethRpcError(GETH_CODES.INVALID_PARAMS, `too many storage keys requested (max 1024, got ${keys.length})`);
+        const slots = keys.map((x) => storageKey(x));
+        return k.getProof(address, slots, stateHeight(deps, parseBlockRef(2, b)));
+      },
+    }),
+    gethMethod({
+      name: 'eth_getPendingTransactions',
+      handler: () =>
+        mempoolTxs().map((p) => {
+          const etx = k.decode(p.raw);
+          k.sender(etx);
+          return txJson(etx.tx, undefined, undefined);
+        }),
+    }),
+    gethMethod({ name: 'eth_getLogs', params: [{ name: 'criteria', type: 'any' }], handler: ({ criteria }) => getLogs(deps, criteria) }),
     ...ETH_NOT_IMPLEMENTED.map(notImplemented),
   ];
 }

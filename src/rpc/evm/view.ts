@@ -191,3 +191,9 @@ export function receiptJson(r: StoredReceipt, b: LoadedBlock): Record<string, un
     status: qty(r.status),
   };
 }
+
+/** RPCMarshalHeader: the block without size, transactions and uncles. */
+export function headerJson(block: Record<string, unknown>): Record<string, unknown> {
+  const { size: _size, transactions: _txs, uncles: _uncles, ...header } = block;
+  return header;
+}
