@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs';
 import t from 'tap';
+import WebSocket from 'ws';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { createMPT, verifyMPTWithMerkleProof } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
@@ -86,6 +87,35 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.equal(await ok(p, 'eth_hashrate'), '0x0');
     t.equal(await ok(p, 'eth_protocolVersion'), '0x41');
     t.match(await ok(p, 'eth_coinbase'), /^0x[0-9a-f]{40}$/);
+
+    // A batch over HTTP; the websocket at [json-rpc] ws-address.
+    const batch = await fetch(`http://127.0.0.1:${p}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'eth_chainId' },
+        { jsonrpc: '2.0', id: 2, method: 'net_version' },
+        { jsonrpc: '2.0', id: 3, method: 'eth_nope' },
+      ]),
+      signal: AbortSignal.timeout(30_000),
+    }).then((r) => r.json() as Promise<Answer[]>);
+    t.same(batch, [
+      { jsonrpc: '2.0', id: 1, result: '0x2328' },
+      { jsonrpc: '2.0', id: 2, result: '9000' },
+      { jsonrpc: '2.0', id: 3, error: { code: -32601, message: 'the method eth_nope does not exist/is not available' } },
+    ]);
+    const overWs = await new Promise<unknown>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${ports.jsonRpcWs}`);
+      const timer = setTimeout(() => reject(new Error('no websocket answer')), 30_000);
+      ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'eth_chainId', params: [] })));
+      ws.on('message', (m) => {
+        clearTimeout(timer);
+        ws.close();
+        resolve(JSON.parse(String(m)));
+      });
+      ws.on('error', reject);
+    });
+    t.same(overWs, { jsonrpc: '2.0', id: 9, result: '0x2328' }, 'eth_chainId over the websocket at ws-address');
 
     // The dev account is funded; a fresh address is empty; nonce 0.
     const aHex = hex(A!.address);
