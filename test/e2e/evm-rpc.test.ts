@@ -255,6 +255,19 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     const sv = await verifyMPTWithMerkleProof(await createMPT({ useKeyHashing: true }), hexToBytes(proof.storageHash), balanceSlot(B!.address), proof.storageProof[0].proof.map((x: string) => hexToBytes(x as `0x${string}`)));
     t.equal(sv === null ? 0n : bytesToBigInt(RLP.decode(sv) as Uint8Array), 25n, 'the storage proof proves balanceOf[B] = 25');
 
+    // eth_call with a state override and a block override; eth_feeHistory.
+    const over = await ok(p, 'eth_call', [{ to: hex(token), data: hex(balanceOfData(B!.address)) }, 'latest', { [hex(token)]: { stateDiff: { [hex(balanceSlot(B!.address))]: hex(word(777n)) } } }]);
+    t.equal(BigInt(over), 777n, 'stateDiff override seen by eth_call');
+    t.equal(BigInt(await ok(p, 'eth_call', [{ to: hex(token), data: hex(balanceOfData(B!.address)) }, 'latest'])), 25n, 'and gone afterwards');
+    const richX = await ok(p, 'eth_estimateGas', [{ from: hex(x0), to: aHex, value: '0x1' }, 'latest', { [hex(x0)]: { balance: '0x100' } }]);
+    t.equal(richX, '0x5208', 'a plain transfer from an overridden balance costs 21000');
+    const fh = await ok(p, 'eth_feeHistory', ['0x2', r2.blockNumber, [25, 75]]);
+    t.equal(fh.oldestBlock, qhex(BigInt(r2.blockNumber) - 1n));
+    t.same(fh.baseFeePerGas, ['0x0', '0x0', '0x0']);
+    t.same(fh.reward, [['0x0', '0x0'], ['0x0', '0x0']]);
+    t.equal(fh.gasUsedRatio.length, 2);
+    t.ok(fh.gasUsedRatio[1] > 0, 'the transfer block used gas');
+
     // geth's errors.
     const stale = await call(p, 'eth_sendRawTransaction', [rawHex(sign({ nonce: 0n, to: B!.address, gasLimit: 21_000n }))]);
     t.equal(stale.error?.code, -32000);

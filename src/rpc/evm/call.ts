@@ -17,6 +17,10 @@ import { arg, argError, gethError, hex } from './format.js';
 import { gasLimitOf } from './view.js';
 
 export interface CallArgs {
+  /** eth_call's third parameter (internal/ethapi/override: StateOverride). */
+  overrides?: AccountOverride[];
+  /** The fourth (BlockOverrides): number, time, gasLimit, feeRecipient. */
+  blockOverrides?: { number?: bigint; time?: bigint; gasLimit?: bigint; coinbase?: Uint8Array };
   from?: Uint8Array;
   to?: Uint8Array;
   gas?: bigint;
@@ -45,6 +49,56 @@ export function parseCallArgs(i: number, v: unknown): CallArgs {
   };
 }
 
+export interface AccountOverride {
+  address: Uint8Array;
+  balance?: bigint;
+  nonce?: bigint;
+  code?: Uint8Array;
+  state?: [Uint8Array, Uint8Array][];
+  stateDiff?: [Uint8Array, Uint8Array][];
+}
+
+/** StateOverride: address → {balance, nonce, code, state | stateDiff}. */
+export function parseStateOverride(i: number, v: unknown): AccountOverride[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) throw argError(i, 'json: cannot unmarshal non-object into Go value of type override.StateOverride');
+  const out: AccountOverride[] = [];
+  for (const [addr, o] of Object.entries(v as Record<string, Record<string, unknown>>)) {
+    const address = arg<Uint8Array>(i, 'address', addr);
+    if (o === null || typeof o !== 'object') throw argError(i, 'json: cannot unmarshal non-object into Go value of type override.OverrideAccount');
+    const slots = (m: unknown) =>
+      Object.entries((m ?? {}) as Record<string, unknown>).map(([k, val]) => [arg<Uint8Array>(i, 'hash', k), arg<Uint8Array>(i, 'hash', val)] as [Uint8Array, Uint8Array]);
+    if (o.state != null && o.stateDiff != null) throw gethError(`account ${hex(address)} has both 'state' and 'stateDiff'`);
+    out.push({
+      address,
+      ...(o.balance != null ? { balance: arg<bigint>(i, 'quantity', o.balance) } : {}),
+      ...(o.nonce != null ? { nonce: arg<bigint>(i, 'uint64', o.nonce) } : {}),
+      ...(o.code != null ? { code: arg<Uint8Array>(i, 'data', o.code) } : {}),
+      ...(o.state != null ? { state: slots(o.state) } : {}),
+      ...(o.stateDiff != null ? { stateDiff: slots(o.stateDiff) } : {}),
+    });
+  }
+  return out;
+}
+
+export function parseBlockOverrides(i: number, v: unknown): CallArgs['blockOverrides'] {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) throw argError(i, 'json: cannot unmarshal non-object into Go value of type override.BlockOverrides');
+  const o = v as Record<string, unknown>;
+  return {
+    ...(o.number != null ? { number: arg<bigint>(i, 'quantity', o.number) } : {}),
+    ...(o.time != null ? { time: arg<bigint>(i, 'uint64', o.time) } : {}),
+    ...(o.gasLimit != null ? { gasLimit: arg<bigint>(i, 'uint64', o.gasLimit) } : {}),
+    ...(o.feeRecipient != null ? { coinbase: arg<Uint8Array>(i, 'address', o.feeRecipient) } : {}),
+  };
+}
+
+const unpad = (b: Uint8Array) => {
+  let z = 0;
+  while (z < b.length && b[z] === 0) z++;
+  return b.subarray(z);
+};
+
 interface RunResult {
   ok: boolean;
   gasUsed: bigint;
@@ -59,8 +113,27 @@ async function run(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs, 
   view.ctx = deps.queryContext(height);
   const sm = new FlatStateManager(view, { keccak256: (d) => keeper.crypto.keccak256(d) });
   const vm = await createVM({ common: keeper.common, stateManager: sm });
+  for (const o of a.overrides ?? []) {
+    const addr = new Address(o.address);
+    if (o.balance !== undefined || o.nonce !== undefined) {
+      await sm.modifyAccountFields(addr, { ...(o.balance !== undefined ? { balance: o.balance } : {}), ...(o.nonce !== undefined ? { nonce: o.nonce } : {}) });
+    }
+    if (o.code !== undefined) await sm.putCode(addr, o.code);
+    if (o.state !== undefined) await sm.clearStorage(addr);
+    for (const [k, v] of o.state ?? o.stateDiff ?? []) await sm.putStorage(addr, k, unpad(v));
+  }
+  const bo = a.blockOverrides;
   const block = createBlock(
-    { header: { number: height + 1n, timestamp: time, coinbase: keeper.coinbase, gasLimit: gasLimitOf(deps), baseFeePerGas: 0n, mixHash: new Uint8Array(32) } },
+    {
+      header: {
+        number: bo?.number ?? height + 1n,
+        timestamp: bo?.time ?? time,
+        coinbase: bo?.coinbase ?? keeper.coinbase,
+        gasLimit: bo?.gasLimit ?? gasLimitOf(deps),
+        baseFeePerGas: 0n,
+        mixHash: new Uint8Array(32),
+      },
+    },
     { common: keeper.common, skipConsensusFormatValidation: true },
   );
   const intrinsic = intrinsicGas(deps, a);
@@ -142,6 +215,8 @@ export async function estimateGas(deps: EvmRpcDeps, height: bigint, time: bigint
     deps,
     (async () => {
       const first = await run(deps, height, time, a, hi0);
+      // geth's shortcut: a plain transfer to an account without code costs exactly 21000.
+      if (first.ok && a.to !== undefined && a.data.length === 0 && first.gasUsed === 21_000n) return 21_000n;
       if (!first.ok) {
         if (first.error === 'revert' || first.error?.startsWith('intrinsic')) throw failure(first);
         throw gethError(`gas required exceeds allowance (${hi0})`);

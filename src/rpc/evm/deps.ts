@@ -42,6 +42,8 @@ export interface EvmRpcDeps {
   logsCap?: number;
   /** `[json-rpc] block-range-cap`: widest eth_getLogs range (0: unlimited; default 10,000). */
   blockRangeCap?: number;
+  /** `[json-rpc] feehistory-cap`: most blocks eth_feeHistory reports (default 1024, geth's). */
+  feeHistoryCap?: number;
 }
 
 /** The node's parts as the composition root has them (src/node.ts). */
@@ -59,6 +61,7 @@ export interface NodeParts {
   evmTimeoutMs: number;
   logsCap?: number;
   blockRangeCap?: number;
+  feeHistoryCap?: number;
 }
 
 export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
@@ -79,5 +82,6 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     evmTimeoutMs: p.evmTimeoutMs,
     ...(p.logsCap === undefined ? {} : { logsCap: p.logsCap }),
     ...(p.blockRangeCap === undefined ? {} : { blockRangeCap: p.blockRangeCap }),
+    ...(p.feeHistoryCap === undefined ? {} : { feeHistoryCap: p.feeHistoryCap }),
   };
 }

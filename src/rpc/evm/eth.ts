@@ -7,10 +7,10 @@ import { ErrTxInCache } from '../../mempool/errors.js';
 import { GETH_CODES, GethRpcError, gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
 import { getLogs } from './logs.js';
-import { estimateGas, ethCall, parseCallArgs } from './call.js';
+import { estimateGas, ethCall, parseBlockOverrides, parseCallArgs, parseStateOverride } from './call.js';
 import type { EvmRpcDeps } from './deps.js';
-import { argError, gethError, hex, parseBlockRef, qty, type BlockRef } from './format.js';
-import { blockJson, blockTime, blockTxs, headerJson, loadBlock, receiptJson, txJson, type LoadedBlock } from './view.js';
+import { arg, argError, gethError, hex, parseBlockRef, qty, type BlockRef } from './format.js';
+import { blockJson, blockTime, blockTxs, gasLimitOf, headerJson, loadBlock, receiptJson, txJson, type LoadedBlock } from './view.js';
 
 /** eth/68, as Cosmos EVM answers eth_protocolVersion (0x41). */
 export const ETH_PROTOCOL_VERSION = 0x41;
@@ -255,18 +255,18 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
     }),
     gethMethod({
       name: 'eth_call',
-      params: [{ name: 'args', type: 'any' }, block],
-      handler: ({ args, block: b }) => {
-        const a = parseCallArgs(0, args);
+      params: [{ name: 'args', type: 'any' }, block, { name: 'overrides', type: 'any', optional: true }, { name: 'blockOverrides', type: 'any', optional: true }],
+      handler: ({ args, block: b, overrides, blockOverrides }) => {
+        const a = { ...parseCallArgs(0, args), overrides: parseStateOverride(2, overrides), blockOverrides: parseBlockOverrides(3, blockOverrides) };
         const h = stateHeight(deps, parseBlockRef(1, b));
         return ethCall(deps, h, blockTime(blockAt(deps, h)), a);
       },
     }),
     gethMethod({
       name: 'eth_estimateGas',
-      params: [{ name: 'args', type: 'any' }, block],
-      handler: async ({ args, block: b }) => {
-        const a = parseCallArgs(0, args);
+      params: [{ name: 'args', type: 'any' }, block, { name: 'overrides', type: 'any', optional: true }, { name: 'blockOverrides', type: 'any', optional: true }],
+      handler: async ({ args, block: b, overrides, blockOverrides }) => {
+        const a = { ...parseCallArgs(0, args), overrides: parseStateOverride(2, overrides), blockOverrides: parseBlockOverrides(3, blockOverrides) };
         const h = stateHeight(deps, parseBlockRef(1, b));
         return qty(await estimateGas(deps, h, blockTime(blockAt(deps, h)), a));
       },
@@ -355,6 +355,51 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
         }),
     }),
     gethMethod({ name: 'eth_getLogs', params: [{ name: 'criteria', type: 'any' }], handler: ({ criteria }) => getLogs(deps, criteria) }),
+    gethMethod({
+      name: 'eth_feeHistory',
+      params: [{ name: 'blockCount', type: 'any' }, { name: 'newest', type: 'block' }, { name: 'percentiles', type: 'any', optional: true }],
+      handler: ({ blockCount, newest, percentiles }) => feeHistory(deps, blockCount, newest, percentiles),
+    }),
     ...ETH_NOT_IMPLEMENTED.map(notImplemented),
   ];
+}
+
+/**
+ * eth_feeHistory (eth/gasprice/feehistory.go): chaind has no base fee (0) and accepts a 0 tip, so
+ * every base fee and reward is 0; gasUsedRatio is each block's gas used over its gas limit.
+ */
+function feeHistory(deps: EvmRpcDeps, countArg: unknown, newest: bigint | string, pct: unknown): unknown {
+  let count: bigint;
+  if (typeof countArg === 'number' && Number.isInteger(countArg) && countArg >= 0) count = BigInt(countArg);
+  else count = arg<bigint>(0, 'uint64', countArg);
+  let percentiles: number[] | undefined;
+  if (pct !== undefined && pct !== null) {
+    if (!Array.isArray(pct) || pct.some((x) => typeof x !== 'number')) throw argError(2, 'json: cannot unmarshal non-array into Go value of type []float64');
+    if (pct.length > 100) throw gethError(`too many percentiles: ${pct.length} > 100`);
+    pct.forEach((x: number, i: number) => {
+      if (x < 0 || x > 100 || (i > 0 && x <= pct[i - 1])) throw gethError(`invalid reward percentile: ${x}`);
+    });
+    percentiles = pct as number[];
+  }
+  const head = deps.lastHeight();
+  const last = typeof newest === 'bigint' ? newest : newest === 'earliest' ? deps.blocks.base() : head;
+  if (last > head) throw gethError(`request beyond head block: requested ${last}, head ${head}`);
+  if (count === 0n) return { oldestBlock: '0x0', gasUsedRatio: null };
+  const cap = BigInt(deps.feeHistoryCap ?? 1024);
+  if (count > cap) count = cap;
+  const base = deps.blocks.base() > 1n ? deps.blocks.base() : 1n;
+  const oldest = last - count + 1n < base ? base : last - count + 1n;
+  const limit = Number(gasLimitOf(deps));
+  const ratios: number[] = [];
+  const rewards: string[][] = [];
+  for (let h = oldest; h <= last; h++) {
+    ratios.push(Number(deps.keeper.blockSummary(h)?.gasUsed ?? 0n) / limit);
+    if (percentiles) rewards.push(percentiles.map(() => '0x0'));
+  }
+  return {
+    oldestBlock: qty(oldest),
+    ...(percentiles ? { reward: rewards } : {}),
+    baseFeePerGas: Array.from({ length: ratios.length + 1 }, () => '0x0'),
+    gasUsedRatio: ratios,
+  };
 }
