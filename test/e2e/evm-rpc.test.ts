@@ -268,6 +268,23 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.equal(fh.gasUsedRatio.length, 2);
     t.ok(fh.gasUsedRatio[1] > 0, 'the transfer block used gas');
 
+    // eth_createAccessList: the token with the two balance slots of a transfer; the gas with the list.
+    const al = await ok(p, 'eth_createAccessList', [{ from: aHex, to: hex(token), data: hex(transferData(B!.address, 1n)) }, 'latest']);
+    t.equal(al.accessList.length, 1);
+    t.equal(al.accessList[0].address, hex(token));
+    t.same([...al.accessList[0].storageKeys].sort(), [hex(balanceSlot(A!.address)), hex(balanceSlot(B!.address))].sort());
+    t.notOk('error' in al);
+    const withList = createTx({ type: 1, nonce: 2n, to: hex(token), data: transferData(B!.address, 1n), gasLimit: BigInt(al.gasUsed), gasPrice: 0n, accessList: al.accessList }, { common });
+    t.ok(BigInt(al.gasUsed) > withList.getIntrinsicGas(), 'gasUsed includes the list and the execution');
+    const signedList = withList.sign(A!.privateKey);
+    await ok(p, 'eth_sendRawTransaction', [rawHex(signedList)]);
+    const rl = await waitFor('access-list tx receipt', () => ok(p, 'eth_getTransactionReceipt', [hex(signedList.hash())]), 60_000);
+    t.equal(rl.status, '0x1', 'an EIP-2930 tx with exactly the gas eth_createAccessList reported succeeds');
+    t.equal(rl.type, '0x1');
+    t.equal(rl.gasUsed, al.gasUsed, 'and uses exactly that gas');
+    const alRev = await ok(p, 'eth_createAccessList', [{ from: aHex, to: hex(token), data: hex(transferData(B!.address, SUPPLY * 2n)) }]);
+    t.equal(alRev.error, 'execution reverted: balance too low', 'a revert is reported in error');
+
     // geth's errors.
     const stale = await call(p, 'eth_sendRawTransaction', [rawHex(sign({ nonce: 0n, to: B!.address, gasLimit: 21_000n }))]);
     t.equal(stale.error?.code, -32000);
@@ -276,9 +293,9 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     const nofunds = await call(p, 'eth_sendRawTransaction', [rawHex(poor)]);
     t.equal(nofunds.error?.code, -32000);
     t.match(nofunds.error?.message, /^insufficient funds for gas \* price \+ value/);
-    const lowGas = await call(p, 'eth_sendRawTransaction', [rawHex(sign({ nonce: 2n, to: B!.address, gasLimit: 20_000n }))]);
+    const lowGas = await call(p, 'eth_sendRawTransaction', [rawHex(sign({ nonce: 3n, to: B!.address, gasLimit: 20_000n }))]);
     t.match(lowGas.error?.message, /^intrinsic gas too low/);
-    const wrongChain = createTx({ type: 2, chainId: 1n, nonce: 2n, to: aHex, gasLimit: 21_000n, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n }, { common: createEvmCommon({ chainId: 1n }) }).sign(A!.privateKey);
+    const wrongChain = createTx({ type: 2, chainId: 1n, nonce: 3n, to: aHex, gasLimit: 21_000n, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n }, { common: createEvmCommon({ chainId: 1n }) }).sign(A!.privateKey);
     t.match((await call(p, 'eth_sendRawTransaction', [rawHex(wrongChain)])).error?.message, /invalid chain id/);
     t.same((await call(p, 'eth_getBalance', ['0x12'])).error, { code: -32602, message: 'invalid argument 0: hex string has length 2, want 40 for common.Address' });
     t.same((await call(p, 'eth_getBalance', [aHex, '3'])).error, { code: -32602, message: 'invalid argument 1: hex string without 0x prefix' });
@@ -291,7 +308,7 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
 
     // The node keeps answering after all of it, and a plain value transfer lands.
     const x = new Uint8Array(20).fill(0x42);
-    const v = sign({ nonce: 2n, to: x, value: 12_345n, gasLimit: 21_000n });
+    const v = sign({ nonce: 3n, to: x, value: 12_345n, gasLimit: 21_000n });
     await ok(p, 'eth_sendRawTransaction', [rawHex(v)]);
     await waitFor('value transfer', () => ok(p, 'eth_getTransactionReceipt', [hex(v.hash())]), 60_000);
     t.equal(await ok(p, 'eth_getBalance', [hex(x), 'latest']), '0x3039');

@@ -107,7 +107,13 @@ interface RunResult {
 }
 
 /** One call on a fresh VM over the state after `height`; `gas` includes the intrinsic gas. */
-async function run(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs, gas: bigint): Promise<RunResult> {
+/** Prague's precompiles, 0x01–0x11: warm in every tx (EIP-2929), never in an access list. */
+const PRECOMPILES = Array.from({ length: 0x11 }, (_, i) => (i + 1).toString(16).padStart(40, '0'));
+
+/** An access list as the journal keeps it: address hex → slot hexes (no 0x). */
+type JournalAccessList = Map<string, Set<string>>;
+
+async function run(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs, gas: bigint, list?: { warm: JournalAccessList; report: boolean }): Promise<RunResult & { accessList?: JournalAccessList }> {
   const keeper = deps.keeper;
   const view = new ContextFlatState(keeper);
   view.ctx = deps.queryContext(height);
@@ -136,7 +142,20 @@ async function run(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs, 
     },
     { common: keeper.common, skipConsensusFormatValidation: true },
   );
-  const intrinsic = intrinsicGas(deps, a);
+  const journal = vm.evm.journal;
+  // What runTx warms before a tx runs (EIP-2929, EIP-3651): sender, recipient, coinbase, precompiles.
+  const warm = [...PRECOMPILES, Buffer.from(keeper.coinbase).toString('hex')];
+  if (a.from) warm.push(Buffer.from(a.from).toString('hex'));
+  if (a.to) warm.push(Buffer.from(a.to).toString('hex'));
+  for (const w of warm) journal.addAlwaysWarmAddress(w);
+  if (list?.report) journal.startReportingAccessList();
+  let listCost = 0n;
+  for (const [addr, slots] of list?.warm ?? []) {
+    journal.addAlwaysWarmAddress(addr, false);
+    for (const slot of slots) journal.addAlwaysWarmSlot(addr, slot, false);
+    listCost += 2400n + 1900n * BigInt(slots.size);
+  }
+  const intrinsic = intrinsicGas(deps, a) + listCost;
   if (gas < intrinsic) return { ok: false, gasUsed: gas, returnValue: new Uint8Array(0), error: `intrinsic gas too low: have ${gas}, want ${intrinsic}` };
   const caller = new Address(a.from ?? new Uint8Array(20));
   const r = await vm.evm.runCall({
@@ -152,7 +171,13 @@ async function run(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs, 
     // (core/state_transition.go buyGas); runCall does, through the state manager.
   });
   const err = r.execResult.exceptionError;
-  return { ok: err === undefined, gasUsed: intrinsic + r.execResult.executionGasUsed, returnValue: r.execResult.returnValue, ...(err ? { error: err.error } : {}) };
+  return {
+    ok: err === undefined,
+    gasUsed: intrinsic + r.execResult.executionGasUsed,
+    returnValue: r.execResult.returnValue,
+    ...(err ? { error: err.error } : {}),
+    ...(list?.report && journal.accessList ? { accessList: journal.accessList } : {}),
+  };
 }
 
 function intrinsicGas(deps: EvmRpcDeps, a: CallArgs): bigint {
@@ -241,4 +266,41 @@ export async function estimateGas(deps: EvmRpcDeps, height: bigint, time: bigint
       return hi;
     })(),
   );
+}
+
+/**
+ * eth_createAccessList (internal/ethapi AccessList): run, collect the addresses and slots touched
+ * (without sender, recipient and precompiles), run again with that list warm, until it is stable;
+ * the gas is the tx's with the list (its intrinsic cost included). A failing run is reported in
+ * `error`, not as an RPC error.
+ */
+export async function createAccessList(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs): Promise<{ accessList: unknown[]; gasUsed: string; error?: string }> {
+  const gas = a.gas ?? gasCap(deps);
+  const skip = new Set([...PRECOMPILES]);
+  if (a.from) skip.add(Buffer.from(a.from).toString('hex'));
+  if (a.to) skip.add(Buffer.from(a.to).toString('hex'));
+  let list: JournalAccessList = new Map();
+  for (let round = 0; round < 8; round++) {
+    const r = await withTimeout(deps, run(deps, height, time, a, gas, { warm: list, report: true }));
+    // As geth's tracer starts from the previous list: the union, so the rounds converge.
+    const next: JournalAccessList = new Map([...list].map(([k, v]) => [k, new Set(v)]));
+    // geth's access-list tracer: excluded addresses still carry the slots they touched.
+    for (const [addr, slots] of r.accessList ?? []) {
+      if (skip.has(addr) && slots.size === 0) continue;
+      const have = next.get(addr) ?? new Set<string>();
+      for (const x of slots) have.add(x);
+      next.set(addr, have);
+    }
+    const same = next.size === list.size && [...next].every(([k, v]) => list.get(k)?.size === v.size && [...v].every((x) => list.get(k)!.has(x)));
+    if (same || !r.ok) {
+      const accessList = [...next].map(([addr, slots]) => ({ address: `0x${addr}`, storageKeys: [...slots].map((x) => `0x${x.padStart(64, '0')}`) }));
+      if (!same) {
+        const final = await withTimeout(deps, run(deps, height, time, a, gas, { warm: next, report: false }));
+        return { accessList, gasUsed: `0x${final.gasUsed.toString(16)}`, ...(final.ok ? {} : { error: failure(final).message }) };
+      }
+      return { accessList, gasUsed: `0x${r.gasUsed.toString(16)}`, ...(r.ok ? {} : { error: failure(r).message }) };
+    }
+    list = next;
+  }
+  throw gethError('access list did not converge');
 }

@@ -7,7 +7,7 @@ import { ErrTxInCache } from '../../mempool/errors.js';
 import { GETH_CODES, GethRpcError, gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
 import { getLogs } from './logs.js';
-import { estimateGas, ethCall, parseBlockOverrides, parseCallArgs, parseStateOverride } from './call.js';
+import { createAccessList, estimateGas, ethCall, parseBlockOverrides, parseCallArgs, parseStateOverride } from './call.js';
 import type { EvmRpcDeps } from './deps.js';
 import { arg, argError, gethError, hex, parseBlockRef, qty, type BlockRef } from './format.js';
 import { blockJson, blockTime, blockTxs, gasLimitOf, headerJson, loadBlock, receiptJson, txJson, type LoadedBlock } from './view.js';
@@ -359,6 +359,15 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
       name: 'eth_feeHistory',
       params: [{ name: 'blockCount', type: 'any' }, { name: 'newest', type: 'block' }, { name: 'percentiles', type: 'any', optional: true }],
       handler: ({ blockCount, newest, percentiles }) => feeHistory(deps, blockCount, newest, percentiles),
+    }),
+    gethMethod({
+      name: 'eth_createAccessList',
+      params: [{ name: 'args', type: 'any' }, block],
+      handler: ({ args, block: b }) => {
+        const a = parseCallArgs(0, args);
+        const h = stateHeight(deps, parseBlockRef(1, b));
+        return createAccessList(deps, h, blockTime(blockAt(deps, h)), a);
+      },
     }),
     ...ETH_NOT_IMPLEMENTED.map(notImplemented),
   ];
