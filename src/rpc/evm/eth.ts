@@ -7,6 +7,7 @@ import { ErrTxInCache } from '../../mempool/errors.js';
 import { GETH_CODES, GethRpcError, gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
 import { getLogs } from './logs.js';
+import { notImplementedIn } from './status.js';
 import { createAccessList, estimateGas, ethCall, parseBlockOverrides, parseCallArgs, parseStateOverride } from './call.js';
 import type { EvmRpcDeps } from './deps.js';
 import { arg, argError, gethError, hex, parseBlockRef, qty, type BlockRef } from './format.js';
@@ -15,29 +16,8 @@ import { blockJson, blockTime, blockTxs, gasLimitOf, headerJson, loadBlock, rece
 /** eth/68, as Cosmos EVM answers eth_protocolVersion (0x41). */
 export const ETH_PROTOCOL_VERSION = 0x41;
 
-/** Spec §4.4, eth rows N/Y and N/N. */
-export const ETH_NOT_IMPLEMENTED = [
-  'eth_getWork',
-  'eth_submitWork',
-  'eth_submitHashrate',
-  'eth_resend',
-  'eth_blobBaseFee',
-  'eth_fillTransaction',
-  'eth_pendingTransactions',
-  'eth_simulateV1',
-  'eth_getRawTransactionByHash',
-  'eth_getRawTransactionByBlockNumberAndIndex',
-  'eth_getRawTransactionByBlockHashAndIndex',
-  'eth_sendTransaction',
-  'eth_getCompilers',
-  'eth_compileLLL',
-  'eth_compileSolidity',
-  'eth_compileSerpent',
-  'eth_signTransaction',
-  'eth_signTypedData',
-  'eth_signTypedData_v3',
-  'eth_signTypedData_v4',
-] as const;
+/** Spec §4.4, eth rows N/Y and N/N (status.ts). */
+export const ETH_NOT_IMPLEMENTED = notImplementedIn('eth');
 
 /** A method the spec marks N: geth's answer for a method it does not serve. */
 export function notImplemented(name: string): Route {
