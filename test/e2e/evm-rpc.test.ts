@@ -124,10 +124,16 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.equal(await ok(p, 'eth_getTransactionCount', [aHex, 'latest']), '0x0');
     t.equal(await ok(p, 'eth_getBalance', [hex(B!.address)]), await ok(p, 'eth_getBalance', [hex(B!.address), 'latest']), 'block defaults to latest');
 
+    // Polling filters, installed before any tx.
+    const blockFilter = await ok(p, 'eth_newBlockFilter');
+    const pendingFilter = await ok(p, 'eth_newPendingTransactionFilter');
+    t.match(blockFilter, /^0x[0-9a-f]+$/);
+
     // Deploy the ERC-20 fixture.
     const deploy = sign({ nonce: 0n, data: deployData(SUPPLY) });
     t.equal(await ok(p, 'eth_sendRawTransaction', [rawHex(deploy)]), hex(deploy.hash()), 'returns the eth tx hash');
     const again = await call(p, 'eth_sendRawTransaction', [rawHex(deploy)]);
+    t.ok((await ok(p, 'eth_getFilterChanges', [pendingFilter])).includes(hex(deploy.hash())) || (await ok(p, 'eth_getTransactionReceipt', [hex(deploy.hash())])) !== null, 'the pending filter saw the tx (unless it was already mined)');
     t.equal(again.error?.code, -32000, 'the same tx again is refused');
     const pending = BigInt(await ok(p, 'eth_getTransactionCount', [aHex, 'pending']));
     const latest = BigInt(await ok(p, 'eth_getTransactionCount', [aHex, 'latest']));
@@ -157,6 +163,7 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     const revEst = await call(p, 'eth_estimateGas', [{ from: aHex, to: hex(token), data: hex(transferData(B!.address, SUPPLY + 1n)) }]);
     t.equal(revEst.error?.code, 3, 'estimateGas of a reverting call reverts');
 
+    const logFilter = await ok(p, 'eth_newFilter', [{ fromBlock: '0x1', address: hex(token), topics: [hex(TRANSFER_TOPIC)] }]);
     // A legacy transfer with the gas eth_estimateGas chose.
     const est = BigInt(await ok(p, 'eth_estimateGas', [{ from: aHex, to: hex(token), data: hex(transferData(B!.address, 25n)) }]));
     t.ok(est > 21_000n && est < 200_000n, `estimate ${est}`);
@@ -170,6 +177,18 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.equal(r2.logs[0].topics[0], hex(TRANSFER_TOPIC));
     t.equal(r2.logs[0].blockHash, r2.blockHash);
     t.equal(BigInt(await ok(p, 'eth_call', [{ to: hex(token), data: hex(balanceOfData(B!.address)) }, 'latest'])), 25n);
+
+    // Filter changes: the transfer's log once, then nothing; block hashes since install.
+    const changes = await ok(p, 'eth_getFilterChanges', [logFilter]);
+    t.same(changes.map((l: any) => l.transactionHash), [hex(tr.hash())], 'the log filter reports the transfer');
+    t.same(await ok(p, 'eth_getFilterChanges', [logFilter]), [], 'and only once');
+    t.equal((await ok(p, 'eth_getFilterLogs', [logFilter])).length, 2, 'getFilterLogs runs the whole query from fromBlock');
+    const hashes = await ok(p, 'eth_getFilterChanges', [blockFilter]);
+    t.ok(hashes.includes(r1.blockHash) && hashes.includes(r2.blockHash), 'the block filter saw both blocks');
+    t.same((await call(p, 'eth_getFilterLogs', [blockFilter])).error, { code: -32000, message: 'filter not found' }, 'not a logs filter');
+    t.equal(await ok(p, 'eth_uninstallFilter', [blockFilter]), true);
+    t.equal(await ok(p, 'eth_uninstallFilter', [blockFilter]), false);
+    t.same((await call(p, 'eth_getFilterChanges', [blockFilter])).error, { code: -32000, message: 'filter not found' });
 
     // The transaction object.
     const tx2 = await ok(p, 'eth_getTransactionByHash', [hex(tr.hash())]);

@@ -44,6 +44,8 @@ export interface EvmRpcDeps {
   blockRangeCap?: number;
   /** `[json-rpc] feehistory-cap`: most blocks eth_feeHistory reports (default 1024, geth's). */
   feeHistoryCap?: number;
+  /** `[json-rpc] filter-cap`: most installed filters (0: unlimited; default 200). */
+  filterCap?: number;
 }
 
 /** The node's parts as the composition root has them (src/node.ts). */
@@ -62,6 +64,7 @@ export interface NodeParts {
   logsCap?: number;
   blockRangeCap?: number;
   feeHistoryCap?: number;
+  filterCap?: number;
 }
 
 export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
@@ -83,5 +86,6 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     ...(p.logsCap === undefined ? {} : { logsCap: p.logsCap }),
     ...(p.blockRangeCap === undefined ? {} : { blockRangeCap: p.blockRangeCap }),
     ...(p.feeHistoryCap === undefined ? {} : { feeHistoryCap: p.feeHistoryCap }),
+    ...(p.filterCap === undefined ? {} : { filterCap: p.filterCap }),
   };
 }

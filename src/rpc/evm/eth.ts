@@ -6,6 +6,7 @@
 import { ErrTxInCache } from '../../mempool/errors.js';
 import { GETH_CODES, GethRpcError, gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
+import { filterMethods } from './filters.js';
 import { getLogs } from './logs.js';
 import { notImplementedIn } from './status.js';
 import { createAccessList, estimateGas, ethCall, parseBlockOverrides, parseCallArgs, parseStateOverride } from './call.js';
@@ -349,6 +350,7 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
         return createAccessList(deps, h, blockTime(blockAt(deps, h)), a);
       },
     }),
+    ...filterMethods(deps),
     ...ETH_NOT_IMPLEMENTED.map(notImplemented),
   ];
 }
