@@ -222,6 +222,8 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.equal(blk.parentHash, parent.hash, 'parentHash is the previous block hash');
     t.ok(BigInt(blk.timestamp) >= BigInt(parent.timestamp));
     t.equal(await ok(p, 'eth_getBlockByNumber', ['0xffffff', false]), null, 'a future block is null');
+    t.equal((await ok(p, 'eth_getBlockByNumber', ['0x0', false])).number, '0x1', 'block 0 is the first block (CometBFT has no block 0)');
+    t.equal((await ok(p, 'eth_getBlockByNumber', ['earliest', false])).number, '0x1');
     t.equal(await ok(p, 'eth_getBlockByHash', [`0x${'cd'.repeat(32)}`, false]), null);
     t.ok(BigInt((await ok(p, 'eth_getBlockByNumber', ['latest', false])).number) >= BigInt(blk.number), 'latest');
 

@@ -61,7 +61,8 @@ function blockByRef(deps: EvmRpcDeps, ref: BlockRef): LoadedBlock | undefined {
     return h === null ? undefined : loadBlock(deps, h);
   }
   const h = 'tag' in ref ? (ref.tag === 'earliest' ? deps.blocks.base() : deps.lastHeight()) : ref.number;
-  return loadBlock(deps, h);
+  // Block 0 is the first block the store has (Cosmos EVM maps 0 to height 1; CometBFT has no block 0).
+  return loadBlock(deps, h === 0n ? deps.blocks.base() : h);
 }
 
 function blockAt(deps: EvmRpcDeps, height: bigint): LoadedBlock {
