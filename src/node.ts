@@ -38,6 +38,7 @@ import { RawJson } from './rpc/node/errors.js';
 import { routes } from './rpc/node/routes.js';
 import { marshalJson } from './rpc/server/gojson.js';
 import { NodeRpcServer } from './rpc/node/server.js';
+import { evmRpcDeps, startEvmRpc } from './rpc/evm/index.js';
 import { COMET_COMPAT_VERSION, statusResult } from './rpc/node/status.js';
 import type { Listening } from './rpc/server/uws.js';
 import { Executor, maxDataBytes, zeroBlockId } from './state/execution.js';
@@ -80,6 +81,8 @@ export interface ChaindNode extends RunningNode {
   grpcPort: number | null;
   restPort: number | null;
   metricsPort: number | null;
+  /** The EVM JSON-RPC's port (`[json-rpc] address`), null when not enabled. */
+  evmRpcPort: number | null;
 }
 
 /** The node's error for a start-up it refuses; the CLI prints the message alone. */
@@ -427,6 +430,16 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       restPort = restGateway.port;
     }
 
+    let evmRpcPort: number | null = null;
+    if (appConfig.jsonRpc.enable && app.evm) {
+      const j = appConfig.jsonRpc;
+      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap });
+      const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }) });
+      parts.push({ name: 'EVM JSON-RPC', close: () => evmRpc.close() });
+      log.info('EVM JSON-RPC listening', { addr: j.address, port: evmRpc.port });
+      evmRpcPort = evmRpc.port;
+    }
+
     let metricsServer: Listening | null = null;
     if (metrics) {
       metricsServer = await startMetricsServer(config.instrumentation.prometheusListenAddr, metrics.registry, logger.child({ module: 'metrics' }));
@@ -448,6 +461,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       grpcPort,
       restPort,
       metricsPort: metricsServer?.port ?? null,
+      evmRpcPort,
       close() {
         closing ??= (async () => {
           log.info('shutting down');

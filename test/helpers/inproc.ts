@@ -47,6 +47,8 @@ export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNod
     'grpc.address': '127.0.0.1:0',
     'api.address': 'tcp://127.0.0.1:0',
     'p2p.laddr': 'tcp://127.0.0.1:0',
+    'json-rpc.address': '127.0.0.1:0',
+    'json-rpc.ws-address': '127.0.0.1:0',
     'instrumentation.prometheus': false,
     'consensus.timeout_commit': opts.timeoutCommit ?? '100ms',
     ...opts.flags,

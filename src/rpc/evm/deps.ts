@@ -1,0 +1,91 @@
+/**
+ * What the EVM JSON-RPC reads from the node: the EVM keeper (receipts, logs, accounts), the app's
+ * query contexts (state at a height), the block store (the CometBFT blocks the EVM blocks are a view
+ * of), the mempool (eth_sendRawTransaction: the same CheckTx path as broadcast_tx_sync) and a few
+ * node facts. Narrow on purpose: tests build it over a real node, src/node.ts over its parts.
+ */
+import type { Context } from '../../app/context.js';
+import type { EvmKeeper } from '../../app/modules/evm/keeper.js';
+import type { CheckTxResult } from '../../mempool/mempool.js';
+import type { Block, BlockMeta } from '../../types/block.js';
+
+export interface EvmRpcDeps {
+  keeper: EvmKeeper;
+  /** BaseApp.queryContext: state after `height` (default: the last committed block). */
+  queryContext(height?: bigint): Context;
+  /** BaseApp.resolveQueryHeight: throws when the height's state is not (or no longer) kept. */
+  resolveQueryHeight?(height: bigint): bigint;
+  /** The app's last committed height. */
+  lastHeight(): bigint;
+  blocks: {
+    base(): bigint;
+    height(): bigint;
+    loadBlock(height: bigint): Block | null;
+    loadBlockMeta(height: bigint): BlockMeta | null;
+    heightByHash(hash: Uint8Array): bigint | null;
+  };
+  mempool: {
+    checkTx(tx: Uint8Array): Promise<CheckTxResult>;
+    /** Every tx in the mempool, for the `pending` nonce (Mempool.reapMaxTxs(-1)). */
+    reapMaxTxs(max: number): Uint8Array[];
+  };
+  /** Consensus `block.max_gas` (-1: unlimited). */
+  blockMaxGas(): bigint;
+  peerCount(): number;
+  /** True while block sync is catching up. */
+  catchingUp(): boolean;
+  /** `[json-rpc] gas-cap` (0: unlimited). */
+  gasCap: bigint;
+  /** `[json-rpc] evm-timeout` in ms (0: none). */
+  evmTimeoutMs: number;
+  /** `[json-rpc] logs-cap`: most logs eth_getLogs returns (0: unlimited; default 10,000). */
+  logsCap?: number;
+  /** `[json-rpc] block-range-cap`: widest eth_getLogs range (0: unlimited; default 10,000). */
+  blockRangeCap?: number;
+  /** `[json-rpc] feehistory-cap`: most blocks eth_feeHistory reports (default 1024, geth's). */
+  feeHistoryCap?: number;
+  /** `[json-rpc] filter-cap`: most installed filters (0: unlimited; default 200). */
+  filterCap?: number;
+}
+
+/** The node's parts as the composition root has them (src/node.ts). */
+export interface NodeParts {
+  app: { queryContext(height?: bigint): Context; resolveQueryHeight(h: bigint | undefined): bigint; lastBlockHeight: bigint };
+  keeper: EvmKeeper;
+  blocks: EvmRpcDeps['blocks'];
+  mempool: EvmRpcDeps['mempool'];
+  consensus: { getState(): { consensusParams: { block: { maxGas: bigint } } } };
+  p2p: { numPeers(): { outbound: number; inbound: number } };
+  catchingUp?: () => boolean;
+  /** `[json-rpc] gas-cap`. */
+  gasCap: number;
+  /** `[json-rpc] evm-timeout`, ms. */
+  evmTimeoutMs: number;
+  logsCap?: number;
+  blockRangeCap?: number;
+  feeHistoryCap?: number;
+  filterCap?: number;
+}
+
+export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
+  return {
+    keeper: p.keeper,
+    queryContext: (h) => p.app.queryContext(h),
+    resolveQueryHeight: (h) => p.app.resolveQueryHeight(h),
+    lastHeight: () => p.app.lastBlockHeight,
+    blocks: p.blocks,
+    mempool: p.mempool,
+    blockMaxGas: () => p.consensus.getState().consensusParams.block.maxGas,
+    peerCount: () => {
+      const n = p.p2p.numPeers();
+      return n.outbound + n.inbound;
+    },
+    catchingUp: p.catchingUp ?? (() => false),
+    gasCap: BigInt(p.gasCap),
+    evmTimeoutMs: p.evmTimeoutMs,
+    ...(p.logsCap === undefined ? {} : { logsCap: p.logsCap }),
+    ...(p.blockRangeCap === undefined ? {} : { blockRangeCap: p.blockRangeCap }),
+    ...(p.feeHistoryCap === undefined ? {} : { feeHistoryCap: p.feeHistoryCap }),
+    ...(p.filterCap === undefined ? {} : { filterCap: p.filterCap }),
+  };
+}
