@@ -249,8 +249,8 @@ const jsonRpc: SectionSpec = {
     {
       key: 'api',
       kind: { t: 'csv' },
-      def: ['eth', 'net', 'web3', 'txpool', 'debug', 'personal', 'miner'],
-      doc: 'Comma separated namespaces to enable: eth, net, web3, txpool, debug, personal, miner.',
+      def: ['eth', 'net', 'web3'],
+      doc: 'Comma separated namespaces to enable: eth, net, web3, txpool, debug, personal, miner (default: eth, net, web3).',
       check: checkNamespaces,
     },
     { key: 'gas-cap', kind: nonNeg, def: 25_000_000, doc: 'Gas cap for eth_call and eth_estimateGas; 0 = unlimited.' },

@@ -215,7 +215,7 @@ t.test('app.toml defaults', async (t) => {
       enable: true,
       address: '127.0.0.1:8545',
       wsAddress: '127.0.0.1:8546',
-      api: ['eth', 'net', 'web3', 'txpool', 'debug', 'personal', 'miner'],
+      api: ['eth', 'net', 'web3'],
       gasCap: 25_000_000,
       allowInsecureUnlock: true,
       evmTimeout: 5_000,
