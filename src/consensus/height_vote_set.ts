@@ -33,6 +33,8 @@ export class HeightVoteSet {
   private _round = 0;
   private readonly rounds = new Map<number, RoundVoteSet>();
   private readonly peerCatchupRounds = new Map<string, number[]>();
+  /** Peer +2/3 claims for precommit rounds not created yet, applied when they are. */
+  private readonly pendingMaj23 = new Map<number, BlockID[]>();
   private readonly opts: VoteSetOptions;
   private readonly maxPeerCatchupRounds: number;
 
@@ -55,6 +57,7 @@ export class HeightVoteSet {
     this._valSet = valSet;
     this.rounds.clear();
     this.peerCatchupRounds.clear();
+    this.pendingMaj23.clear();
     this.addRound(0);
     this._round = 0;
   }
@@ -84,6 +87,26 @@ export class HeightVoteSet {
       prevotes: new VoteSet(this.chainId, this._height, round, SignedMsgType.Prevote, this._valSet, this.opts),
       precommits: new VoteSet(this.chainId, this._height, round, SignedMsgType.Precommit, this._valSet, this.opts),
     });
+    const claims = this.pendingMaj23.get(round);
+    if (claims !== undefined) {
+      this.pendingMaj23.delete(round);
+      for (const id of claims) this.rounds.get(round)!.precommits.setPeerMaj23(id);
+    }
+  }
+
+  /**
+   * A peer's claim that `id` has +2/3 precommits in `round` (height_vote_set.go SetPeerMaj23).
+   * A round not created yet keeps the claim until it is (a few per round at most).
+   */
+  setPeerMaj23Precommits(round: number, id: BlockID): void {
+    if (!Number.isInteger(round) || round < 0) return;
+    const vs = this.precommits(round);
+    if (vs !== null) {
+      vs.setPeerMaj23(id);
+      return;
+    }
+    const list = this.pendingMaj23.get(round) ?? [];
+    if (list.length < 4 && this.pendingMaj23.size < 16) this.pendingMaj23.set(round, [...list, id]);
   }
 
   /**

@@ -772,6 +772,12 @@ export class ConsensusState {
           this.pendingProposals.delete(highest);
         }
       }
+    } else if (!own) {
+      // A peer's catch-up (catchupPeer): it committed this BlockID with +2/3 precommits of
+      // p.round, which it sends next. Like CometBFT's VoteSetMaj23 claim (cometbft/cometbft:
+      // consensus/reactor.go queryMaj23Routine, types/vote_set.go SetPeerMaj23), this lets those
+      // precommits count even where we hold a conflicting vote of an equivocating validator.
+      rs.votes.setPeerMaj23Precommits(p.round, p.blockId);
     }
     await this.maybeCompleteProposal(rs.height);
   }
@@ -917,6 +923,8 @@ export class ConsensusState {
       this.handleAddError(r, vote, peerId);
       return false;
     }
+    // Counted for a BlockID a peer claimed +2/3 for, though it conflicts: still evidence.
+    if (r.code === 'VOTE_CONFLICTING') this.handleAddError(r, vote, peerId);
     this.publish('Vote', { vote });
     this.relay(vote, peerId);
 

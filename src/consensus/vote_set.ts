@@ -8,9 +8,13 @@
  *
  * A validator's second vote for a different BlockID is not counted: the first one stays, and
  * the pair goes to `onConflict` as duplicate-vote evidence (state.go tryAddVote reports it to
- * the evidence pool). CometBFT also counts a conflicting vote when a peer claimed a +2/3
- * majority for its block (VoteSetMaj23 messages); this node does not exchange those, so it
- * never does.
+ * the evidence pool). As CometBFT does, a conflicting vote is still counted for its BlockID when
+ * a peer claimed a +2/3 majority for that BlockID (`setPeerMaj23`; vote_set.go addVerifiedVote
+ * and SetPeerMaj23): here the claim is a peer's catch-up (ConsensusState.catchupPeer), which
+ * sends the commit of a height we are still deciding. Without it a node holding one half of an
+ * equivocation could never count the other half, and when that vote was needed for the commit
+ * it stayed a height behind for good. Counting it is safe: each vote is verified, and +2/3
+ * signed precommits for one BlockID are a commit whichever votes came first.
  *
  * Signatures are checked by the caller before addVote (ConsensusState verifies in batches);
  * `verifySignature` can be given for standalone use.
@@ -66,6 +70,10 @@ interface BlockVotes {
   blockId: BlockID;
   bits: BitArray;
   sum: bigint;
+  /** The votes counted for this BlockID, by validator index (they replace `votes` on a majority). */
+  votes: (Vote | null)[];
+  /** A peer claimed +2/3 for this BlockID: conflicting votes for it are counted too. */
+  peerMaj23: boolean;
 }
 
 export interface VoteSetOptions {
@@ -162,25 +170,58 @@ export class VoteSet {
       return { added: false, code: 'VOTE_INVALID_SIGNATURE', error: 'invalid signature' };
     }
     if (existing !== null) {
+      const claimed = this.byBlock.get(key);
+      // Already counted for a claimed BlockID (a resend): a plain duplicate.
+      if (claimed !== undefined && claimed.bits.getIndex(idx)) return { added: false };
       const evidence = duplicateVoteEvidence(existing, vote, val.votingPower, this.total);
       this.opts.onConflict?.(evidence);
-      return { added: false, code: 'VOTE_CONFLICTING', error: 'conflicting votes from validator ' + hexUpper(val.address), evidence };
+      const error = 'conflicting votes from validator ' + hexUpper(val.address);
+      // vote_set.go addVerifiedVote: counted only for a BlockID a peer claimed +2/3 for; the
+      // validator's first vote stays in `votes` (and in `sum`) unless this BlockID is the majority.
+      if (claimed === undefined || !claimed.peerMaj23) return { added: false, code: 'VOTE_CONFLICTING', error, evidence };
+      if (this.maj23 !== null && blockIdKey(this.maj23) === key) this.votes[idx] = vote;
+      this.countFor(claimed, idx, vote, val.votingPower);
+      return { added: true, code: 'VOTE_CONFLICTING', error, evidence };
     }
 
     this.votes[idx] = vote;
     this.bits.set(idx, true);
     this.sum += val.votingPower;
+    this.countFor(this.blockVotes(vote.blockId), idx, vote, val.votingPower);
+    return { added: true };
+  }
+
+  private blockVotes(id: BlockID): BlockVotes {
+    const key = blockIdKey(id);
     let bv = this.byBlock.get(key);
     if (bv === undefined) {
-      bv = { blockId: vote.blockId, bits: new BitArray(this.valSet.size), sum: 0n };
+      bv = { blockId: id, bits: new BitArray(this.valSet.size), sum: 0n, votes: new Array<Vote | null>(this.valSet.size).fill(null), peerMaj23: false };
       this.byBlock.set(key, bv);
     }
+    return bv;
+  }
+
+  private countFor(bv: BlockVotes, idx: number, vote: Vote, power: bigint): void {
     const before = bv.sum;
     bv.bits.set(idx, true);
-    bv.sum += val.votingPower;
+    bv.votes[idx] = vote;
+    bv.sum += power;
     // The first BlockID to cross 2/3 is the majority; once set it never changes (only one can).
-    if (this.maj23 === null && !this.exceedsTwoThirds(before) && this.exceedsTwoThirds(bv.sum)) this.maj23 = bv.blockId;
-    return { added: true };
+    // Its votes replace a validator's conflicting first vote, so that makeCommit finds them.
+    if (this.maj23 === null && !this.exceedsTwoThirds(before) && this.exceedsTwoThirds(bv.sum)) {
+      this.maj23 = bv.blockId;
+      bv.votes.forEach((v, i) => {
+        if (v !== null) this.votes[i] = v;
+      });
+    }
+  }
+
+  /**
+   * SetPeerMaj23: a peer says `id` has +2/3 in this set. From now on conflicting votes for `id`
+   * are counted for it (see the file comment); the claim alone counts nothing.
+   */
+  setPeerMaj23(id: BlockID): void {
+    this.blockVotes(id).peerMaj23 = true;
   }
 
   private exceedsTwoThirds(sum: bigint): boolean {

@@ -11,6 +11,7 @@ export class WsClient {
   private waiter: ((m: string | null) => void) | null = null;
   closeCode: number | null = null;
   ended = false;
+  private keepAlive: NodeJS.Timeout | null = null;
   readonly closed: Promise<void>;
 
   private constructor(
@@ -22,6 +23,7 @@ export class WsClient {
     sock.on('data', (d) => this.feed(d));
     sock.on('close', () => {
       this.ended = true;
+      this.stopKeepAlive();
       this.waiter?.(null);
     });
     if (rest.length) this.feed(rest);
@@ -103,7 +105,36 @@ export class WsClient {
     return m === null ? null : JSON.parse(m);
   }
 
+  /**
+   * Plays a client that stops reading but is still there: the socket is paused, so what the
+   * server writes backs up (in the kernel's socket buffers, then in the server's), while a ping
+   * frame goes out every `keepAliveMs`. The server's idle timeout (uWS `idleTimeout`, reset by any
+   * data received; src/rpc/node/server.ts WS_IDLE_TIMEOUT_S = 32) would otherwise close a client
+   * that neither reads nor sends (it cannot answer the server's pings) after ~32 s, and a test
+   * that takes longer than that under load would see the connection closed instead of whatever
+   * back-pressure behaviour it is about.
+   */
+  stopReading(keepAliveMs = 2_000): void {
+    this.sock.pause();
+    this.stopKeepAlive();
+    this.keepAlive = setInterval(() => {
+      if (!this.ended && !this.sock.destroyed) this.send(Buffer.alloc(0), 0x9);
+    }, keepAliveMs);
+  }
+
+  /** Reads again (after stopReading). */
+  resumeReading(): void {
+    this.stopKeepAlive();
+    this.sock.resume();
+  }
+
+  private stopKeepAlive(): void {
+    if (this.keepAlive !== null) clearInterval(this.keepAlive);
+    this.keepAlive = null;
+  }
+
   close(): void {
+    this.stopKeepAlive();
     this.send(Buffer.from([0x03, 0xe8]), 0x8);
     this.sock.end();
   }

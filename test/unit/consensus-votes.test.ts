@@ -320,3 +320,47 @@ t.test('crc32c check values', async (t) => {
   const data = Uint8Array.from({ length: 1000 }, (_, i) => (i * 31) & 0xff);
   t.equal(crc32c(data.subarray(13), crc32c(data.subarray(0, 13))), crc32c(data));
 });
+
+t.test("a peer's +2/3 claim lets a conflicting precommit count for the claimed block (vote_set.go SetPeerMaj23)", async (t) => {
+  // Validator 3 equivocated: we got its precommit for F (a fake block) first; the commit of B that
+  // a peer sends in catch-up holds its precommit for B. Without the claim, B stays at 20/40.
+  const env = makeVals([10n, 10n, 10n, 10n]);
+  const B = blockId(1);
+  const F = blockId(2);
+  const evidence: DuplicateVoteEvidence[] = [];
+  const plain = new VoteSet(CHAIN, 1n, 0, SignedMsgType.Precommit, env.vs, { onConflict: (e) => evidence.push(e) });
+  const claimed = new VoteSet(CHAIN, 1n, 0, SignedMsgType.Precommit, env.vs);
+  for (const vs of [plain, claimed]) {
+    t.ok(vs.addVote(vote(env, 3, SignedMsgType.Precommit, F)).added);
+    t.ok(vs.addVote(vote(env, 0, SignedMsgType.Precommit, B)).added);
+    t.ok(vs.addVote(vote(env, 1, SignedMsgType.Precommit, B)).added);
+  }
+  const r = plain.addVote(vote(env, 3, SignedMsgType.Precommit, B));
+  t.same([r.added, r.code], [false, 'VOTE_CONFLICTING'], 'without a claim the conflicting vote is refused');
+  t.equal(plain.twoThirdsMajority(), null, 'and B has no majority');
+  t.equal(evidence.length, 1, 'evidence reported');
+
+  claimed.setPeerMaj23(B);
+  t.equal(claimed.powerFor(B), 20n, 'the claim alone counts nothing');
+  const c = claimed.addVote(vote(env, 3, SignedMsgType.Precommit, B));
+  t.same([c.added, c.code], [true, 'VOTE_CONFLICTING'], 'counted for the claimed block, still reported as a conflict');
+  t.ok(c.evidence, 'with its evidence');
+  t.same(claimed.twoThirdsMajority(), B, '30/40 for B');
+  t.equal(claimed.votedPower, 30n, 'the validator counts once in the total');
+  const commit = claimed.makeCommit();
+  t.same(commit.signatures.map((s) => s.blockIdFlag), [BlockIDFlag.Commit, BlockIDFlag.Commit, BlockIDFlag.Absent, BlockIDFlag.Commit], 'the commit carries the B precommit of validator 3');
+  t.same(claimed.addVote(vote(env, 3, SignedMsgType.Precommit, B)), { added: false }, 'a resend is a plain duplicate');
+  t.same(claimed.addVote(vote(env, 3, SignedMsgType.Precommit, F)), { added: false }, 'so is the fake one (vote_set.go getVote looks in votesByBlock too)');
+  t.same(claimed.twoThirdsMajority(), B);
+
+  // HeightVoteSet keeps a claim for a round it has not created yet.
+  const hvs = new HeightVoteSet(CHAIN, 1n, env.vs);
+  hvs.setPeerMaj23Precommits(2, B);
+  hvs.setRound(2);
+  const p2 = hvs.precommits(2)!;
+  p2.addVote(vote(env, 3, SignedMsgType.Precommit, F, 2));
+  p2.addVote(vote(env, 0, SignedMsgType.Precommit, B, 2));
+  p2.addVote(vote(env, 1, SignedMsgType.Precommit, B, 2));
+  t.ok(hvs.addVote(vote(env, 3, SignedMsgType.Precommit, B, 2), 'peer').added, 'the pending claim applies to the new round');
+  t.same(p2.twoThirdsMajority(), B);
+});

@@ -196,8 +196,15 @@ t.test('over HTTP subscribe is refused as CometBFT does', async (t) => {
   t.equal(subscriptionsFor(tn.ctx).stats().subscriptions, 0, 'nothing subscribed');
 });
 
-/** Publishes large Tx events (350 KB of JSON each) until the slow subscription is cancelled. */
-async function floodUntilCanceled(tn: TestNode, t: Test): Promise<number> {
+/**
+ * Publishes large Tx events (350 KB of JSON each) until the slow subscription is cancelled. Some
+ * 8 MB go into the kernel's and the server's socket buffers before the subscription's own buffer
+ * starts to fill, ~225 events in all: 4 s on an idle machine, several times that under load. The
+ * slow client must stay connected meanwhile (WsClient.stopReading keeps the server's idle
+ * timeout from closing it); if its connection is gone, its subscriptions ended silently and no
+ * cancellation will come.
+ */
+async function floodUntilCanceled(tn: TestNode, t: Test, slow: EventClient): Promise<number> {
   const subs = subscriptionsFor(tn.ctx);
   const big = new Uint8Array(256 * 1024).fill(0x41);
   const result = { code: 0, data: new Uint8Array(0), log: '', info: '', gasWanted: 0n, gasUsed: 0n, events: [], codespace: '' };
@@ -205,6 +212,10 @@ async function floodUntilCanceled(tn: TestNode, t: Test): Promise<number> {
   const deadline = Date.now() + 120_000;
   let n = 0;
   while (subs.stats().canceled === 0) {
+    if (slow.ws.ended) {
+      t.fail(`the slow client's connection closed before its subscription was cancelled (${n} events published)`);
+      break;
+    }
     if (Date.now() > deadline) {
       t.fail('the slow subscription was never cancelled');
       break;
@@ -224,10 +235,10 @@ t.test('a client that stops reading is dropped; blocks and other subscribers go 
   t.same((await slow.call('s', 'subscribe', { query: "node.event='Tx'" })).result, {});
   t.same((await fast.call('f', 'subscribe', { query: "node.event='NewBlock'" })).result, {});
   t.same((await txReader.call('r', 'subscribe', { query: "node.event='Tx'" })).result, {});
-  slow.ws.sock.pause(); // stops reading: the server's writes back up
+  slow.ws.stopReading(); // stops reading (but stays connected): the server's writes back up
 
   const h0 = tn.ctx.storage.blocks.height();
-  const published = await floodUntilCanceled(tn, t);
+  const published = await floodUntilCanceled(tn, t, slow);
   const stats = subscriptionsFor(tn.ctx).stats();
   t.equal(stats.canceled, 1, 'the slow subscription was cancelled');
   t.ok(stats.dropped >= 200, `its buffer (200) was dropped (${stats.dropped})`);
@@ -249,7 +260,7 @@ t.test('a client that stops reading is dropped; blocks and other subscribers go 
   t.pass(`the reading Tx subscriber got all ${published} events in order`);
 
   // The slow client reads again: what was written, then the cancellation under its id.
-  slow.ws.sock.resume();
+  slow.ws.resumeReading();
   const cancel = await slow.next((m) => m.id === 's' && m.error !== undefined, 20_000);
   t.same(cancel, {
     jsonrpc: '2.0',
@@ -269,14 +280,14 @@ t.test('experimental_close_on_slow_client closes the slow connection', async (t)
   t.same((await slow.call(1, 'subscribe', { query: "node.event='Tx'" })).result, {});
   t.same((await slow.call(2, 'subscribe', { query: "node.event='NewBlock'" })).result, {});
   t.same((await fast.call(1, 'subscribe', { query: "node.event='NewBlock'" })).result, {});
-  slow.ws.sock.pause();
+  slow.ws.stopReading();
   const h0 = tn.ctx.storage.blocks.height();
-  await floodUntilCanceled(tn, t);
+  await floodUntilCanceled(tn, t, slow);
   const stats = subscriptionsFor(tn.ctx).stats();
   t.equal(stats.droppedClients, 1, 'the client was dropped');
   t.equal(stats.clients, 1, 'only the fast client is left');
   t.equal(stats.subscriptions, 1, 'with its one subscription');
-  slow.ws.sock.resume();
+  slow.ws.resumeReading();
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([slow.ws.closed, new Promise((r) => (timer = setTimeout(r, 20_000)))]);
   clearTimeout(timer);
