@@ -76,6 +76,9 @@ interface BlockVotes {
   peerMaj23: boolean;
 }
 
+/** The most BlockIDs one vote set accepts +2/3 claims for (a few honest ones per round at most). */
+const MAX_PEER_MAJ23_CLAIMS = 16;
+
 export interface VoteSetOptions {
   /** Called for each conflicting pair (first vote stays counted). */
   onConflict?: (ev: DuplicateVoteEvidence) => void;
@@ -221,8 +224,16 @@ export class VoteSet {
    * are counted for it (see the file comment); the claim alone counts nothing.
    */
   setPeerMaj23(id: BlockID): void {
-    this.blockVotes(id).peerMaj23 = true;
+    const bv = this.byBlock.get(blockIdKey(id));
+    if (bv?.peerMaj23) return;
+    // Bounded: CometBFT keeps one claim per peer (vote_set.go peerMaj23s); claims arrive in
+    // peers' catch-up messages, so a peer sending many made-up blocks must not grow this set.
+    if (this.peerMaj23Claims >= MAX_PEER_MAJ23_CLAIMS) return;
+    this.peerMaj23Claims++;
+    (bv ?? this.blockVotes(id)).peerMaj23 = true;
   }
+
+  private peerMaj23Claims = 0;
 
   private exceedsTwoThirds(sum: bigint): boolean {
     return sum * 3n > this.total * 2n;
