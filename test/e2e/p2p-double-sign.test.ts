@@ -12,18 +12,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { CLI, getJson, runCli, tmpHome, waitFor } from '../helpers/node.js';
+import { alive, CLI, getJson, runCli, tmpHome, waitFor } from '../helpers/node.js';
 
 t.setTimeout(300_000);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function rpc(ip: string, q: string): Promise<any> {
   const r = await getJson(`http://${ip}:26657/${q}`, 5000);

@@ -27,7 +27,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { decodeRecords } from '../../src/consensus/wal.js';
-import { CLI, getJson, runCli, sleep, tmpHome, waitFor } from '../helpers/node.js';
+import { alive, CLI, getJson, runCli, sleep, tmpHome, waitFor } from '../helpers/node.js';
 
 t.setTimeout(420_000);
 
@@ -46,15 +46,6 @@ interface Node {
   proc: ChildProcess | null;
   exited: Promise<number | null> | null;
   log: string;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function start(n: Node): void {

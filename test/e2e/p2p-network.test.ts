@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { CLI, getJson, runCli, sleep, tmpHome, waitFor } from '../helpers/node.js';
+import { alive, CLI, getJson, runCli, sleep, tmpHome, waitFor } from '../helpers/node.js';
 
 t.setTimeout(600_000);
 
@@ -24,15 +24,6 @@ function spawnLogged(args: string[]): { proc: ChildProcess; out: () => string; e
   proc.stderr!.on('data', (d) => (out = (out + d.toString()).slice(-400_000)));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   return { proc, out: () => out, exited };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function rpc(ip: string, pathAndQuery: string): Promise<any> {

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { CLI, getJson, runCli, sleep, tmpHome, waitFor } from '../helpers/node.js';
+import { alive, CLI, getJson, runCli, sleep, tmpHome, waitFor } from '../helpers/node.js';
 
 t.setTimeout(600_000);
 
@@ -42,15 +42,6 @@ async function childPids(r: Runner, n: number): Promise<Map<string, number>> {
     for (const [, name, pid] of r.out().matchAll(/^(node\d+): rpc \S+ id [0-9a-f]{40} moniker \S+ pid (\d+) /gm)) m.set(name!, Number(pid));
     return m.size === n ? m : null;
   }, 60_000);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function status(ip: string): Promise<any> {

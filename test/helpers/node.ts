@@ -119,3 +119,13 @@ export async function statusHeight(port: number): Promise<bigint> {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Whether a process exists (signal 0; EPERM: it exists but is not ours). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
