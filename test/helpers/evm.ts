@@ -105,10 +105,12 @@ export interface TxSpec {
   value?: bigint;
   data?: Uint8Array;
   gasLimit?: bigint;
+  /** Gas price (fee cap and tip for type 2); default 1 wei. */
+  price?: bigint;
 }
 
-/** A signed tx (gas price 1 wei, or fee cap 1 / tip 1 for type 2). Signs with @noble: slow. */
-export function signTx(common: Common, key: Key, spec: TxSpec): TypedTransaction {
+/** A signed tx (gas price `price`, default 1 wei; fee cap = tip = price for type 2). Signs with @noble: slow. */
+export function signTx(common: Common, key: Pick<Key, 'priv'>, spec: TxSpec): TypedTransaction {
   const type = spec.type ?? 2;
   const base = {
     type,
@@ -118,6 +120,7 @@ export function signTx(common: Common, key: Key, spec: TxSpec): TypedTransaction
     data: spec.data ?? new Uint8Array(0),
     gasLimit: spec.gasLimit ?? 200_000n,
   };
-  const fees = type === 2 ? { maxFeePerGas: 1n, maxPriorityFeePerGas: 1n } : { gasPrice: 1n };
+  const price = spec.price ?? 1n;
+  const fees = type === 2 ? { maxFeePerGas: price, maxPriorityFeePerGas: price } : { gasPrice: price };
   return createTx({ ...base, ...fees }, { common }).sign(key.priv);
 }

@@ -28,7 +28,7 @@ import { getCryptoBackend } from '../../src/crypto/backend.js';
 import { EVM_STORE_KEY } from '../../src/app/modules/evm/keys.js';
 import { CHAIN_ID, DENOM, DEV_BALANCE, GENESIS_TIME } from '../helpers/chainapp.js';
 import { sendTx } from '../helpers/txsign.js';
-import { balanceOfData, balanceSlot, deployData, keccak, transferData, TRANSFER_TOPIC, word } from '../helpers/evm.js';
+import { balanceOfData, balanceSlot, deployData, keccak, signTx, transferData, TRANSFER_TOPIC, word } from '../helpers/evm.js';
 
 const EVM_CHAIN_ID = 9000n;
 const common: Common = createEvmCommon({ chainId: EVM_CHAIN_ID });
@@ -51,23 +51,12 @@ interface TxOpts {
 }
 
 function signed(priv: Uint8Array, o: TxOpts): TypedTransaction {
-  const type = o.type ?? 2;
-  const price = o.price ?? 0n;
-  const c = o.chainId === undefined ? common : createEvmCommon({ chainId: o.chainId });
-  const base = {
-    type,
-    nonce: o.nonce,
-    to: o.to === undefined ? undefined : bytesToHex(o.to),
-    value: o.value ?? 0n,
-    data: o.data ?? new Uint8Array(0),
-    gasLimit: o.gasLimit ?? 1_000_000n,
-  };
-  const fees = type === 2 ? { maxFeePerGas: price, maxPriorityFeePerGas: price } : { gasPrice: price };
+  const spec = { ...o, price: o.price ?? 0n, gasLimit: o.gasLimit ?? 1_000_000n };
   if (o.unprotected) {
     // Before Spurious Dragon (EIP-155) the library signs with v = 27/28: no chain id at all.
-    return createTx({ ...base, ...fees }, { common: new Common({ chain: Mainnet, hardfork: Hardfork.TangerineWhistle }) }).sign(priv);
+    return signTx(new Common({ chain: Mainnet, hardfork: Hardfork.TangerineWhistle }), { priv }, spec);
   }
-  return createTx({ ...base, ...fees }, { common: c }).sign(priv);
+  return signTx(o.chainId === undefined ? common : createEvmCommon({ chainId: o.chainId }), { priv }, spec);
 }
 const raw = (tx: TypedTransaction) => tx.serialize();
 
