@@ -252,8 +252,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const bus = new EventBus();
     const txIndexer = config.txIndex.indexer === 'kv' ? new TxIndexer(storage) : null;
     const blockIndexer = config.txIndex.indexer === 'kv' ? new BlockIndexer(storage) : null;
-    // Block execution on the executor thread, unless CHAIND_EXEC=inline or a test swaps the tx
-    // decoder (a function cannot cross to the thread): docs/ARCHITECTURE.md, Threads.
+    // The executor thread (spawned above) gets the chain state, and at genesis the InitChain request.
     await writer?.init({ state, initChain, indexer: txIndexer !== null, storage, app, evidence: evidencePool });
     const executor = new Executor({
       storage,
