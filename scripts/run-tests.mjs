@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // Runs the given compiled tap test files and closes with the plain line CI reads:
 // "N passed, N failed" (tap's own summary is a JS object literal no CI harness parses).
+// Before that line it repeats every failed assertion with its subtest path, and lists the
+// slowest files with the time each one finished, so a CI log cut to its tail still says
+// what failed and where the time went.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -10,17 +13,49 @@ if (files.length === 0) {
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
+const started = Date.now();
 const tap = spawn(
   process.execPath,
   ['node_modules/tap/dist/esm/run.mjs', '--disable-coverage', '--reporter=tap', '--timeout=900', '--jobs=2', ...files],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
+
 let tail = '';
+let partial = '';
+const subtests = []; // "# Subtest: name" by nesting level (4 spaces a level)
+const failures = [];
+const finished = []; // { file, ms, at }
+function onLine(line) {
+  const indent = /^ */.exec(line)[0].length;
+  const level = Math.floor(indent / 4);
+  const body = line.slice(indent);
+  const sub = /^# Subtest: (.*)$/.exec(body);
+  if (sub) {
+    subtests.length = level;
+    subtests[level] = sub[1];
+    return;
+  }
+  const res = /^(not )?ok \d+ - (.*?)(?: # time=([\d.]+)ms)?$/.exec(body);
+  if (!res) return;
+  if (res[1] && !/# (TODO|SKIP)/i.test(body)) {
+    // A failed parent repeats its failed children; report the innermost ones only.
+    const path = [...subtests.slice(0, level), res[2]].join(' > ');
+    if (!failures.some((f) => f.startsWith(path + ' > '))) failures.push(path);
+  }
+  if (level === 0 && res[2].startsWith('dist/')) {
+    finished.push({ file: res[2], ms: Number(res[3] ?? 0), at: (Date.now() - started) / 1000 });
+  }
+}
 tap.stdout.on('data', (d) => {
   process.stdout.write(d);
-  tail = (tail + d.toString()).slice(-4096);
+  const text = d.toString();
+  tail = (tail + text).slice(-4096);
+  const lines = (partial + text).split('\n');
+  partial = lines.pop();
+  for (const line of lines) onLine(line);
 });
 tap.on('close', (code) => {
+  if (partial) onLine(partial);
   // tap 21 ends with "# { total: N, pass: P, fail: F, … }".
   const m = /#\s*\{([^}]*)\}\s*(?:\n#\s*time=[^\n]*)?\s*$/.exec(tail) ?? /#\s*\{([^}]*total[^}]*)\}/.exec(tail);
   const field = (name) => {
@@ -31,6 +66,15 @@ tap.on('close', (code) => {
   let failed = field('fail');
   if (code !== 0 && failed === 0) failed = 1; // a crash or timeout with no counted failure
   const skipped = field('skip') + field('todo');
+  const slow = [...finished].sort((a, b) => b.ms - a.ms).slice(0, 12);
+  console.log('\n# slowest files (own time, finished at):');
+  for (const f of slow) console.log(`#   ${(f.ms / 1000).toFixed(1).padStart(6)} s  @${f.at.toFixed(0).padStart(5)} s  ${f.file}`);
+  const own = finished.reduce((s, f) => s + f.ms, 0) / 1000;
+  console.log(`# ${finished.length} files, ${own.toFixed(0)} s of file time in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  if (failures.length > 0) {
+    console.log(`\n# failed (${failures.length}):`);
+    for (const f of failures.slice(0, 40)) console.log(`#   ${f}`);
+  }
   console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
   process.exit(code === 0 && failed === 0 ? 0 : 1);
 });
