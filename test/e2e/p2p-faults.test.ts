@@ -1,7 +1,9 @@
 /**
  * Fault tests of a 4-validator network over real P2P (cometbft/cometbft:test/e2e/runner/perturb.go
  * perturbations, cometbft/cometbft:test/e2e/tests/ checks): four `chaind start` processes from
- * `chaind testnet init-files` on a random 127.a.b.x, timeout_commit 100 ms. In turn:
+ * `chaind testnet init-files` on a random 127.a.b.x, timeout_commit 100 ms. Once they make
+ * blocks, each lists the other three in net_info (ids, chain id, loopback and dialled addresses).
+ * In turn:
  *
  *   node3: kill -9, then started again         node2: SIGSTOP ≥ 10 s, then SIGCONT
  *   node1: SIGTERM (clean exit 0), started again    node0: cut off for ≥ 10 s (unsafe_p2p_isolate)
@@ -236,6 +238,20 @@ t.test('4 validators under kill -9, SIGSTOP, SIGTERM and a cut; a 5th node block
   for (const n of vals) start(n);
   for (const n of vals) await waitFor(`${n.name} at height 3`, async () => (await height(n)) >= 3n, 120_000, 200);
   t.pass('four validators make blocks');
+  // Each sees the other three, on the chain id, at loopback addresses. An outbound connection's
+  // remote IP is the address we dialled; an inbound one's is the peer's source address, which
+  // the kernel picks (127.0.0.1 when the dialler does not bind).
+  for (const n of vals) {
+    const ni = await waitFor(`${n.name} net_info with 3 peers`, async () => {
+      const r = await rpc(n, 'net_info');
+      return r.n_peers === '3' ? r : null;
+    }, 60_000, 200);
+    t.equal(ni.listening, true, `${n.name} listens`);
+    const peerIds = ni.peers.map((p: any) => p.node_info.id).sort();
+    t.same(peerIds, ids.filter((_, j) => j !== nodes.indexOf(n)).sort(), `${n.name}'s peers are the other three`);
+    t.ok(ni.peers.every((p: any) => p.node_info.network === CHAIN && /^127\./.test(p.remote_ip)), `${n.name}'s peers: chain id and loopback addresses`);
+    t.ok(ni.peers.every((p: any) => !p.is_outbound || ips.includes(p.remote_ip)), `${n.name}'s outbound peers are at the addresses dialled`);
+  }
 
   const others = (x: Node) => vals.filter((n) => n !== x);
   /** The other three commit `k` more heights while `x` is out. */
@@ -274,6 +290,8 @@ t.test('4 validators under kill -9, SIGSTOP, SIGTERM and a cut; a 5th node block
     const resumedAt = Date.now();
     start(n3);
     await backAgain(n3, 'kill -9', resumedAt, true);
+    await waitFor('node3 with 3 peers again', async () => (await rpc(n3, 'net_info')).n_peers === '3', 60_000, 200);
+    t.pass('kill -9: node3 is connected to the other three again');
   }
 
   // --- SIGSTOP node2 for ≥ 10 s (until the others are FALL_BEHIND ahead), SIGCONT.

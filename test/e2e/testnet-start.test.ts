@@ -7,7 +7,7 @@
  * The nodes bind the default ports (26657, 1317, 9090, …) on their own addresses. So that two runs
  * of this test on one machine (several engineers, the full suite) cannot collide, the starting
  * address is a random 127.a.b.2 instead of the default 127.0.0.2 (any 127/8 address works on
- * Linux loopback). Blocks made together over P2P are test/e2e/p2p-network.test.ts's subject (with
+ * Linux loopback). Blocks made together over P2P are test/e2e/p2p-faults.test.ts's subject (with
  * two equal validators, one alone cannot commit, which this test does not ask of them).
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -35,8 +35,14 @@ export interface TestNodeOptions {
   logLevel?: string;
   /** 'json': the app decodes txs with jsonTxDecoder (src/app/tx.ts) so tests can submit txs. */
   txDecoder?: 'json';
-  /** Block execution on the test's thread (FinalizeBlock spies); default the executor thread. */
-  inlineExecutor?: boolean;
+  /**
+   * Where blocks execute. Default 'inline', on the test's own thread: an executor thread loads
+   * the whole app again (about 2 s of CPU a node) and the RPC tests that start most in-process
+   * nodes are not about it. 'thread' is the node's production path (always taken by the
+   * process-level e2e and conformance tests); test/unit/inproc-node.test.ts and
+   * node-metrics.test.ts take it here.
+   */
+  executor?: 'inline' | 'thread';
 }
 
 export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNode> {
@@ -63,7 +69,7 @@ export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNod
     genesis,
     logger: createLogger({ level, write: (l) => process.stderr.write(`${l}\n`) }),
     paths: loaded.paths,
-    testing: { txDecoder: opts.txDecoder === 'json' ? jsonTxDecoder : undefined, inlineExecutor: opts.inlineExecutor },
+    testing: { txDecoder: opts.txDecoder === 'json' ? jsonTxDecoder : undefined, inlineExecutor: (opts.executor ?? 'inline') === 'inline' },
   });
   let closed = false;
   return {

@@ -2,8 +2,8 @@
 import t from 'tap';
 import { startTestNode, waitHeight } from '../helpers/inproc.js';
 
-t.test('in-process node makes blocks and serves status', async (t) => {
-  const tn = await startTestNode();
+t.test('in-process node makes blocks and serves status (blocks on the executor thread)', async (t) => {
+  const tn = await startTestNode({ executor: 'thread' });
   t.teardown(() => tn.close());
   await waitHeight(tn, 3n);
   const res = (await fetch(`${tn.base}/status`).then((r) => r.json())) as any;

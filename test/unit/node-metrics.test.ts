@@ -11,7 +11,7 @@ function value(text: string, name: string): number | null {
 }
 
 t.test('consensus, executor, mempool and pool metrics on /metrics', async (t) => {
-  const tn = await startTestNode({ flags: { 'instrumentation.prometheus': true, 'instrumentation.prometheus_listen_addr': '127.0.0.1:0' } });
+  const tn = await startTestNode({ executor: 'thread', flags: { 'instrumentation.prometheus': true, 'instrumentation.prometheus_listen_addr': '127.0.0.1:0' } });
   t.teardown(() => tn.close());
   await waitHeight(tn, 3n);
   const port = tn.node.metricsPort;

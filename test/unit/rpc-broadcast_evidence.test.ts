@@ -38,9 +38,9 @@ const goTime = (ns: bigint) => formatTime(ns).replace('T', ' ').replace(/Z$/, ' 
 
 t.test('broadcast_evidence', async (t) => {
   // Blocks keep coming; the evidence is about height 2, which no longer changes.
-  // Inline block execution: the test spies on the app's FinalizeBlock (what misbehavior it gets),
-  // which on the executor thread is another app instance.
-  const tn = await startTestNode({ timeoutCommit: '200ms', inlineExecutor: true });
+  // Inline block execution (the harness's default): the test spies on the app's FinalizeBlock
+  // (what misbehavior it gets), which on the executor thread is another app instance.
+  const tn = await startTestNode({ timeoutCommit: '200ms' });
   t.teardown(() => tn.close());
   await waitHeight(tn, 2n);
   const keyFile = JSON.parse(fs.readFileSync(path.join(tn.home, 'config/priv_validator_key.json'), 'utf8'));

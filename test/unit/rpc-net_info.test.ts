@@ -2,7 +2,7 @@
  * Node RPC `net_info` (cometbft: rpc/core/net.go NetInfo; node/node.go Listeners/IsListening):
  * `listening`, `listeners` (`Listener(@<p2p.external_address>)`), `n_peers` as a string and the
  * peer list. A lone in-process node listens (127.0.0.1:0) and has no peers; net_info with real
- * peers is checked by test/e2e/p2p-network.test.ts. Over URI,
+ * peers is checked by test/e2e/p2p-faults.test.ts. Over URI,
  * JSON-RPC and websocket, shape checked against the `net_info` fixture.
  */
 import t from 'tap';
