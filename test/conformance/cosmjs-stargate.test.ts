@@ -298,15 +298,22 @@ t.test('CosmJS SigningStargateClient against chaind with upstream names', async 
     t.match(past.rawLog ?? '', /expiration must be after the current block time \(.+\), got .+: expiration time of authorization should be more than current time$/);
     t.same(await limitOf(), [['50', undefined]], 'the refused grant changed nothing');
 
-    const exp = (await blockSeconds()) + 6n; // room for two txs even on a loaded machine
-    assertIsDeliverTxSuccess(await client.signAndBroadcast(granter, [grant('50', exp)], FEE));
-    t.same(await limitOf(), [['50', exp]], 'overwritten again, now with an expiration');
+    // An expiration far ahead while the grant is used (no race with the chain's clock)...
+    const far = (await blockSeconds()) + 3600n;
+    assertIsDeliverTxSuccess(await client.signAndBroadcast(granter, [grant('50', far)], FEE));
+    t.same(await limitOf(), [['50', far]], 'overwritten again, now with an expiration');
     const within = await client.signAndBroadcast(holder, [exec('20')], FEE);
     assertIsDeliverTxSuccess(within);
-    t.same(await limitOf(), [['30', exp]], 'Accept → Updated keeps the expiration');
+    t.same(await limitOf(), [['30', far]], 'Accept → Updated keeps the expiration');
+
+    // ...then a near one: only this grant tx has to land before it (8 s of chain time), and the
+    // expiry is waited for rather than raced.
+    const exp = (await blockSeconds()) + 8n;
+    assertIsDeliverTxSuccess(await client.signAndBroadcast(granter, [grant('30', exp)], FEE));
+    t.same(await limitOf(), [['30', exp]], 'overwritten with a near expiration');
 
     // Wait for a block past the expiration: its BeginBlock prunes the grant (the expiry queue).
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     while ((await blockSeconds()) <= exp && Date.now() < deadline) await sleep(200);
     t.ok((await blockSeconds()) > exp, 'chain time passed the expiration');
     t.same(await limitOf(), [], 'expired grant pruned');

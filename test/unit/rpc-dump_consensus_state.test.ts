@@ -129,7 +129,7 @@ t.test('dump_consensus_state while blocks are made: proposal and part sets', asy
   await waitHeight(tn, 2n);
   // Poll until a dump catches a proposal with its block (between Propose and Commit).
   let rs: any = null;
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 30_000; // generous: the loop ends as soon as it sees it
   while (Date.now() < deadline) {
     const r = await viaPost(tn, 'dump_consensus_state', {});
     if (r.body.result.round_state.proposal_block !== null) {
