@@ -58,7 +58,8 @@ t.before(async () => {
   const init = chaind(['init', 'cli-e2e', '--home', home, '--chain-id', CHAIN_ID, '--dev']);
   if (init.code !== 0) throw new Error(`init failed: ${init.err}`);
   const ports = await allocPorts();
-  const node = startNode(home, ports);
+  // Fast blocks: every `--broadcast-mode commit` waits for one.
+  const node = startNode(home, ports, {}, ['--consensus.timeout_commit', '200ms']);
   t.teardown(async () => {
     node.proc.kill('SIGTERM');
     await Promise.race([node.exited, new Promise((r) => setTimeout(r, 10_000))]);

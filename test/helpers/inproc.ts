@@ -39,7 +39,7 @@ export interface TestNodeOptions {
    * Where blocks execute. Default 'inline', on the test's own thread: an executor thread loads
    * the whole app again (about 2 s of CPU a node) and the RPC tests that start most in-process
    * nodes are not about it. 'thread' is the node's production path (always taken by the
-   * process-level e2e and conformance tests); test/unit/inproc-node.test.ts and
+   * process-level e2e tests, which run `chaind start`); test/unit/inproc-node.test.ts and
    * node-metrics.test.ts take it here.
    */
   executor?: 'inline' | 'thread';

@@ -17,17 +17,77 @@ export function tmpHome(prefix = 'chaind-e2e-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** A port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether 127.0.0.1:port can be bound right now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = net.createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
+}
+
+/** The kernel's ephemeral ports start here (Linux default 32768). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 0 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+const PORT_LOCKS = path.join(os.tmpdir(), 'chaind-test-ports');
+const PORT_LO = 10_000;
+const PORT_HI = Math.min(ephemeralLow(), 32_768);
+const ownLocks: string[] = [];
+let portCursor = PORT_LO + Math.floor(Math.random() * (PORT_HI - PORT_LO));
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Takes the lock file of `port` for this process; a lock whose process is gone is taken over. */
+function lockPort(port: number): boolean {
+  const file = path.join(PORT_LOCKS, String(port));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      if (ownLocks.length === 0) process.on('exit', () => ownLocks.forEach((f) => fs.rmSync(f, { force: true })));
+      ownLocks.push(file);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const owner = Number(fs.readFileSync(file, 'utf8'));
+      if (owner === process.pid || (Number.isInteger(owner) && owner > 0 && pidAlive(owner))) return false;
+      fs.rmSync(file, { force: true });
+    }
+  }
+  return false;
+}
+
+/**
+ * A port for a node that binds it later, maybe in a child process, maybe again after a restart.
+ * A port the kernel handed out for port 0 and we closed could be taken meanwhile as the source
+ * port of any connection on the machine (both parallel test files make thousands); so the port is
+ * taken below the kernel's ephemeral range, where only explicit binds go, reserved across the
+ * suite's processes by a lock file naming our pid, and checked free.
+ */
+export async function freePort(): Promise<number> {
+  fs.mkdirSync(PORT_LOCKS, { recursive: true });
+  for (let tries = 0; tries < PORT_HI - PORT_LO; tries++) {
+    const port = portCursor;
+    portCursor = portCursor + 1 >= PORT_HI ? PORT_LO : portCursor + 1;
+    if (port >= 26_656 && port <= 26_660) continue; // chaind's own defaults
+    if (!lockPort(port)) continue;
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${PORT_LO}..${PORT_HI}`);
 }
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}) {
