@@ -93,6 +93,21 @@ t.test('header RLP and hash equal @ethereumjs/block (Prague)', async (t) => {
   const r = { status: 1 as const, cumulativeGasUsed: 21_000n, logsBloom: fill(256, 0), logs: [] };
   t.equal(consensusReceipt({ ...r, type: 0 })[0]! >= 0xc0, true, 'legacy receipt: an RLP list');
   t.equal(consensusReceipt({ ...r, type: 2 })[0], 2, 'typed receipt: the type byte first');
+  // The hand-rolled RLP of consensusReceipt against RLP.encode, over statuses, types, log shapes.
+  let same = 0;
+  for (let i = 0; i < 60; i++) {
+    const rc = {
+      type: i % 3,
+      status: (i % 2) as 0 | 1,
+      cumulativeGasUsed: BigInt(i) * 99_991n,
+      logsBloom: fill(256, i),
+      logs: Array.from({ length: i % 4 }, (_, j) => [fill(20, j), Array.from({ length: j }, () => fill(32, i)), fill(i * 3, 7)] as [Uint8Array, Uint8Array[], Uint8Array]),
+    };
+    const body = RLP.encode([rc.status === 1 ? Uint8Array.of(1) : new Uint8Array(0), rc.cumulativeGasUsed, rc.logsBloom, rc.logs]);
+    const want = rc.type === 0 ? body : Uint8Array.from([rc.type, ...body]);
+    if (bytesToHex(consensusReceipt(rc)) === bytesToHex(want)) same++;
+  }
+  t.equal(same, 60, 'consensusReceipt = type ‖ RLP.encode([status, cumulativeGas, bloom, logs])');
 });
 
 // --- on a node --------------------------------------------------------------------------------------

@@ -196,7 +196,9 @@ export function decodeStoredHeader(v: Bytes): SealedHeader {
 
 /** The EIP-2718 receipt as it goes into the receipts trie: type ‖ RLP([status, cumulativeGas, bloom, logs]). */
 export function consensusReceipt(r: Pick<StoredReceipt, 'type' | 'status' | 'cumulativeGasUsed' | 'logsBloom' | 'logs'>): Bytes {
-  const body = RLP.encode([r.status === 1 ? Uint8Array.of(1) : new Uint8Array(0), q(r.cumulativeGasUsed), r.logsBloom, r.logs.map(([a, t, d]) => [a, t, d])]);
+  // The RLP helpers below rather than RLP.encode: about half the CPU time for a block of receipts.
+  const logs = rlpList(r.logs.map(([a, t, d]) => rlpList([rlpString(a), rlpList(t.map(rlpString)), rlpString(d)])));
+  const body = rlpList([rlpString(r.status === 1 ? Uint8Array.of(1) : new Uint8Array(0)), rlpString(q(r.cumulativeGasUsed)), rlpString(r.logsBloom), logs]);
   if (r.type === 0) return body;
   const out = new Uint8Array(1 + body.length);
   out[0] = r.type;
