@@ -158,6 +158,8 @@ type PreparedTx = { ok: true; tx: Tx; kind?: undefined } | { ok: true; kind: TxK
 interface BlockHeader {
   height: bigint;
   time: bigint;
+  /** FinalizeBlock's proposer_address (the EVM header's coinbase). */
+  proposer?: Bytes;
 }
 
 /** Minimal protobuf writer for TxMsgData (cosmos.base.abci.v1beta1; cosmos/cosmos-sdk:proto/cosmos/base/abci/v1beta1/abci.proto). */
@@ -420,6 +422,7 @@ export class BaseApp implements Application, ServiceRegistrar {
       txBytes,
       consensusParams: this.consensusParams,
       minGasPrices: this.minGasPrices,
+      ...(hdr.proposer === undefined ? {} : { proposerAddress: hdr.proposer }),
     });
   }
 
@@ -611,7 +614,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     if (req.height !== expected) throw new Error(`finalizeBlock at height ${req.height}, expected ${expected}`);
     // Re-running a height before commit starts over from the committed (or genesis) state.
     const state = this.genesis !== null ? this.genesis.state.clone() : new CacheKVStore(this.committedStore);
-    const hdr = { height: req.height, time: req.time };
+    const hdr = { height: req.height, time: req.time, proposer: req.proposerAddress };
     const events: AbciEvent[] = [];
     // A re-run of a height that was finalized but not committed: modules drop that run's results.
     if (this.pending !== null) for (const e of this.modules) e.module.discardPending?.();

@@ -59,6 +59,8 @@ export interface ContextInit {
   stores: (storeKey: string, meter: GasMeter) => KVStore;
   txBytes?: Bytes;
   consensusParams?: ConsensusParams;
+  /** The block proposer's 20-byte address (FinalizeBlock's proposer_address; absent outside a block). */
+  proposerAddress?: Bytes;
   /** Minimum gas prices of this node (app.toml `minimum-gas-prices`), for CheckTx fee checks. */
   minGasPrices?: readonly { denom: string; amount: string }[];
 }
@@ -71,6 +73,7 @@ export class Context {
   readonly addressCodec: AddressCodec;
   readonly txBytes: Bytes | undefined;
   readonly consensusParams: ConsensusParams | undefined;
+  readonly proposerAddress: Bytes | undefined;
   readonly minGasPrices: readonly { denom: string; amount: string }[];
   readonly events = new EventManager();
   private meter: GasMeter;
@@ -87,6 +90,7 @@ export class Context {
     this.stores = init.stores;
     this.txBytes = init.txBytes;
     this.consensusParams = init.consensusParams;
+    this.proposerAddress = init.proposerAddress;
     this.minGasPrices = init.minGasPrices ?? [];
   }
 

@@ -9,6 +9,7 @@ import { createBlock } from '@ethereumjs/block';
 import { createTx } from '@ethereumjs/tx';
 import { Address } from '@ethereumjs/util';
 import { createVM } from '@ethereumjs/vm';
+import { blockHashChain } from '../../app/modules/evm/header.js';
 import { ContextFlatState } from '../../app/modules/evm/state.js';
 import { FlatStateManager } from '../../evm/state-manager.js';
 import { GethRpcError } from '../jsonrpc/geth.js';
@@ -118,7 +119,8 @@ async function run(deps: EvmRpcDeps, height: bigint, time: bigint, a: CallArgs, 
   const view = new ContextFlatState(keeper);
   view.ctx = deps.queryContext(height);
   const sm = new FlatStateManager(view, { keccak256: (d) => keeper.crypto.keccak256(d) });
-  const vm = await createVM({ common: keeper.common, stateManager: sm });
+  // BLOCKHASH: the stored EVM hashes (the ones eth_getBlockByNumber reports).
+  const vm = await createVM({ common: keeper.common, stateManager: sm, blockchain: blockHashChain((n) => keeper.blockHashAt(n)) as never });
   for (const o of a.overrides ?? []) {
     const addr = new Address(o.address);
     if (o.balance !== undefined || o.nonce !== undefined) {

@@ -12,7 +12,7 @@ import { notImplementedIn } from './status.js';
 import { createAccessList, estimateGas, ethCall, parseBlockOverrides, parseCallArgs, parseStateOverride } from './call.js';
 import type { EvmRpcDeps } from './deps.js';
 import { arg, argError, gethError, hex, parseBlockRef, qty, type BlockRef } from './format.js';
-import { blockJson, blockTime, blockTxs, gasLimitOf, headerJson, loadBlock, receiptJson, txJson, type LoadedBlock } from './view.js';
+import { blockJson, blockTime, blockTxs, gasLimitOf, headerJson, heightByBlockHash, loadBlock, receiptJson, txJson, type LoadedBlock } from './view.js';
 
 /** eth/68, as Cosmos EVM answers eth_protocolVersion (0x41). */
 export const ETH_PROTOCOL_VERSION = 0x41;
@@ -37,7 +37,7 @@ export function stateHeight(deps: EvmRpcDeps, ref: BlockRef): bigint {
   let h: bigint;
   if ('tag' in ref) h = ref.tag === 'earliest' ? deps.blocks.base() : latest;
   else if ('hash' in ref) {
-    const found = deps.blocks.heightByHash(ref.hash);
+    const found = heightByBlockHash(deps, ref.hash);
     if (found === null || found > latest) throw gethError('header for hash not found');
     h = found;
   } else h = ref.number;
@@ -57,7 +57,7 @@ export function stateHeight(deps: EvmRpcDeps, ref: BlockRef): bigint {
 /** The block a number or tag names (for block objects), or undefined (geth answers null). */
 function blockByRef(deps: EvmRpcDeps, ref: BlockRef): LoadedBlock | undefined {
   if ('hash' in ref) {
-    const h = deps.blocks.heightByHash(ref.hash);
+    const h = heightByBlockHash(deps, ref.hash);
     return h === null ? undefined : loadBlock(deps, h);
   }
   const h = 'tag' in ref ? (ref.tag === 'earliest' ? deps.blocks.base() : deps.lastHeight()) : ref.number;

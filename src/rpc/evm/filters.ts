@@ -76,7 +76,7 @@ export function filterMethods(deps: EvmRpcDeps): Route[] {
           const out: string[] = [];
           for (let h = f.last + 1n; h <= head; h++) {
             const b = loadBlock(deps, h);
-            if (b) out.push(hex(b.meta.blockId.hash));
+            if (b) out.push(b.hash);
           }
           f.last = head;
           return out;

@@ -8,7 +8,7 @@
 import type { EvmRpcDeps } from './deps.js';
 import { arg, argError, gethError, hex, qty } from './format.js';
 import { GETH_CODES, GethRpcError } from '../jsonrpc/geth.js';
-import { blockTime, loadBlock } from './view.js';
+import { blockTime, heightByBlockHash, loadBlock } from './view.js';
 
 const DEFAULT_CAP = 10_000;
 
@@ -39,7 +39,7 @@ function parseFilter(deps: EvmRpcDeps, v: unknown): LogFilter {
     if ((o.fromBlock ?? null) !== null || (o.toBlock ?? null) !== null) {
       throw argError(0, 'cannot specify both BlockHash and FromBlock/ToBlock, choose one or the other');
     }
-    const h = deps.blocks.heightByHash(arg<Uint8Array>(0, 'hash', o.blockHash));
+    const h = heightByBlockHash(deps, arg<Uint8Array>(0, 'hash', o.blockHash));
     if (h === null || h > latest) throw gethError('unknown block');
     from = to = h;
   } else {
@@ -97,7 +97,7 @@ export function getLogs(deps: EvmRpcDeps, criteria: unknown): unknown[] {
         blockNumber: qty(h),
         transactionHash: hex(receipts[l.txIndex]!.ethHash),
         transactionIndex: qty(l.txIndex),
-        blockHash: b ? hex(b.meta.blockId.hash) : null,
+        blockHash: b ? b.hash : null,
         blockTimestamp: b ? qty(blockTime(b)) : null,
         logIndex: qty(logIndex),
         removed: false,

@@ -3,12 +3,14 @@
  * (ethereum/go-ethereum:internal/ethapi/api.go RPCMarshalHeader / RPCMarshalBlock /
  * newRPCTransaction, core/types/gen_receipt_json.go, gen_log_json.go).
  *
- * Numbers and hashes. EVM block number n is CometBFT height n. The EVM block hash is the CometBFT
- * block hash (the header's Merkle hash, what `block?height=n` reports as block_id.hash), so
- * `parentHash` is the header's last_block_id.hash and a lookup by hash is the block store's
- * hash index, in both directions. It is not keccak256(RLP(header)): a keccak-of-RLP hash needs an
- * index written at commit (evm hash → height) and BLOCKHASH wired to it; until the EVM module
- * keeps that index, the CometBFT hash is the one consistent, lookup-able hash (see docs/EVM.md).
+ * Numbers and hashes. EVM block number n is CometBFT height n. The EVM block hash is
+ * keccak256(RLP(Ethereum header)) of the header the EVM module built and stored when it committed
+ * the height (src/app/modules/evm/header.ts); every field of a block or header object comes from
+ * that stored header, so `hash` is what any client recomputes from the JSON, `parentHash` is the
+ * previous height's EVM hash and BLOCKHASH returns the same hashes. EVM hash → height is the
+ * module's index (heightOfBlockHash), height → EVM hash its header; the CometBFT block hash is the
+ * block store's (block_id.hash) for the same height. A height committed before the module kept
+ * headers has none: it is shown as before, with the CometBFT hash as its hash (legacyBlockJson).
  * A transaction's eth hash is keccak256 of its raw envelope; its CometBFT hash is sha256 of the
  * same bytes; the keeper maps one to the other (ethHashOf) and the receipt carries both.
  */
@@ -18,6 +20,7 @@ import { type TypedTransaction, TransactionType } from '@ethereumjs/tx';
 import { createMPT } from '@ethereumjs/mpt';
 import { bigIntToUnpaddedBytes } from '@ethereumjs/util';
 import type { StoredReceipt } from '../../app/modules/evm/receipts.js';
+import type { SealedHeader } from '../../app/modules/evm/header.js';
 import type { Block, BlockMeta } from '../../types/block.js';
 import type { EvmRpcDeps } from './deps.js';
 import { hex, qty, ZERO_HASH } from './format.js';
@@ -31,13 +34,74 @@ export interface LoadedBlock {
   height: bigint;
   block: Block;
   meta: BlockMeta;
+  /** The stored Ethereum header (absent for a height committed before the module kept headers). */
+  header: SealedHeader | undefined;
+  /** The EVM block hash, 0x hex: keccak256(RLP(header)), or the CometBFT hash without a header. */
+  hash: string;
 }
 
 export function loadBlock(deps: EvmRpcDeps, height: bigint): LoadedBlock | undefined {
   if (height < deps.blocks.base() || height > deps.lastHeight()) return undefined;
   const block = deps.blocks.loadBlock(height);
   const meta = deps.blocks.loadBlockMeta(height);
-  return block === null || meta === null ? undefined : { height, block, meta };
+  if (block === null || meta === null) return undefined;
+  const header = deps.keeper.headerAt(height);
+  return { height, block, meta, header, hash: hex(header?.hash ?? meta.blockId.hash) };
+}
+
+/**
+ * The height of an EVM block hash (eth_getBlockByHash, EIP-1898 `blockHash`, eth_getLogs
+ * `blockHash`), or null. A CometBFT hash is accepted only for a height without an EVM header.
+ */
+export function heightByBlockHash(deps: EvmRpcDeps, hash: Uint8Array): bigint | null {
+  const h = deps.keeper.heightOfBlockHash(hash);
+  if (h !== undefined) return h;
+  const legacy = deps.blocks.heightByHash(hash);
+  return legacy !== null && deps.keeper.headerAt(legacy) === undefined ? legacy : null;
+}
+
+/** geth's RPCMarshalHeader of a stored header (ethereum/go-ethereum:internal/ethapi/api.go). */
+export function headerFields(s: SealedHeader): Record<string, unknown> {
+  const h = s.header;
+  return {
+    number: qty(h.number),
+    hash: hex(s.hash),
+    parentHash: hex(h.parentHash),
+    nonce: hex(h.nonce),
+    mixHash: hex(h.mixHash),
+    sha3Uncles: hex(h.ommersHash),
+    logsBloom: hex(h.logsBloom),
+    stateRoot: hex(h.stateRoot),
+    miner: hex(h.coinbase),
+    difficulty: qty(h.difficulty),
+    extraData: hex(h.extraData),
+    gasLimit: qty(h.gasLimit),
+    gasUsed: qty(h.gasUsed),
+    timestamp: qty(h.timestamp),
+    transactionsRoot: hex(h.transactionsRoot),
+    receiptsRoot: hex(h.receiptsRoot),
+    baseFeePerGas: qty(h.baseFeePerGas),
+    withdrawalsRoot: hex(h.withdrawalsRoot),
+    blobGasUsed: qty(h.blobGasUsed),
+    excessBlobGas: qty(h.excessBlobGas),
+    parentBeaconBlockRoot: hex(h.parentBeaconBlockRoot),
+    requestsHash: hex(h.requestsHash),
+  };
+}
+
+/**
+ * The header object of a committed height as eth_getHeaderByNumber and the `newHeads`
+ * subscription give it, or undefined (no such height, or no EVM header stored for it).
+ */
+export function headerObject(deps: EvmRpcDeps, height: bigint): Record<string, unknown> | undefined {
+  const s = deps.keeper.headerAt(height);
+  return s === undefined ? undefined : headerFields(s);
+}
+
+/** The header's RLP as debug_getRawHeader returns it (0x hex), or undefined. */
+export function rawHeader(deps: EvmRpcDeps, height: bigint): string | undefined {
+  const s = deps.keeper.headerAt(height);
+  return s === undefined ? undefined : hex(s.rlp);
 }
 
 /** Unix seconds of a block. */
@@ -67,8 +131,41 @@ export function gasLimitOf(deps: EvmRpcDeps): bigint {
   return g > 0n ? g : 1n << 62n;
 }
 
-/** RPCMarshalBlock: the header fields, then size, transactions and uncles. */
+/** RPCMarshalBlock: the header fields, then size, transactions, uncles and withdrawals. */
 export async function blockJson(deps: EvmRpcDeps, b: LoadedBlock, full: boolean): Promise<Record<string, unknown>> {
+  if (b.header === undefined) return legacyBlockJson(deps, b, full);
+  const txs = blockTxs(deps, b);
+  return {
+    ...headerFields(b.header),
+    size: qty(blockSize(b.header.rlp, txs.map((t) => t.tx))),
+    transactions: txs.map((t) => (full && t.tx ? txJson(t.tx, t.receipt, b) : hex(t.receipt.ethHash))),
+    uncles: [],
+    withdrawals: [],
+  };
+}
+
+function rlpHeadLen(len: number): number {
+  if (len <= 55) return 1;
+  let n = 1;
+  for (let l = len; l > 255; l = Math.floor(l / 256)) n++;
+  return 1 + n;
+}
+
+/** len(RLP([header, txs, uncles, withdrawals])), as geth's Block.Size. */
+function blockSize(headerRlp: Uint8Array, txs: (TypedTransaction | undefined)[]): number {
+  let txsLen = 0;
+  for (const tx of txs) {
+    if (tx === undefined) continue;
+    const enc = tx.serialize();
+    // A legacy tx is an RLP list in the block; a typed one an RLP string holding its envelope.
+    txsLen += tx.type === TransactionType.Legacy ? enc.length : enc.length === 1 && enc[0]! < 0x80 ? 1 : rlpHeadLen(enc.length) + enc.length;
+  }
+  const body = headerRlp.length + rlpHeadLen(txsLen) + txsLen + 1 + 1;
+  return rlpHeadLen(body) + body;
+}
+
+/** A height without a stored EVM header: the view as computed before headers were kept. */
+async function legacyBlockJson(deps: EvmRpcDeps, b: LoadedBlock, full: boolean): Promise<Record<string, unknown>> {
   const txs = blockTxs(deps, b);
   const summary = deps.keeper.blockSummary(b.height);
   const hash = hex(b.meta.blockId.hash);
@@ -114,7 +211,7 @@ async function receiptsRoot(receipts: StoredReceipt[]): Promise<Uint8Array> {
 export function txJson(tx: TypedTransaction, receipt: StoredReceipt | undefined, b: LoadedBlock | undefined): Record<string, unknown> {
   const t = tx as unknown as { gasPrice?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint; chainId?: bigint; accessList?: [Uint8Array, Uint8Array[]][] };
   const out: Record<string, unknown> = {
-    blockHash: b ? hex(b.meta.blockId.hash) : null,
+    blockHash: b ? b.hash : null,
     blockNumber: b ? qty(b.height) : null,
     blockTimestamp: b ? qty(blockTime(b)) : null,
     from: hex(receipt?.from ?? tx.getSenderAddress().bytes),
@@ -160,7 +257,7 @@ const bytesNum = (b: Uint8Array) => (b.length === 0 ? 0n : BigInt(hex(b)));
 
 /** MarshalReceipt, with logs as the log index has them (block-wide logIndex). */
 export function receiptJson(r: StoredReceipt, b: LoadedBlock): Record<string, unknown> {
-  const blockHash = hex(b.meta.blockId.hash);
+  const blockHash = b.hash;
   const blockNumber = qty(b.height);
   const txHash = hex(r.ethHash);
   return {
@@ -192,8 +289,8 @@ export function receiptJson(r: StoredReceipt, b: LoadedBlock): Record<string, un
   };
 }
 
-/** RPCMarshalHeader: the block without size, transactions and uncles. */
+/** RPCMarshalHeader: the block without size, transactions, uncles and withdrawals. */
 export function headerJson(block: Record<string, unknown>): Record<string, unknown> {
-  const { size: _size, transactions: _txs, uncles: _uncles, ...header } = block;
+  const { size: _size, transactions: _txs, uncles: _uncles, withdrawals: _w, ...header } = block;
   return header;
 }

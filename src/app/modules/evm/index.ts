@@ -4,3 +4,4 @@ export * from './state.js';
 export * from './keeper.js';
 export * from './kind.js';
 export * from './module.js';
+export * from './header.js';

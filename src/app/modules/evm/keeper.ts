@@ -45,6 +45,7 @@ import { FlatStateManager } from '../../../evm/state-manager.js';
 import { EMPTY_TRIE_ROOT, StateTrie, type AccountProof } from '../../../evm/trie.js';
 import { EvmTxError, decodeTx, recoverSender } from '../../../evm/tx.js';
 import {
+  blockHashKey,
   blockKey,
   CHAIN_ID_KEY,
   codeHashKey,
@@ -55,6 +56,7 @@ import {
   EVM_RECEIPTS_DB,
   EVM_STORE_KEY,
   EVM_TRIE_DB,
+  headerKey,
   heightRootKey,
   LATEST_ROOT_KEY,
   logKey,
@@ -68,6 +70,7 @@ import {
   txPosition,
 } from './keys.js';
 import { decodeBlock, decodeLog, decodeReceipt, encodeBlock, encodeLog, encodeReceipt, type IndexedLog, type StoredBlock, type StoredReceipt } from './receipts.js';
+import { blockHashChain, consensusReceipt, decodeStoredHeader, encodeStoredHeader, makeHeader, orderedTrieRoot, sealHeader, type SealedHeader } from './header.js';
 import { ContextFlatState, evmStore, readAccount, setBankBalance, setSequence, type AccountModel } from './state.js';
 
 /** The devnet's EVM chain id (src/config/app-genesis.ts DEFAULT_EVM_CHAIN_ID). */
@@ -99,6 +102,8 @@ export interface EvmTx {
 interface PendingBlock {
   height: bigint;
   receipts: StoredReceipt[];
+  /** The EVM txs' envelopes, in receipt order (the transactions root). */
+  txs: Bytes[];
   gasUsed: bigint;
   logsBloom: Uint8Array;
   logCount: number;
@@ -142,6 +147,7 @@ export class EvmKeeper implements AccountModel {
   private committedHeight = 0n;
   private block: PendingBlock | undefined;
   private root: PendingRoot | undefined;
+  private header: { height: bigint; sealed: SealedHeader } | undefined;
   private chainIdDirty = false;
   private blockCache: { height: bigint; time: bigint; maxGas: bigint; common: Common; block: Block } | undefined;
 
@@ -181,7 +187,9 @@ export class EvmKeeper implements AccountModel {
     if (this.engineP === undefined) {
       const view = new ContextFlatState(this);
       const sm = new FlatStateManager(view, { keccak256: (d) => this.crypto.keccak256(d) });
-      this.engineP = createVM({ common: this.common, stateManager: sm }).then((vm) => ({ vm, sm, view }));
+      // BLOCKHASH answers the stored EVM hashes (header.ts), as eth_getBlockByNumber reports them.
+      const blockchain = blockHashChain((n) => this.blockHashAt(n));
+      this.engineP = createVM({ common: this.common, stateManager: sm, blockchain: blockchain as never }).then((vm) => ({ vm, sm, view }));
     }
     return this.engineP;
   }
@@ -364,7 +372,7 @@ export class EvmKeeper implements AccountModel {
 
   private pendingBlock(height: bigint): PendingBlock {
     if (this.block === undefined || this.block.height !== height) {
-      this.block = { height, receipts: [], gasUsed: 0n, logsBloom: new Uint8Array(256), logCount: 0 };
+      this.block = { height, receipts: [], txs: [], gasUsed: 0n, logsBloom: new Uint8Array(256), logCount: 0 };
     }
     return this.block;
   }
@@ -428,6 +436,7 @@ export class EvmKeeper implements AccountModel {
       };
       if (blk !== undefined) {
         blk.receipts.push(receipt);
+        blk.txs.push(etx.raw);
         blk.gasUsed = receipt.cumulativeGasUsed;
         blk.logCount += logs.length;
         for (let i = 0; i < 256; i++) blk.logsBloom[i]! |= receipt.logsBloom[i]!;
@@ -513,6 +522,39 @@ export class EvmKeeper implements AccountModel {
    * the store that differ from the committed state). `ctx` reads the block's final state.
    */
   async computeRoot(ctx: Context, changed: ReadonlyMap<string, readonly Bytes[]>): Promise<Bytes> {
+    const stateRoot = await this.computeStateRoot(ctx, changed);
+    this.header = { height: ctx.height, sealed: this.buildHeader(ctx, stateRoot) };
+    return stateRoot;
+  }
+
+  /**
+   * The Ethereum header of the block being finalized (header.ts): its receipts and txs as run,
+   * the state root just computed, the parent's stored EVM hash, the block env's gas limit and
+   * time, the proposer as coinbase.
+   */
+  private buildHeader(ctx: Context, stateRoot: Bytes): SealedHeader {
+    const blk = this.block !== undefined && this.block.height === ctx.height ? this.block : undefined;
+    const keccak = (d: Uint8Array) => this.crypto.keccak256(d);
+    const maxGas = ctx.consensusParams?.block.maxGas ?? -1n;
+    const proposer = ctx.proposerAddress;
+    return sealHeader(
+      makeHeader({
+        parentHash: this.blockHashAt(ctx.height - 1n) ?? new Uint8Array(32),
+        coinbase: proposer !== undefined && proposer.length === 20 ? proposer : new Uint8Array(20),
+        stateRoot,
+        transactionsRoot: orderedTrieRoot(blk?.txs ?? [], keccak),
+        receiptsRoot: orderedTrieRoot((blk?.receipts ?? []).map(consensusReceipt), keccak),
+        logsBloom: blk?.logsBloom ?? new Uint8Array(256),
+        number: ctx.height,
+        gasLimit: maxGas > 0n ? maxGas : 1n << 62n,
+        gasUsed: blk?.gasUsed ?? 0n,
+        timestamp: ctx.time / 1_000_000_000n,
+      }),
+      this.crypto,
+    );
+  }
+
+  private async computeStateRoot(ctx: Context, changed: ReadonlyMap<string, readonly Bytes[]>): Promise<Bytes> {
     const touched = new Map<string, Bytes>();
     const touch = (a: Bytes) => {
       if (a.length !== 20) return;
@@ -608,6 +650,14 @@ export class EvmKeeper implements AccountModel {
     this.committedHeight = c.height;
     this.root = undefined;
 
+    const hdr = this.header;
+    if (hdr !== undefined && hdr.height === c.height) {
+      const rdb = c.db(EVM_RECEIPTS_DB);
+      rdb.putSync(headerKey(c.height), encodeStoredHeader(hdr.sealed));
+      rdb.putSync(blockHashKey(hdr.sealed.hash), u64be(c.height));
+    }
+    this.header = undefined;
+
     const blk = this.block;
     if (blk !== undefined && blk.height === c.height) {
       const rdb = c.db(EVM_RECEIPTS_DB);
@@ -628,6 +678,7 @@ export class EvmKeeper implements AccountModel {
   discardPending(): void {
     this.block = undefined;
     this.root = undefined;
+    this.header = undefined;
     this.loadCommitted();
   }
 
@@ -675,6 +726,25 @@ export class EvmKeeper implements AccountModel {
     const height = readU64be(pos.subarray(0, 8));
     const v = this.receiptsDb!.getBinary(concatBytes(Uint8Array.of(0x02), pos));
     return v === undefined ? undefined : { ...decodeReceipt(v), height };
+  }
+
+  /** The Ethereum header of a committed height, with its hash and RLP (undefined: none stored). */
+  headerAt(height: bigint): SealedHeader | undefined {
+    const v = this.receiptsDb?.getBinary(headerKey(height));
+    return v === undefined ? undefined : decodeStoredHeader(v);
+  }
+
+  /** The EVM block hash of a committed height (no RLP decode). */
+  blockHashAt(height: bigint): Bytes | undefined {
+    if (height < 0n) return undefined;
+    const v = this.receiptsDb?.getBinary(headerKey(height));
+    return v === undefined ? undefined : Uint8Array.from(v.subarray(0, 32));
+  }
+
+  /** The height whose EVM block hash is `hash`. */
+  heightOfBlockHash(hash: Bytes): bigint | undefined {
+    const v = this.receiptsDb?.getBinary(blockHashKey(hash));
+    return v === undefined ? undefined : readU64be(v);
   }
 
   /** The eth hash of the EVM tx whose raw bytes hash (sha256) to `cometHash`. */

@@ -27,6 +27,8 @@
  *      0x03 u64be(height)         → block summary, RLP [txCount, gasUsed, logsBloom, firstLogIndex]
  *      0x04 u64be(height) u32be(logIndex) → log, RLP [address, topics[], data, txIndex]
  *      0x05 cometTxHash(32)       → ethTxHash(32)
+ *      0x06 u64be(height)         → EVM block hash(32) ‖ RLP(Ethereum header) (header.ts)
+ *      0x07 evmBlockHash(32)      → u64be(height)
  *
  *    A receipt by eth hash is two gets; a block's receipts or logs are one prefix range.
  */
@@ -74,6 +76,8 @@ export const RECEIPT_PREFIX = 0x02;
 export const BLOCK_PREFIX = 0x03;
 export const LOG_PREFIX = 0x04;
 export const COMET_HASH_PREFIX = 0x05;
+export const HEADER_PREFIX = 0x06;
+export const BLOCK_HASH_PREFIX = 0x07;
 
 function u32be(n: number): Bytes {
   const b = new Uint8Array(4);
@@ -104,4 +108,10 @@ export function logsPrefix(height: bigint): Bytes {
 }
 export function cometHashKey(cometHash: Bytes): Bytes {
   return concatBytes(Uint8Array.of(COMET_HASH_PREFIX), cometHash);
+}
+export function headerKey(height: bigint): Bytes {
+  return concatBytes(Uint8Array.of(HEADER_PREFIX), u64be(height));
+}
+export function blockHashKey(evmHash: Bytes): Bytes {
+  return concatBytes(Uint8Array.of(BLOCK_HASH_PREFIX), evmHash);
 }
