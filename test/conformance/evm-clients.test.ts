@@ -16,6 +16,7 @@
  * Each part signs with its own dev account, so the parts run side by side (t.jobs).
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import t from 'tap';
 import {
@@ -395,6 +396,8 @@ t.test('differential: the same txs on chaind and on anvil (prague) match', async
     { name: 'EIP-7702: delegate an EOA to Probe and call it', tx: { type: 4, nonce: 26n, to: hexToBytes(auth), data: pc('useTransient', [13n]), authorizationList: [authorize(probe, 0n, CHAIN_ID)] } },
     { name: 'a call to the delegated EOA', tx: { nonce: 27n, to: hexToBytes(auth), data: pc('poke', [2n, 3n]) } },
     { name: 'EIP-7702: re-delegate (chain id 0) and a stale authorization', tx: { type: 4, nonce: 28n, to: hexToBytes(auth), data: cc('get'), authorizationList: [authorize(child, 1n, 0), authorize(probe, 0n, CHAIN_ID)] } },
+    { name: 'CREATE2 onto an existing address (collision)', tx: { nonce: 29n, to: P, data: pc('deploy2', [salt, 6n]) } },
+    ...PRECOMPILE_INPUTS.map(([name, addr, input], i) => ({ name: `precompile ${name} as the tx target`, tx: { nonce: 30n + BigInt(i), to: hexToBytes(addr), data: hexToBytes(input), gasLimit: 300_000n } })),
   ];
   const signed = steps.map((s) => signTx(common, { priv: sender.privateKey }, { gasLimit: 1_000_000n, price: 7n, ...s.tx }));
   const hashes = signed.map((x) => hx(x.hash()));
@@ -476,10 +479,14 @@ t.test('differential: the same txs on chaind and on anvil (prague) match', async
     ['child.get()', child, encodeFunctionData({ abi: childAbi, functionName: 'get' })],
     ['created2.creator()', created2, encodeFunctionData({ abi: childAbi, functionName: 'creator' })],
   ];
+  calls.push(...PRECOMPILE_INPUTS.map(([name, addr, input]) => [`precompile ${name}`, addr, input] as [string, Hex, Hex]));
   for (const [name, to, data] of calls) {
     const [a, b] = await Promise.all(sides.map((s) => rpcCall(s.url, 'eth_call', [{ from: hx(S), to, data }, 'latest'])));
-    const view = (x: typeof a) => (x.error ? { code: x.error.code, data: x.error.data } : { result: x.result });
+    // A revert is code 3 with its data on both. Another VM failure (a precompile refusing its
+    // input…) is an error on both, but geth says -32000 with the VM's text and anvil -32603.
+    const view = (x: typeof a) => (x.error ? (x.error.code === 3 ? { code: 3, data: x.error.data } : { failed: true }) : { result: x.result });
     t.same(view(a), view(b), `eth_call ${name}`);
+    if (a.error && a.error.code !== 3) t.equal(a.error.code, -32000, `eth_call ${name}: geth's -32000 (${a.error.message})`);
     if (a.error?.code === 3 && /^0x08c379a0/.test(a.error.data ?? '')) t.equal(a.error.message, b.error?.message, `eth_call ${name}: the reason text`);
   }
 
@@ -525,6 +532,26 @@ t.test('differential: the same txs on chaind and on anvil (prague) match', async
     if (pa.storageHash !== pb.storageHash) t.comment(`${name}: anvil's storageHash ${pb.storageHash} differs from chaind's ${pa.storageHash}`);
   }
 });
+
+// A correct point-evaluation input from ethereum/c-kzg-4844:tests/verify_kzg_proof/kzg-mainnet/
+// verify_kzg_proof_case_correct_proof_31ebd010e6098750: versioned hash ‖ z ‖ y ‖ commitment ‖ proof.
+const KZG_C = '8f59a8d2a1a625a17f3fea0fe5eb8c896db3764f3185481bc22f91b4aaffcca25f26936857bc3a7c2539ea8ec3a952b7';
+const KZG_OK: Hex = `0x01${createHash('sha256').update(Buffer.from(KZG_C, 'hex')).digest('hex').slice(2)}${'73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000000'}${'1522a4a7f34e1ea350ae07c29c96c7e79655aa926122e95fe69fcbd932ca49e9'}${KZG_C}${'a62ad71d14c5719385c0686f1871430475bf3a00f0aa3f7b8dd99a9abc2160744faf0070725e00b60ad9a026a15b1a8c'}`;
+
+/** Precompiles with a valid (or, for KZG, an invalid) input each: [name, address, input]. */
+const PRECOMPILE_INPUTS: [string, Hex, Hex][] = [
+  // base 3, exponent 5, modulus 7, one byte each: 3^5 mod 7 = 5.
+  ['modexp (0x05)', '0x0000000000000000000000000000000000000005', `0x${'00'.repeat(31)}01${'00'.repeat(31)}01${'00'.repeat(31)}01030507`],
+  ['bn254 add (0x06), infinity + infinity', '0x0000000000000000000000000000000000000006', `0x${'00'.repeat(128)}`],
+  ['bn254 pairing (0x08), empty input', '0x0000000000000000000000000000000000000008', '0x'],
+  ['blake2f (0x09), zero rounds', '0x0000000000000000000000000000000000000009', `0x${'00'.repeat(212)}01`],
+  ['KZG point evaluation (0x0a), a correct proof', '0x000000000000000000000000000000000000000a', KZG_OK],
+  ['KZG point evaluation (0x0a), a wrong proof', '0x000000000000000000000000000000000000000a', `0x01${'00'.repeat(191)}`],
+  ['KZG point evaluation (0x0a), a wrong length', '0x000000000000000000000000000000000000000a', `0x${'00'.repeat(10)}`],
+  ['BLS12-381 G1 add (0x0b), infinity + infinity', '0x000000000000000000000000000000000000000b', `0x${'00'.repeat(256)}`],
+  ['BLS12-381 G2 add (0x0d), infinity + infinity', '0x000000000000000000000000000000000000000d', `0x${'00'.repeat(512)}`],
+  ['BLS12-381 map fp to G1 (0x10), zero', '0x0000000000000000000000000000000000000010', `0x${'00'.repeat(64)}`],
+];
 
 function concatHex(...parts: Hex[]): Hex {
   return `0x${parts.map((p) => p.slice(2)).join('')}`;
