@@ -270,6 +270,23 @@ t.test('cast: chain-id, block-number, balance, create, send (legacy and 1559), r
   );
   t.equal(await cast('nonce', me), '3');
   t.equal(await cast('code', tok), token.deployedBytecode);
+  const tx = JSON.parse(await cast('tx', '--json', dyn.transactionHash));
+  t.equal(tx.hash, dyn.transactionHash);
+  t.equal(tx.from.toLowerCase(), me.toLowerCase());
+  t.equal(tx.type, '0x2');
+  const blk = JSON.parse(await cast('block', String(BigInt(dyn.blockNumber)), '--json'));
+  t.equal(blk.hash, dyn.blockHash, 'cast block');
+  t.ok(blk.transactions.includes(dyn.transactionHash));
+  t.equal(await cast('base-fee'), '0', 'the devnet base fee');
+  t.equal(await cast('gas-price'), '0');
+  const est = BigInt(await cast('estimate', '--from', me, tok, 'transfer(address,uint256)', to, '1'));
+  t.ok(est > 21_000n && est < 100_000n, `cast estimate ${est}`);
+  // A revert of eth_call: cast prints the node's message and the revert data.
+  const rev = await cast('call', '--from', me, tok, 'transfer(address,uint256)', to, String(SUPPLY * 2n)).then(
+    () => '',
+    (e: { stderr?: string }) => e.stderr ?? '',
+  );
+  t.match(rev, /execution reverted: balance too low/, 'cast call shows the revert reason');
 });
 
 t.test('eth_getProof: present account, absent account, storage slots — verified against stateRoot', async (t) => {
