@@ -197,7 +197,7 @@ export async function startEvmDevnet(opts: { timeoutCommit?: string } = {}): Pro
     rmSync(home, { recursive: true, force: true });
   };
   try {
-    await waitFor('eth_blockNumber ≥ 1', async () => BigInt(await rpcOk(url, 'eth_blockNumber')) >= 1n, 90_000);
+    await waitFor('eth_blockNumber ≥ 1', async () => BigInt(await rpcOk(url, 'eth_blockNumber')) >= 1n, 180_000);
   } catch (e) {
     const out = node.output().slice(-3000);
     stop();
