@@ -4,7 +4,8 @@
  * (native keccak/sha256/secp256k1 where the addon loaded, JS otherwise). The injection points are
  * @ethereumjs/common's CustomCrypto (ethereumjs/ethereumjs-monorepo:packages/common/src/types.ts):
  * keccak256 (tx hashes, SHA3 opcode, blooms, block hashes), ecrecover (tx senders when not cached,
- * the ECRECOVER precompile), sha256 (the SHA256 precompile).
+ * the ECRECOVER precompile), sha256 (the SHA256 precompile); and kzg, the point evaluation of the
+ * 0x0a precompile (kzg.ts).
  *
  * Not injectable (they use @noble inside @ethereumjs/util): EIP-7702 authority recovery and
  * CREATE/CREATE2 address derivation. Both are rare per block.
@@ -12,6 +13,7 @@
 import { type Common, Hardfork, Mainnet, createCustomCommon } from '@ethereumjs/common';
 import { paramsTx } from '@ethereumjs/tx';
 import { type CryptoBackend, getCryptoBackend } from '../crypto/backend.js';
+import { pointEvaluationKzg } from './kzg.js';
 
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 export const SECP256K1_N_DIV_2 = SECP256K1_N / 2n;
@@ -52,6 +54,8 @@ export function createEvmCommon(opts: EvmCommonOptions): Common {
       keccak256: (d) => crypto.keccak256(d),
       sha256: (d) => crypto.sha256(d),
       ecrecover: makeEcrecover(crypto),
+      // The 0x0a point-evaluation precompile (src/evm/kzg.ts); without it the library throws.
+      kzg: pointEvaluationKzg,
     },
   });
   // The tx library merges its parameter table into the tx's Common copy on every construction

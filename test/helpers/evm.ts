@@ -1,13 +1,15 @@
 /**
  * Shared pieces of the EVM tests and bench: the TestToken fixture, keys, signed txs, ABI words.
  */
-import { readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Common } from '@ethereumjs/common';
 import { type TypedTransaction, createTx } from '@ethereumjs/tx';
-import { bytesToHex, hexToBytes, privateToAddress } from '@ethereumjs/util';
+import { bytesToHex, hexToBytes, privateToAddress, type EOACode7702AuthorizationListBytesItem } from '@ethereumjs/util';
 import { getCryptoBackend } from '../../src/crypto/backend.js';
 import { packageRoot } from '../../src/crypto/native.js';
+import { allocPorts, runCli, startNode, tmpHome, waitFor, type Ports, type RunningNode } from './node.js';
 
 export interface TokenFixture {
   compiler: string;
@@ -99,7 +101,7 @@ export function makeKeys(n: number, seed = 'chaind-evm'): Key[] {
 }
 
 export interface TxSpec {
-  type?: 0 | 1 | 2;
+  type?: 0 | 1 | 2 | 4;
   nonce: bigint;
   to?: Uint8Array;
   value?: bigint;
@@ -107,6 +109,12 @@ export interface TxSpec {
   gasLimit?: bigint;
   /** Gas price (fee cap and tip for type 2); default 1 wei. */
   price?: bigint;
+  /** Types 2 and 4: a fee cap above the tip (`price`). */
+  maxFee?: bigint;
+  /** Types 1, 2 and 4. */
+  accessList?: { address: string; storageKeys: string[] }[];
+  /** Type 4 (EIP-7702): signed authorizations (eoaCode7702SignAuthorization). */
+  authorizationList?: EOACode7702AuthorizationListBytesItem[];
 }
 
 /** A signed tx (gas price `price`, default 1 wei; fee cap = tip = price for type 2). Signs with @noble: slow. */
@@ -121,6 +129,113 @@ export function signTx(common: Common, key: Pick<Key, 'priv'>, spec: TxSpec): Ty
     gasLimit: spec.gasLimit ?? 200_000n,
   };
   const price = spec.price ?? 1n;
-  const fees = type === 2 ? { maxFeePerGas: price, maxPriorityFeePerGas: price } : { gasPrice: price };
-  return createTx({ ...base, ...fees }, { common }).sign(key.priv);
+  const fees = type >= 2 ? { maxFeePerGas: spec.maxFee ?? price, maxPriorityFeePerGas: price } : { gasPrice: price };
+  const lists = {
+    ...(spec.accessList ? { accessList: spec.accessList as never } : {}),
+    ...(spec.authorizationList ? { authorizationList: spec.authorizationList } : {}),
+  };
+  return createTx({ ...base, ...fees, ...lists }, { common }).sign(key.priv);
+}
+
+// ---- Clients, devnet and anvil (test/conformance/evm-clients.test.ts) ----
+
+export interface ContractArtifact {
+  abi: unknown[];
+  bytecode: `0x${string}`;
+  deployedBytecode: `0x${string}`;
+}
+
+/** test/fixtures/evm/Probe.json: the Probe and Child contracts (scripts/compile-evm-fixtures.mjs). */
+export function loadProbe(): { compiler: string; contracts: { Probe: ContractArtifact; Child: ContractArtifact } } {
+  return JSON.parse(readFileSync(join(packageRoot(), 'test/fixtures/evm/Probe.json'), 'utf8'));
+}
+
+export type RpcAnswer = { result?: any; error?: { code: number; message: string; data?: string } };
+
+/** One JSON-RPC call over HTTP; the whole answer (result or error). */
+export async function rpcCall(url: string, method: string, params: unknown[] = []): Promise<RpcAnswer> {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(60_000),
+  });
+  return (await r.json()) as RpcAnswer;
+}
+
+/** One JSON-RPC call over HTTP; its result, or a thrown Error with the JSON-RPC error. */
+export async function rpcOk(url: string, method: string, params: unknown[] = []): Promise<any> {
+  const a = await rpcCall(url, method, params);
+  if (a.error) throw new Error(`${method}: ${JSON.stringify(a.error)}`);
+  return a.result;
+}
+
+export interface EvmDevnet {
+  home: string;
+  ports: Ports;
+  node: RunningNode;
+  /** http://127.0.0.1:<json-rpc port> */
+  url: string;
+  stop(): void;
+}
+
+/**
+ * A devnet node as a separate process (`chaind init --dev`, `chaind start`, real LMDB) with
+ * `timeout_commit` shortened for fast blocks; resolves once eth_blockNumber ≥ 1.
+ */
+export async function startEvmDevnet(opts: { timeoutCommit?: string } = {}): Promise<EvmDevnet> {
+  const home = tmpHome();
+  const init = runCli(['init', 'evm', '--home', home, '--chain-id', 'evm-1', '--dev']);
+  if (init.status !== 0) throw new Error(`chaind init failed: ${init.stderr}`);
+  const cfgPath = join(home, 'config/config.toml');
+  writeFileSync(cfgPath, readFileSync(cfgPath, 'utf8').replace(/timeout_commit = "[^"]*"/, `timeout_commit = "${opts.timeoutCommit ?? '200ms'}"`));
+  const ports = await allocPorts();
+  const node = startNode(home, ports);
+  const url = `http://127.0.0.1:${ports.jsonRpc}/`;
+  const stop = () => {
+    node.proc.kill('SIGKILL');
+    rmSync(home, { recursive: true, force: true });
+  };
+  try {
+    await waitFor('eth_blockNumber ≥ 1', async () => BigInt(await rpcOk(url, 'eth_blockNumber')) >= 1n, 180_000);
+  } catch (e) {
+    const out = node.output().slice(-3000);
+    stop();
+    throw new Error(`${(e as Error).message}\n${out}`);
+  }
+  return { home, ports, node, url, stop };
+}
+
+export const ANVIL_BIN = join(packageRoot(), 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
+export const CAST_BIN = join(packageRoot(), 'node_modules/@foundry-rs/cast-linux-amd64/bin/cast');
+
+export interface Anvil {
+  proc: ChildProcess;
+  url: string;
+  output: () => string;
+  stop(): void;
+}
+
+/**
+ * Foundry's anvil on 127.0.0.1 (a port it picks: `--port 0`, read back from its banner), with the
+ * same dev mnemonic as chaind's devnet (anvil's default: `test test … junk`), automine, and the
+ * extra arguments given (hardfork, chain id, base fee…).
+ */
+export async function startAnvil(args: string[]): Promise<Anvil> {
+  const proc = spawn(ANVIL_BIN, ['--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out = (out + d.toString()).slice(-50_000)));
+  proc.stderr!.on('data', (d) => (out = (out + d.toString()).slice(-50_000)));
+  const stop = () => {
+    proc.kill('SIGKILL');
+  };
+  try {
+    const port = await waitFor('anvil listening', async () => /Listening on 127\.0\.0\.1:(\d+)/.exec(out)?.[1], 60_000, 50);
+    const url = `http://127.0.0.1:${port}/`;
+    await waitFor('anvil answers', async () => (await rpcOk(url, 'eth_chainId')) !== undefined, 30_000);
+    return { proc, url, output: () => out, stop };
+  } catch (e) {
+    stop();
+    throw new Error(`${(e as Error).message}\n${out.slice(-3000)}`);
+  }
 }
