@@ -403,7 +403,10 @@ export class EvmKeeper implements AccountModel {
       } catch (e) {
         // The manager may hold a half-run tx: start the next one on a fresh engine.
         this.engineP = undefined;
-        throw evmError('invalidRequest', `evm: ${(e as Error).message}`);
+        if (blk === undefined) throw evmError('invalidRequest', `evm: ${(e as Error).message}`);
+        // In a block, a tx whose ante passed is never free: a library throw is a failed tx.
+        meter.consume(tx.gasLimit, 'evm execution');
+        return this.failInBlock(ctx, etx, blk, from, (e as Error).message);
       }
       const changes: StateChanges = eng.sm.flush();
       eng.view.apply(changes);
@@ -447,6 +450,47 @@ export class EvmKeeper implements AccountModel {
       eng.view.ctx = undefined;
       ctx.setGasMeter(meter);
     }
+  }
+
+  /**
+   * A tx that passed the ante but that runTx threw on (a library error, not an EVM failure): as on
+   * Ethereum for a tx that fails, it consumes its whole gas limit, pays for it and bumps the nonce,
+   * and gets a status-0 receipt with no logs. Otherwise such a tx would cost nothing and could be
+   * repeated at will. The base fee is 0, so the whole fee goes to the fee collector (coinbase).
+   */
+  private failInBlock(ctx: Context, etx: EvmTx, blk: PendingBlock, from: Bytes, message: string): { data?: Bytes } {
+    const tx = etx.tx;
+    const t = tx as unknown as { gasPrice?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint };
+    const effectiveGasPrice = t.gasPrice ?? (t.maxPriorityFeePerGas! < t.maxFeePerGas! ? t.maxPriorityFeePerGas! : t.maxFeePerGas!);
+    const fee = tx.gasLimit * effectiveGasPrice;
+    const seq = this.auth.getAccount(ctx, from)?.sequence ?? 0n;
+    setSequence(this, ctx, from, seq + 1n);
+    const balance = this.bank.getBalance(ctx, from, this.denom).amount;
+    setBankBalance(this, ctx, from, balance - fee);
+    const collected = this.bank.getBalance(ctx, this.coinbase, this.denom).amount;
+    setBankBalance(this, ctx, this.coinbase, collected + fee);
+    const receipt: StoredReceipt = {
+      type: tx.type,
+      status: 0,
+      cumulativeGasUsed: blk.gasUsed + tx.gasLimit,
+      gasUsed: tx.gasLimit,
+      logsBloom: new Uint8Array(256),
+      logs: [],
+      contractAddress: undefined,
+      ethHash: tx.hash(),
+      cometHash: this.crypto.sha256(ctx.txBytes ?? etx.raw),
+      from,
+      to: tx.to?.bytes,
+      index: blk.receipts.length,
+      firstLogIndex: blk.logCount,
+      effectiveGasPrice,
+      error: `evm: ${message}`,
+    };
+    blk.receipts.push(receipt);
+    blk.txs.push(etx.raw);
+    blk.gasUsed = receipt.cumulativeGasUsed;
+    this.emitEvents(ctx, receipt, tx);
+    return {};
   }
 
   /**
