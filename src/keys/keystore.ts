@@ -158,10 +158,11 @@ const hexField = (v: unknown, what: string): Buffer => {
 
 /** Decrypts a v3 key file object (scrypt or pbkdf2); a wrong password is geth's ErrDecrypt. */
 export async function decryptKey(json: KeyJsonV3, password: string): Promise<Uint8Array> {
-  if (json === null || typeof json !== 'object' || json.version !== 3 || typeof json.crypto !== 'object' || json.crypto === null) {
+  // ethers writes "Crypto"; geth reads either, as Go's encoding/json matches keys case-insensitively.
+  const cr = json?.crypto ?? (json as unknown as { Crypto?: KeyJsonV3['crypto'] } | null)?.Crypto;
+  if (json === null || typeof json !== 'object' || json.version !== 3 || typeof cr !== 'object' || cr === null) {
     throw new KeystoreError('BAD_FILE', 'key file: not a version 3 key file');
   }
-  const cr = json.crypto;
   if (cr.cipher !== 'aes-128-ctr') throw new KeystoreError('BAD_FILE', `key file: cipher not supported: ${String(cr.cipher)}`);
   const kp = cr.kdfparams ?? {};
   const salt = hexField(kp.salt, 'salt');
