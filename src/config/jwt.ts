@@ -3,7 +3,7 @@
  * engine API uses). `chaind auth token` issues them; authenticated RPC endpoints verify them.
  *
  * Tokens carry `iat` and `exp` (seconds). A token without `exp` is accepted only while `iat` is
- * within ±60 s of now, as geth does (node/jwt_auth.go), so engine-API style clients work too.
+ * within ±60 s of now, as geth does (node/jwt_handler.go), so engine-API style clients work too.
  * The EVM JSON-RPC's private methods verify with `geth: true`: geth's rule exactly, `iat` within
  * ±60 s even when `exp` is later (src/rpc/evm/index.ts).
  */
@@ -82,7 +82,7 @@ export interface VerifyJwtOptions {
   /** Current time in seconds; default now. */
   now?: number;
   /**
-   * geth's authenticated-RPC rule (ethereum/go-ethereum:node/jwt_auth.go): `iat` must be within
+   * geth's authenticated-RPC rule (ethereum/go-ethereum:node/jwt_handler.go): `iat` must be within
    * ±60 s of now whatever `exp` says (a token is good for about a minute; clients sign one per
    * request), and `exp`, when present, must not have passed. Reasons are geth's texts.
    */

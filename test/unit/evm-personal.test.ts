@@ -140,6 +140,7 @@ t.test('on a dev node', async (t) => {
     t.equal(await err(`${'11'.repeat(31)}1g`), "invalid hex character 'g' in private key");
     t.equal(await err(`${'11'.repeat(31)}1 `), "invalid hex character ' ' in private key");
     t.equal(await err('123'), 'invalid hex data for private key');
+    t.equal(await err(`${'11'.repeat(31)}é`), "invalid hex character 'Ã' in private key", "Go reads bytes: é's first byte");
     t.equal(await err('11'.repeat(31)), 'invalid length, need 256 bits');
     t.equal(await err('00'.repeat(32)), 'invalid private key, zero or negative');
     t.equal(await err('ff'.repeat(32)), 'invalid private key, >=N');
@@ -177,7 +178,8 @@ t.test('on a dev node', async (t) => {
     t.same((await rpc('eth_sign', [DEV1, data])).error, { code: -32000, message: 'authentication needed: password or unlock' });
     t.same((await rpc('eth_sign', [OTHER, data])).error, { code: -32000, message: 'unknown account' });
     t.equal((await rpc('personal_unlockAccount', [DEV1, 'wrong'])).error?.message, 'could not decrypt key with given password');
-    t.equal((await rpc('personal_unlockAccount', [DEV1, '', '0x10'])).error?.message, 'invalid argument 2: json: cannot unmarshal string into Go value of type uint64');
+    t.same((await rpc('personal_unlockAccount', [DEV1, '', '0x10'])).error, { code: -32602, message: 'invalid argument 2: json: cannot unmarshal string into Go value of type uint64' });
+    t.same((await rpc('personal_unlockAccount', [DEV1, '', -1])).error, { code: -32602, message: 'invalid argument 2: json: cannot unmarshal number -1 into Go value of type uint64' });
     t.equal((await rpc('personal_unlockAccount', [DEV1, '', 1e12])).error?.message, 'unlock duration too large');
     t.equal((await rpc('personal_unlockAccount', [DEV1, ''])).result, true, 'default duration (300 s)');
     const wallets = (await rpc('personal_listWallets')).result as { status: string; accounts: { address: string }[] }[];
@@ -233,6 +235,8 @@ t.test('on a dev node', async (t) => {
     t.equal(legacy.type, '0x0', 'a gasPrice makes a legacy tx');
     t.equal(legacy.gas, '0x5208');
     t.equal((await rpc('personal_sendTransaction', [{ from: locked, to: OTHER }, 'wrong'])).error?.message, 'could not decrypt key with given password');
+    t.equal((await rpc('personal_sendTransaction', [{ from: OTHER, to: OTHER }, ''])).error?.message, 'unknown account');
+    t.equal((await rpc('eth_sendTransaction', [{ to: OTHER }])).error?.message, 'unknown account', 'no from: the zero address');
 
     // Two sends at once from one account take consecutive nonces.
     const [a, b] = await Promise.all([rpc('eth_sendTransaction', [{ from: DEV0, to: OTHER, value: '0x1' }]), rpc('eth_sendTransaction', [{ from: DEV0, to: OTHER, value: '0x2' }])]);

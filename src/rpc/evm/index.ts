@@ -6,7 +6,7 @@
  *
  * Private methods (status.ts isPrivateMethod: personal_*, debug_*, eth_sign and the other signing
  * methods) need `Authorization: Bearer <JWT>` signed with config/jwt.hex, under geth's rules
- * (node/jwt_auth.go via verifyJwt's `geth` mode); public methods need none on any listen address
+ * (ethereum/go-ethereum:node/jwt_handler.go via verifyJwt's `geth` mode); public methods need none on any listen address
  * (docs/ARCHITECTURE.md, "EVM JSON-RPC authentication").
  */
 import { verifyJwt } from '../../config/jwt.js';
@@ -74,19 +74,23 @@ export function evmRpcMethods(deps: EvmRpcDeps, api: readonly string[]): Route[]
 }
 
 /**
- * The JWT check of private methods: `Authorization: Bearer <token>` (node/jwt_auth.go takes the
- * text after "Bearer "), HS256 over `secret`, geth's ±60 s `iat` rule. Without a secret every
+ * The JWT check of private methods: `Authorization: Bearer <token>` (ethereum/go-ethereum:node/jwt_handler.go), HS256 over `secret`, geth's ±60 s `iat` rule. Without a secret every
  * private call is refused.
  */
 export function evmRpcAuth(secret: Uint8Array | undefined): GethRpcAuth {
   return {
     isPrivate: isPrivateMethod,
     verify: (authorization) => {
-      const token = authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
+      // node/jwt_handler.go: "bearer " in any case, the rest trimmed.
+      const token = authorization.length >= 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ' ? authorization.slice(7).trim() : '';
       if (token === '') return 'missing token';
       if (secret === undefined) return 'no JWT secret configured';
       const v = verifyJwt(token, secret, { geth: true });
-      return v.ok ? null : v.reason;
+      if (v.ok) return null;
+      // golang-jwt/jwt v4's words where geth passes them on.
+      if (v.code === 'JWT_SIGNATURE') return 'signature is invalid';
+      if (v.code === 'JWT_MALFORMED' && token.split('.').length !== 3) return 'token contains an invalid number of segments';
+      return v.reason;
     },
   };
 }

@@ -15,7 +15,7 @@ import { gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
 import { notImplementedIn } from './status.js';
 import { notImplemented } from './eth.js';
-import { gethError, hex } from './format.js';
+import { argError, gethError, hex } from './format.js';
 import { buildTx, ecRecover, parseSendArgs, signText, type AddrLocker, type SignerEnv } from './sign.js';
 
 /** Spec §3 / §8: personal_unlockAccount's duration when none is given, seconds. */
@@ -25,9 +25,11 @@ const MAX_UNLOCK_SECONDS = 9_223_372_036;
 
 /** crypto.HexToECDSA: hex.DecodeString's errors, then toECDSA's. */
 export function parseRawKey(text: string): Uint8Array {
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (!/[0-9a-fA-F]/.test(c)) throw gethError(`invalid hex character ${goQuoteByte(text.charCodeAt(i))} in private key`);
+  // Go's hex.DecodeString reads bytes: the first bad one (of the UTF-8 text) is the one named.
+  const bytes = Buffer.from(text, 'utf8');
+  for (const b of bytes) {
+    const hexDigit = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
+    if (!hexDigit) throw gethError(`invalid hex character ${goQuoteByte(b)} in private key`);
   }
   if (text.length % 2 !== 0) throw gethError('invalid hex data for private key');
   const priv = new Uint8Array(Buffer.from(text, 'hex'));
@@ -102,7 +104,8 @@ export function personalMethods(env: SignerEnv, locker: AddrLocker, opts: { allo
         let seconds = DEFAULT_UNLOCK_SECONDS;
         if (duration !== undefined && duration !== null) {
           if (typeof duration !== 'number' || !Number.isInteger(duration) || duration < 0) {
-            throw gethError(`invalid argument 2: json: cannot unmarshal ${typeof duration === 'number' ? 'number' : typeof duration} into Go value of type uint64`);
+            const what = typeof duration === 'number' ? `number ${duration}` : Array.isArray(duration) ? 'array' : typeof duration;
+            throw argError(2, `json: cannot unmarshal ${what} into Go value of type uint64`);
           }
           if (duration > MAX_UNLOCK_SECONDS) throw gethError('unlock duration too large');
           seconds = duration;
@@ -146,6 +149,8 @@ export function personalMethods(env: SignerEnv, locker: AddrLocker, opts: { allo
       handler: ({ args, password }, ctx) => {
         const a = parseSendArgs(0, args);
         return keystoreCall(async () => {
+          // geth: the account manager's Find fails first.
+          if (!ks().has(a.from)) throw gethError('unknown account');
           const priv = await ks().decrypt(a.from, password);
           try {
             return await locker.run(a.from, async () => env.submit((await buildTx(env, a, ctx)).sign(priv).serialize(), ctx));

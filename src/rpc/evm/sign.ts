@@ -259,9 +259,8 @@ export function parseSendArgs(i: number, v: unknown): SendArgs {
   const input = opt<Uint8Array>('input', 'data');
   const data = opt<Uint8Array>('data', 'data');
   if (input && data && hex(input) !== hex(data)) throw gethError('both "data" and "input" are set and not equal. Please use "input" to pass transaction call data');
-  const from = opt<Uint8Array>('from', 'address');
-  // geth's args.from() is the zero address when absent; that account is never in a keystore.
-  if (from === undefined) throw gethError('from address is required');
+  // geth's args.from() is the zero address when absent: an account no keystore holds.
+  const from = opt<Uint8Array>('from', 'address') ?? new Uint8Array(20);
   let accessList: SendArgs['accessList'];
   if (o.accessList !== undefined && o.accessList !== null) {
     if (!Array.isArray(o.accessList)) throw argError(i, 'json: cannot unmarshal non-array into Go struct field TransactionArgs.accessList of type types.AccessList');

@@ -16,7 +16,7 @@
  * -32700 with Go's syntax error text and the connection is closed, as geth's read loop ends.
  *
  * Private methods (`auth`): a body or frame that calls one needs `Authorization: Bearer <JWT>`
- * (geth's node/jwt_auth.go rules, checked by `auth.verify`). Over HTTP the request gets 401 with
+ * (geth's node/jwt_handler.go rules, checked by `auth.verify`). Over HTTP the request gets 401 with
  * geth's text and nothing in it runs; a websocket is authenticated once, at the upgrade (a bad
  * token there is 401, no token an unauthenticated connection), and a frame calling a private
  * method on an unauthenticated connection gets a JSON-RPC error per call, nothing run.
@@ -305,7 +305,7 @@ export class GethRpcServer {
       if (this.needsAuth(parsed.messages)) {
         const refused = this.auth!.verify(ex.authorization);
         if (refused !== null) {
-          // node/jwt_auth.go: http.Error(w, reason, 401); nothing of the request runs.
+          // node/jwt_handler.go: http.Error(w, reason, 401); nothing of the request runs.
           this.reply(res, ex, '401 Unauthorized', TEXT_HEADERS, `${refused}\n`, undefined, corked);
           return;
         }
