@@ -5,8 +5,12 @@
  * their calls, and a refused one leaves every count where it was.
  */
 import { createHmac } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
-import { generateJwtSecret, signJwt } from '../../src/config/jwt.js';
+import { runAuth } from '../../src/cli/auth.js';
+import { formatJwtSecret, generateJwtSecret, signJwt } from '../../src/config/jwt.js';
 import { evmRpcAuth, evmRpcMethods, type EvmRpcDeps } from '../../src/rpc/evm/index.js';
 import { isPrivateMethod } from '../../src/rpc/evm/status.js';
 import { gethMethod, gethTable } from '../../src/rpc/jsonrpc/geth.js';
@@ -148,4 +152,18 @@ t.test('a namespace not in [json-rpc] api is unknown, token or not', async (t) =
     t.equal(r.status, 200);
     t.same(JSON.parse(r.text).error, { code: -32601, message: `the method ${m} does not exist/is not available` }, m);
   }
+});
+
+t.test('`chaind auth token` prints a token the RPC accepts', async (t) => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
+  t.teardown(() => fs.rmSync(home, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(home, 'config'));
+  fs.writeFileSync(path.join(home, 'config', 'jwt.hex'), formatJwtSecret(secret));
+  let out = '';
+  t.equal(runAuth(['token', '--home', home], { out: (x) => void (out += x), err: () => {}, env: {} }), 0);
+  const s = await startServer();
+  t.teardown(() => s.close());
+  const r = await post(s.port, call('personal_listAccounts'), bearer(out.trim()));
+  t.equal(r.status, 200);
+  t.same(JSON.parse(r.text), { jsonrpc: '2.0', id: 1, result: [] });
 });
