@@ -142,16 +142,20 @@ t.test('without a secret every private call is refused', async (t) => {
   t.equal(r.text, 'no JWT secret configured\n');
 });
 
-t.test('a namespace not in [json-rpc] api is unknown, token or not', async (t) => {
+t.test('a namespace not in [json-rpc] api is unknown, token or not (it does nothing)', async (t) => {
   const table = gethTable(evmRpcMethods({} as EvmRpcDeps, ['eth', 'net', 'web3']));
   const s = new GethRpcServer({ laddr: '127.0.0.1:0', methods: table, auth: evmRpcAuth(secret) });
   await s.start();
   t.teardown(() => s.close());
   for (const m of ['personal_listAccounts', 'personal_newAccount', 'miner_start', 'debug_traceTransaction']) {
-    const r = await post(s.port, call(m), bearer(signJwt(secret)));
-    t.equal(r.status, 200);
-    t.same(JSON.parse(r.text).error, { code: -32601, message: `the method ${m} does not exist/is not available` }, m);
+    for (const headers of [bearer(signJwt(secret)), {}]) {
+      const r = await post(s.port, call(m), headers);
+      t.equal(r.status, 200);
+      t.same(JSON.parse(r.text).error, { code: -32601, message: `the method ${m} does not exist/is not available` }, `${m}, ${'Authorization' in headers ? 'with' : 'without'} a token`);
+    }
   }
+  const signer = await post(s.port, call('eth_sign'));
+  t.equal(signer.status, 401, 'eth_sign is served with eth, and private');
 });
 
 t.test('`chaind auth token` prints a token the RPC accepts', async (t) => {

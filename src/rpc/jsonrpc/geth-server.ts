@@ -145,10 +145,13 @@ export class GethRpcServer {
     this.auth = opts.auth;
   }
 
-  /** Whether the messages call a private method. */
+  /**
+   * Whether the messages call a private method this server serves (one it does not serve is
+   * -32601 with or without a token: it does nothing).
+   */
   private needsAuth(messages: readonly unknown[]): boolean {
     const a = this.auth;
-    return a !== undefined && calledMethods(messages).some((m) => a.isPrivate(m));
+    return a !== undefined && calledMethods(messages).some((m) => a.isPrivate(m) && this.rpc.table.get(m) !== undefined);
   }
 
   private readonly laddr: string;
