@@ -224,6 +224,9 @@ t.test('on a dev node', async (t) => {
     t.equal(tx.chainId, `0x${chainId.toString(16)}`);
 
     t.equal((await rpc('eth_sendTransaction', [{ from: DEV0, to: OTHER, chainId: '0x1' }])).error?.message, `chainId does not match node's (have=1, want=${chainId})`);
+    t.equal((await rpc('eth_sendTransaction', [{ from: DEV0, to: OTHER, maxFeePerGas: '0x1', maxPriorityFeePerGas: '0x2' }])).error?.message, 'maxFeePerGas (1) < maxPriorityFeePerGas (2)');
+    t.equal((await rpc('eth_sendTransaction', [{ from: DEV0, to: OTHER, gasPrice: '0x1', maxFeePerGas: '0x1' }])).error?.message, 'both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    t.equal((await rpc('eth_sendTransaction', [{ from: DEV0 }])).error?.message, 'contract creation without any data provided');
     const locked = '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc'; // dev account 2, never unlocked here
     t.equal((await rpc('eth_sendTransaction', [{ from: locked, to: OTHER }])).error?.message, 'authentication needed: password or unlock');
     t.equal((await rpc('eth_sendTransaction', [{ from: OTHER, to: OTHER }])).error?.message, 'unknown account');

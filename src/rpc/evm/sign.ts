@@ -323,11 +323,11 @@ export async function buildTx(env: SignerEnv, a: SendArgs, ctx: RouteContext): P
   if (a.gasPrice !== undefined) {
     fields = a.accessList !== undefined ? { ...base, type: 1, gasPrice: a.gasPrice, accessList } : { ...base, type: 0, gasPrice: a.gasPrice };
   } else {
-    const tip = a.maxPriorityFeePerGas ?? (a.maxFeePerGas !== undefined ? undefined : await env.suggestTip(ctx));
-    const cap = a.maxFeePerGas ?? tip ?? 0n;
-    const prio = tip ?? cap;
-    if (prio > cap) throw gethError(`maxFeePerGas (${cap}) < maxPriorityFeePerGas (${prio})`);
-    fields = { ...base, type: 2, maxFeePerGas: cap, maxPriorityFeePerGas: prio, accessList };
+    // geth: tip = the suggestion, cap = tip + 2 × base fee (0 here).
+    const tip = a.maxPriorityFeePerGas ?? (await env.suggestTip(ctx));
+    const cap = a.maxFeePerGas ?? tip;
+    if (tip > cap) throw gethError(`maxFeePerGas (${cap}) < maxPriorityFeePerGas (${tip})`);
+    fields = { ...base, type: 2, maxFeePerGas: cap, maxPriorityFeePerGas: tip, accessList };
   }
   return createTx(fields as Parameters<typeof createTx>[0], { common: k.common });
 }
