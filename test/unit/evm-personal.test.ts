@@ -168,7 +168,8 @@ t.test('on a dev node', async (t) => {
     t.equal(sig, await privateKeyToAccount(DEV0_KEY).signMessage({ message: { raw: data } }), "the same bytes as viem's local signer");
     t.equal((await rpc('personal_ecRecover', [data, sig])).result, DEV0);
     t.equal((await rpc('personal_sign', [data, DEV0, 'wrong'])).error?.message, 'could not decrypt key with given password');
-    t.equal((await rpc('personal_sign', [data, OTHER, ''])).error?.message, 'no key for given address or file');
+    t.equal((await rpc('personal_sign', [data, OTHER, ''])).error?.message, 'unknown account');
+    t.equal((await rpc('personal_unlockAccount', [OTHER, ''])).error?.message, 'no key for given address or file');
     t.equal((await rpc('personal_ecRecover', [data, sig.slice(0, 130)])).error?.message, 'signature must be 65 bytes long');
     t.equal((await rpc('personal_ecRecover', [data, `${sig.slice(0, 130)}00`])).error?.message, 'invalid Ethereum signature (V is not 27 or 28)');
   });

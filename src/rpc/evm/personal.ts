@@ -130,6 +130,8 @@ export function personalMethods(env: SignerEnv, locker: AddrLocker, opts: { allo
       params: [{ name: 'data', type: 'data' }, { name: 'address', type: 'address' }, { name: 'password', type: 'string' }],
       handler: ({ data, address, password }) =>
         keystoreCall(async () => {
+          // geth: the account manager's Find fails first (unlock, by contrast, answers ErrNoMatch).
+          if (!ks().has(address)) throw gethError('unknown account');
           const priv = await ks().decrypt(address, password);
           try {
             return hex(signText(priv, data));
