@@ -14,6 +14,9 @@ import { appPruningOptions } from './config/app-config.js';
 import { appStateBytes, type GenesisDoc } from './config/genesis.js';
 import { DEFAULT_ENV_SWITCHES, type RunningNode, type StartNodeOptions } from './config/index.js';
 import { nodeIdFromPubKey, readNodeKey } from './config/keyfiles.js';
+import { readJwtSecret } from './config/jwt.js';
+import { displayPath } from './config/load.js';
+import { Keystore, LIGHT_SCRYPT_N, LIGHT_SCRYPT_P } from './keys/keystore.js';
 import { FilePV } from './consensus/privval.js';
 import { ConsensusState } from './consensus/state.js';
 import { poolVoteVerifier } from './consensus/verifier.js';
@@ -432,8 +435,11 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     let evmRpcPort: number | null = null;
     if (appConfig.jsonRpc.enable && app.evm) {
       const j = appConfig.jsonRpc;
-      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap });
-      const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }) });
+      // Private methods (personal_*, eth_sign, …) need a JWT over config/jwt.hex; without the file none is accepted.
+      const jwtSecret = fs.existsSync(paths.jwtSecret) ? readJwtSecret(paths.jwtSecret, displayPath(paths.home, paths.jwtSecret)) : undefined;
+      const keystore = new Keystore(paths.keystoreDir, j.lightKdf ? { scrypt: { n: LIGHT_SCRYPT_N, p: LIGHT_SCRYPT_P } } : {});
+      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock });
+      const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }), ...(jwtSecret ? { jwtSecret } : {}) });
       parts.push({ name: 'EVM JSON-RPC', close: () => evmRpc.close() });
       log.info('EVM JSON-RPC listening', { addr: j.address, port: evmRpc.port });
       evmRpcPort = evmRpc.port;

@@ -7,7 +7,10 @@ import { type CliIo, EXIT_OK, parse, resolveHome, UsageError } from './common.js
 export const AUTH_USAGE = `Usage: chaind auth token [--home DIR] [--ttl 1h]
 
 Prints an HS256 JWT (claims iat, exp) signed with the secret in <home>/config/jwt.hex.
-  --ttl DURATION   lifetime, a Go duration such as 30m, 1h, 24h (default 1h)
+The EVM JSON-RPC's private methods (personal_*, eth_sign, eth_sendTransaction, ...) take it as
+"Authorization: Bearer <token>" within 60 s of its issue, whatever --ttl says (geth's rule):
+  curl -H "Authorization: Bearer $(chaind auth token)" -H 'Content-Type: application/json' ...
+  --ttl DURATION   lifetime (exp), a Go duration such as 30m, 1h, 24h (default 1h)
 `;
 
 export function runAuth(args: string[], io: CliIo): number {

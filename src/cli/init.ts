@@ -8,7 +8,10 @@
  * - Existing config.toml / app.toml are never rewritten: they may hold the operator's edits.
  * - Existing keys, sign state and jwt.hex are reused, never regenerated: replacing a validator
  *   key silently, or resetting its sign state, is how validators double-sign.
- * - `--dev`: the 20 dev accounts (src/keys/devaccounts.ts) get 10^24 achain (10^6 CHAIN) each.
+ * - `--dev`: the 20 dev accounts (src/keys/devaccounts.ts) get 10^24 achain (10^6 CHAIN) each,
+ *   and the 10 Ethereum ones (m/44'/60'/0'/0/i) go into <home>/keystore with the empty password
+ *   (as geth --dev's account), so personal_unlockAccount(addr, "") and then eth_sendTransaction
+ *   work without a wallet. scrypt N 2^12 (DEV_SCRYPT): the keys are public, init stays fast.
  */
 import { hexUpper } from '../crypto/bytes.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -33,6 +36,7 @@ import { configPaths, displayPath, loadConfig, type ConfigPaths } from '../confi
 import { defaultNodeConfig, type NodeConfig } from '../config/node-config.js';
 import { renderAppToml, renderConfigToml } from '../config/write.js';
 import { devAccounts } from '../keys/devaccounts.js';
+import { DEV_SCRYPT, Keystore } from '../keys/keystore.js';
 import { SPEC_NAMES } from '../names/index.js';
 import { defaultConsensusParams } from '../types/params.js';
 import { type CliIo, EXIT_OK, parse, resolveHome, UsageError } from './common.js';
@@ -49,6 +53,7 @@ export const INIT_USAGE = `Usage: chaind init <moniker> --chain-id ID [--home DI
   --chain-id ID   chain id written to the genesis (required unless --dev; --dev default "${DEV_CHAIN_ID}")
   --home DIR      node home (default $CHAIND_HOME or ~/.chaind)
   --dev           fund the 20 dev accounts of "test test ... junk" with 10^24 achain each
+                  and put the 10 Ethereum ones in <home>/keystore (password "")
   --overwrite     replace an existing genesis.json
 `;
 
@@ -185,8 +190,22 @@ export function initHome(opts: InitOptions): InitResult {
     validator_address: hexUpper(ed25519Address(pv.pubKey)),
     genesis: paths.genesis,
   };
-  if (opts.dev) result.dev_accounts = devAccounts().map((a) => ({ address: a.hex, bech32: a.bech32, path: a.path }));
+  if (opts.dev) {
+    result.dev_accounts = devAccounts().map((a) => ({ address: a.hex, bech32: a.bech32, path: a.path }));
+    importDevKeystore(paths.keystoreDir);
+  }
   return result;
+}
+
+/** The password of the dev accounts in the keystore (geth --dev's is empty too). */
+export const DEV_KEYSTORE_PASSWORD = '';
+
+/** Writes the Ethereum dev accounts into the keystore; ones already there are left alone. */
+export function importDevKeystore(dir: string): string[] {
+  const ks = new Keystore(dir);
+  return devAccounts()
+    .filter((a) => a.keyType === 'eth_secp256k1')
+    .map((a) => ks.importKeySync(a.privateKey, DEV_KEYSTORE_PASSWORD, DEV_SCRYPT).file);
 }
 
 export function runInit(args: string[], io: CliIo): number {

@@ -47,6 +47,8 @@ export interface JsonRpcConfig {
   api: JsonRpcNamespace[];
   gasCap: number;
   allowInsecureUnlock: boolean;
+  /** New keystore keys with geth's light scrypt cost (N 2^12, p 6) instead of the standard (N 2^18, p 1). */
+  lightKdf: boolean;
   /** ms */
   evmTimeout: number;
   /** ether */
@@ -255,6 +257,7 @@ const jsonRpc: SectionSpec = {
     },
     { key: 'gas-cap', kind: nonNeg, def: 25_000_000, doc: 'Gas cap for eth_call and eth_estimateGas; 0 = unlimited.' },
     { key: 'allow-insecure-unlock', kind: { t: 'bool' }, def: true, doc: 'Allow account unlocking (personal namespace) over HTTP.' },
+    { key: 'light-kdf', kind: { t: 'bool' }, def: false, doc: "Encrypt new keystore keys with geth's light scrypt cost (N 4096, p 6: fast, weak) instead of the standard (N 262144, p 1: ~1 s and 256 MiB per unlock)." },
     { key: 'evm-timeout', kind: { t: 'duration' }, def: 5_000, doc: 'Timeout of eth_call and eth_estimateGas; 0 = none.' },
     { key: 'txfee-cap', kind: { t: 'float', min: 0 }, def: 1, doc: 'Fee cap for send-transaction variants, in ether; 0 = none.' },
     { key: 'filter-cap', kind: nonNeg, def: 200, doc: 'Maximum number of installed filters; 0 = unlimited.' },

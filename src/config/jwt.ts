@@ -3,7 +3,9 @@
  * engine API uses). `chaind auth token` issues them; authenticated RPC endpoints verify them.
  *
  * Tokens carry `iat` and `exp` (seconds). A token without `exp` is accepted only while `iat` is
- * within ±60 s of now, as geth does (node/jwt_auth.go), so engine-API style clients work too.
+ * within ±60 s of now, as geth does (node/jwt_handler.go), so engine-API style clients work too.
+ * The EVM JSON-RPC's private methods verify with `geth: true`: geth's rule exactly, `iat` within
+ * ±60 s even when `exp` is later (src/rpc/evm/index.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -79,6 +81,12 @@ export type JwtVerifyResult = { ok: true; claims: JwtClaims } | { ok: false; cod
 export interface VerifyJwtOptions {
   /** Current time in seconds; default now. */
   now?: number;
+  /**
+   * geth's authenticated-RPC rule (ethereum/go-ethereum:node/jwt_handler.go): `iat` must be within
+   * ±60 s of now whatever `exp` says (a token is good for about a minute; clients sign one per
+   * request), and `exp`, when present, must not have passed. Reasons are geth's texts.
+   */
+  geth?: boolean;
 }
 
 function decodeJson(part: string): unknown {
@@ -108,8 +116,15 @@ export function verifyJwt(token: string, secret: Uint8Array, opts: VerifyJwtOpti
   if (sig.length !== want.length || !timingSafeEqual(sig, want)) return { ok: false, code: 'JWT_SIGNATURE', reason: 'signature mismatch' };
   const claims = decodeJson(p) as JwtClaims | undefined;
   if (!claims || typeof claims !== 'object' || Array.isArray(claims)) return { ok: false, code: 'JWT_MALFORMED', reason: 'bad claims' };
-  if (typeof claims.iat !== 'number') return { ok: false, code: 'JWT_IAT', reason: 'missing iat' };
   const now = opts.now ?? Math.floor(Date.now() / 1000);
+  if (opts.geth) {
+    if (claims.exp !== undefined && (typeof claims.exp !== 'number' || now >= claims.exp)) return { ok: false, code: 'JWT_EXPIRED', reason: 'token is expired' };
+    if (typeof claims.iat !== 'number') return { ok: false, code: 'JWT_IAT', reason: 'missing issued-at' };
+    if (now - claims.iat > JWT_IAT_SKEW_SECONDS) return { ok: false, code: 'JWT_IAT', reason: 'stale token' };
+    if (claims.iat - now > JWT_IAT_SKEW_SECONDS) return { ok: false, code: 'JWT_IAT', reason: 'future token' };
+    return { ok: true, claims };
+  }
+  if (typeof claims.iat !== 'number') return { ok: false, code: 'JWT_IAT', reason: 'missing iat' };
   if (claims.iat > now + JWT_IAT_SKEW_SECONDS) return { ok: false, code: 'JWT_IAT', reason: 'issued in the future' };
   if (claims.exp !== undefined) {
     if (typeof claims.exp !== 'number') return { ok: false, code: 'JWT_MALFORMED', reason: 'exp must be a number' };

@@ -35,6 +35,8 @@ export interface ConfigPaths {
   nodeKey: string;
   /** config/jwt.hex: the secret of `chaind auth token` and the authenticated RPC. */
   jwtSecret: string;
+  /** keystore/: Web3 Secret Storage v3 files of the personal namespace (src/keys/keystore.ts). */
+  keystoreDir: string;
   dbDir: string;
   walFile: string;
   addrBook: string;
@@ -71,6 +73,7 @@ export function configPaths(home: string, config: NodeConfig): ConfigPaths {
     privValidatorState: r(config.privValidatorStateFile),
     nodeKey: r(config.nodeKeyFile),
     jwtSecret: r('config/jwt.hex'),
+    keystoreDir: r('keystore'),
     dbDir: r(config.dbDir),
     walFile: r(config.consensus.walFile),
     addrBook: r(config.p2p.addrBookFile),

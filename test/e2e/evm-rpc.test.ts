@@ -82,7 +82,7 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.equal(await ok(p, 'eth_syncing'), false);
     t.equal(await ok(p, 'eth_gasPrice'), '0x0');
     t.equal(await ok(p, 'eth_maxPriorityFeePerGas'), '0x0');
-    t.same(await ok(p, 'eth_accounts'), []);
+    t.equal((await ok(p, 'eth_accounts')).length, 10, 'the dev accounts init --dev put in the keystore');
     t.equal(await ok(p, 'eth_mining'), false);
     t.equal(await ok(p, 'eth_hashrate'), '0x0');
     t.equal(await ok(p, 'eth_protocolVersion'), '0x41');
@@ -324,7 +324,9 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.same((await call(p, 'eth_getBalance', [aHex, `0x${'cd'.repeat(32)}`])).error, { code: -32000, message: 'header for hash not found' });
     t.same((await call(p, 'eth_getBalance', [aHex, { blockHash: r1.blockHash, blockNumber: '0x1' }])).error?.code, -32602);
     t.same((await call(p, 'eth_getBalance', [])).error, { code: -32602, message: 'missing value for required argument 0' });
-    t.same((await call(p, 'eth_sendTransaction', [{ from: aHex }])).error, { code: -32601, message: 'the method eth_sendTransaction does not exist/is not available' });
+    const unauth = await fetch(`http://127.0.0.1:${p}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_sendTransaction', params: [{ from: aHex }] }) });
+    t.equal(unauth.status, 401, 'eth_sendTransaction is private: a JWT first');
+    t.equal(await unauth.text(), 'missing token\n');
     t.same((await call(p, 'debug_traceTransaction', [hex(tr.hash())])).error, { code: -32601, message: 'the method debug_traceTransaction does not exist/is not available' }, 'debug is not in the default api');
 
     // The node keeps answering after all of it, and a plain value transfer lands.

@@ -218,6 +218,7 @@ t.test('app.toml defaults', async (t) => {
       api: ['eth', 'net', 'web3'],
       gasCap: 25_000_000,
       allowInsecureUnlock: true,
+      lightKdf: false,
       evmTimeout: 5_000,
       txfeeCap: 1,
       filterCap: 200,

@@ -7,6 +7,7 @@
 import type { Context } from '../../app/context.js';
 import type { EvmKeeper } from '../../app/modules/evm/keeper.js';
 import type { CheckTxResult } from '../../mempool/mempool.js';
+import type { Keystore } from '../../keys/keystore.js';
 import type { Block, BlockMeta } from '../../types/block.js';
 
 export interface EvmRpcDeps {
@@ -46,6 +47,10 @@ export interface EvmRpcDeps {
   feeHistoryCap?: number;
   /** `[json-rpc] filter-cap`: most installed filters (0: unlimited; default 200). */
   filterCap?: number;
+  /** `<home>/keystore`: eth_accounts, the signing methods and personal_* (none: no accounts). */
+  keystore?: Keystore;
+  /** `[json-rpc] allow-insecure-unlock` (default true): false refuses personal_unlockAccount. */
+  allowInsecureUnlock?: boolean;
 }
 
 /** The node's parts as the composition root has them (src/node.ts). */
@@ -65,6 +70,8 @@ export interface NodeParts {
   blockRangeCap?: number;
   feeHistoryCap?: number;
   filterCap?: number;
+  keystore?: Keystore;
+  allowInsecureUnlock?: boolean;
 }
 
 export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
@@ -87,5 +94,7 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     ...(p.blockRangeCap === undefined ? {} : { blockRangeCap: p.blockRangeCap }),
     ...(p.feeHistoryCap === undefined ? {} : { feeHistoryCap: p.feeHistoryCap }),
     ...(p.filterCap === undefined ? {} : { filterCap: p.filterCap }),
+    ...(p.keystore === undefined ? {} : { keystore: p.keystore }),
+    ...(p.allowInsecureUnlock === undefined ? {} : { allowInsecureUnlock: p.allowInsecureUnlock }),
   };
 }

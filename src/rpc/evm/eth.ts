@@ -128,7 +128,7 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
     }),
     gethMethod({ name: 'eth_gasPrice', handler: () => '0x0' }),
     gethMethod({ name: 'eth_maxPriorityFeePerGas', handler: () => '0x0' }),
-    gethMethod({ name: 'eth_accounts', handler: () => [] }),
+    gethMethod({ name: 'eth_accounts', handler: () => (deps.keystore?.accounts() ?? []).map((a) => hex(a.address)) }),
     gethMethod({ name: 'eth_coinbase', handler: () => hex(k.coinbase) }),
     gethMethod({ name: 'eth_mining', handler: () => false }),
     gethMethod({ name: 'eth_hashrate', handler: () => '0x0' }),

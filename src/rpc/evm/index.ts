@@ -1,31 +1,98 @@
 /**
- * The EVM JSON-RPC (spec §4.4): the eth, net and web3 method modules served by the geth-dialect
+ * The EVM JSON-RPC (spec §4.4): the eth, net, web3, personal and miner method modules served by the geth-dialect
  * server (src/rpc/jsonrpc/geth-server.ts) at `[json-rpc] address` (HTTP and websocket on one port,
  * as geth serves both), and again at `[json-rpc] ws-address` when that is another address. The
  * namespaces served are `[json-rpc] api`; a method of a namespace not enabled is geth's -32601.
+ *
+ * Private methods (status.ts isPrivateMethod: personal_*, debug_*, eth_sign and the other signing
+ * methods) need `Authorization: Bearer <JWT>` signed with config/jwt.hex, under geth's rules
+ * (ethereum/go-ethereum:node/jwt_handler.go via verifyJwt's `geth` mode); public methods need none on any listen address
+ * (docs/ARCHITECTURE.md, "EVM JSON-RPC authentication").
  */
+import { verifyJwt } from '../../config/jwt.js';
 import type { Logger } from '../../log.js';
-import { GethRpcServer } from '../jsonrpc/geth-server.js';
+import { GethRpcServer, type GethRpcAuth } from '../jsonrpc/geth-server.js';
 import { gethTable } from '../jsonrpc/geth.js';
-import type { Route } from '../jsonrpc/methods.js';
+import type { Route, RouteContext } from '../jsonrpc/methods.js';
 import type { EvmRpcDeps } from './deps.js';
-import { ethMethods } from './eth.js';
+import { ethMethods, notImplemented } from './eth.js';
 import { netMethods } from './net.js';
+import { personalMethods } from './personal.js';
+import { AddrLocker, signMethods, type SignerEnv } from './sign.js';
+import { isPrivateMethod, notImplementedIn } from './status.js';
 import { web3Methods } from './web3.js';
 
 export { evmRpcDeps, type EvmRpcDeps, type NodeParts } from './deps.js';
 
+type Build = (d: EvmRpcDeps, s: Signing) => Route[];
+
 /** The namespaces with method modules so far. */
-export const EVM_RPC_NAMESPACES = { eth: ethMethods, net: netMethods, web3: web3Methods } as const;
+export const EVM_RPC_NAMESPACES: Readonly<Record<string, Build>> = {
+  eth: (d, s) => [...s.eth(), ...signMethods(s.env, s.locker)],
+  net: netMethods,
+  web3: web3Methods,
+  personal: (_d, s) => personalMethods(s.env, s.locker, { allowInsecureUnlock: s.allowInsecureUnlock }),
+  // Nothing mines on a BFT chain: the spec's N (status.ts).
+  miner: () => notImplementedIn('miner').map(notImplemented),
+};
+
+/** What the signing methods of eth and personal share: eth's own routes, one nonce lock. */
+interface Signing {
+  eth(): Route[];
+  env: SignerEnv;
+  locker: AddrLocker;
+  allowInsecureUnlock: boolean;
+}
+
+function signing(deps: EvmRpcDeps): Signing {
+  let routes: Map<string, Route> | undefined;
+  let list: Route[] | undefined;
+  const eth = () => (list ??= ethMethods(deps));
+  const call = async (name: string, args: Record<string, unknown>, ctx: RouteContext): Promise<unknown> => {
+    routes ??= new Map(eth().map((r) => [r.name, r]));
+    return routes.get(name)!.handler(args as never, ctx);
+  };
+  const env: SignerEnv = {
+    deps,
+    keystore: deps.keystore,
+    pendingNonce: async (address, ctx) => BigInt((await call('eth_getTransactionCount', { address, block: 'pending' }, ctx)) as string),
+    suggestTip: async (ctx) => BigInt((await call('eth_maxPriorityFeePerGas', {}, ctx)) as string),
+    submit: async (raw, ctx) => (await call('eth_sendRawTransaction', { tx: raw }, ctx)) as string,
+  };
+  return { eth, env, locker: new AddrLocker(), allowInsecureUnlock: deps.allowInsecureUnlock ?? true };
+}
 
 /** Every method of the enabled namespaces (unknown or not yet built namespaces add nothing). */
 export function evmRpcMethods(deps: EvmRpcDeps, api: readonly string[]): Route[] {
   const out: Route[] = [];
+  const s = signing(deps);
   for (const ns of new Set(api)) {
-    const build = (EVM_RPC_NAMESPACES as Record<string, ((d: EvmRpcDeps) => Route[]) | undefined>)[ns];
-    if (build !== undefined) out.push(...build(deps));
+    const build = EVM_RPC_NAMESPACES[ns];
+    if (build !== undefined) out.push(...build(deps, s));
   }
   return out;
+}
+
+/**
+ * The JWT check of private methods: `Authorization: Bearer <token>` (ethereum/go-ethereum:node/jwt_handler.go), HS256 over `secret`, geth's ±60 s `iat` rule. Without a secret every
+ * private call is refused.
+ */
+export function evmRpcAuth(secret: Uint8Array | undefined): GethRpcAuth {
+  return {
+    isPrivate: isPrivateMethod,
+    verify: (authorization) => {
+      // node/jwt_handler.go: "bearer " in any case, the rest trimmed.
+      const token = authorization.length >= 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ' ? authorization.slice(7).trim() : '';
+      if (token === '') return 'missing token';
+      if (secret === undefined) return 'no JWT secret configured';
+      const v = verifyJwt(token, secret, { geth: true });
+      if (v.ok) return null;
+      // golang-jwt/jwt v4's words where geth passes them on.
+      if (v.code === 'JWT_SIGNATURE') return 'signature is invalid';
+      if (v.code === 'JWT_MALFORMED' && token.split('.').length !== 3) return 'token contains an invalid number of segments';
+      return v.reason;
+    },
+  };
 }
 
 export interface EvmRpcOptions {
@@ -38,6 +105,8 @@ export interface EvmRpcOptions {
   batchRequestLimit?: number;
   batchResponseMaxSize?: number;
   logger?: Logger;
+  /** config/jwt.hex's secret, for private methods; none: every private call is refused. */
+  jwtSecret?: Uint8Array;
 }
 
 export interface EvmRpc {
@@ -49,8 +118,9 @@ export interface EvmRpc {
 
 export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
   const table = gethTable(evmRpcMethods(opts.deps, opts.api));
+  const auth = evmRpcAuth(opts.jwtSecret);
   const make = (laddr: string) =>
-    new GethRpcServer({ laddr, methods: table, logger: opts.logger, batchItemLimit: opts.batchRequestLimit, batchResponseMaxSize: opts.batchResponseMaxSize });
+    new GethRpcServer({ laddr, methods: table, logger: opts.logger, batchItemLimit: opts.batchRequestLimit, batchResponseMaxSize: opts.batchResponseMaxSize, auth });
   const http = make(opts.address);
   await http.start();
   let ws: GethRpcServer | null = null;
@@ -69,6 +139,7 @@ export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
     close: async () => {
       await ws?.close();
       await http.close();
+      opts.deps.keystore?.close();
     },
   };
 }

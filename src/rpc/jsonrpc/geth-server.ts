@@ -14,6 +14,12 @@
  *   `"id":null`; an empty body, or only notifications: 200 with no body.
  * Websocket: one JSON value per message (single or batch); a message that does not parse gets
  * -32700 with Go's syntax error text and the connection is closed, as geth's read loop ends.
+ *
+ * Private methods (`auth`): a body or frame that calls one needs `Authorization: Bearer <JWT>`
+ * (geth's node/jwt_handler.go rules, checked by `auth.verify`). Over HTTP the request gets 401 with
+ * geth's text and nothing in it runs; a websocket is authenticated once, at the upgrade (a bad
+ * token there is 401, no token an unauthenticated connection), and a frame calling a private
+ * method on an unauthenticated connection gets a JSON-RPC error per call, nothing run.
  */
 import type { Logger } from '../../log.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
@@ -49,12 +55,43 @@ export interface GethRpcServerOptions {
   batchItemLimit?: number;
   batchResponseMaxSize?: number;
   slice?: LoopSlice;
+  auth?: GethRpcAuth;
+}
+
+/** Authentication of private methods. */
+export interface GethRpcAuth {
+  isPrivate(method: string): boolean;
+  /** The Authorization header's value → null when it carries a valid token, else why not. */
+  verify(authorization: string): string | null;
+}
+
+/** The `method` members of a body's messages (matched case-insensitively, as toMessage does). */
+function calledMethods(messages: readonly unknown[]): string[] {
+  const out: string[] = [];
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) continue;
+    for (const k in m as Record<string, unknown>) {
+      const v = (m as Record<string, unknown>)[k];
+      if (typeof v === 'string' && k.toLowerCase() === 'method') out.push(v);
+    }
+  }
+  return out;
+}
+
+/** The `id` of a message (undefined for a notification). */
+function idOf(m: unknown): unknown {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return null;
+  let id: unknown;
+  for (const k in m as Record<string, unknown>) if (k.toLowerCase() === 'id') id = (m as Record<string, unknown>)[k];
+  return id;
 }
 
 interface Exchange extends ResponseState {
   ac: AbortController | null;
   /** A HEAD request: every answer goes out without its body. */
   head: boolean;
+  /** The Authorization header (read while the request is in hand). */
+  authorization: string;
 }
 
 class HttpSite implements GethCallSite {
@@ -86,6 +123,9 @@ export class GethRpcServer {
   private listening: Listening | null = null;
   private readonly conns = new Set<UwsConnection>();
   private connSeq = 0;
+  private readonly auth: GethRpcAuth | undefined;
+  /** Connections whose upgrade carried a valid token. */
+  private readonly authed = new WeakSet<UwsConnection>();
 
   constructor(opts: GethRpcServerOptions) {
     this.log = opts.logger;
@@ -102,6 +142,16 @@ export class GethRpcServer {
       maxQueuedBytes: 4 * this.wsReadLimit,
     };
     this.laddr = opts.laddr;
+    this.auth = opts.auth;
+  }
+
+  /**
+   * Whether the messages call a private method this server serves (one it does not serve is
+   * -32601 with or without a token: it does nothing).
+   */
+  private needsAuth(messages: readonly unknown[]): boolean {
+    const a = this.auth;
+    return a !== undefined && calledMethods(messages).some((m) => a.isPrivate(m) && this.rpc.table.get(m) !== undefined);
   }
 
   private readonly laddr: string;
@@ -126,7 +176,14 @@ export class GethRpcServer {
           const protocol = req.getHeader('sec-websocket-protocol');
           const extensions = req.getHeader('sec-websocket-extensions');
           const ip = remoteAddress(res);
+          const authorization = this.auth ? req.getHeader('authorization') : '';
+          const refused = authorization !== '' ? this.auth!.verify(authorization) : null;
+          if (refused !== null) {
+            res.cork(() => res.writeStatus('401 Unauthorized').writeHeader('Content-Type', 'text/plain; charset=utf-8').end(`${refused}\n`));
+            return;
+          }
           const conn = new UwsConnection(`${ip}#${++this.connSeq}`, ip, this.wsLimits, (c, m) => this.onWsMessage(c, m), this.log, this.slice);
+          if (authorization !== '') this.authed.add(conn);
           res.upgrade<WsUserData>({ conn }, key, protocol, extensions, context);
         } catch (e) {
           this.log?.error('JSON-RPC: websocket upgrade failed', { err: e as Error });
@@ -176,7 +233,7 @@ export class GethRpcServer {
 
   private onHttp(res: HttpResponse, req: HttpRequest): void {
     const method = req.getCaseSensitiveMethod();
-    const ex: Exchange = { aborted: false, done: false, ac: null, head: method === 'HEAD' };
+    const ex: Exchange = { aborted: false, done: false, ac: null, head: method === 'HEAD', authorization: this.auth ? req.getHeader('authorization') : '' };
     // uWS does not count a HEAD answer (endWithoutBody) as one: HEAD always attaches.
     if (ex.head) this.attachAbort(res, ex);
     const clHeader = req.getHeader('content-length');
@@ -248,6 +305,14 @@ export class GethRpcServer {
         this.reply(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, 'parse error'), undefined, corked);
         return;
       }
+      if (this.needsAuth(parsed.messages)) {
+        const refused = this.auth!.verify(ex.authorization);
+        if (refused !== null) {
+          // node/jwt_handler.go: http.Error(w, reason, 401); nothing of the request runs.
+          this.reply(res, ex, '401 Unauthorized', TEXT_HEADERS, `${refused}\n`, undefined, corked);
+          return;
+        }
+      }
       const a = this.rpc.serve(parsed, new HttpSite(res, ex));
       if (a instanceof Promise) {
         a.then(
@@ -277,6 +342,11 @@ export class GethRpcServer {
     if (!parsed.ok) {
       conn.reply(gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, parsed.error));
       conn.close();
+      return;
+    }
+    if (!this.authed.has(conn) && this.needsAuth(parsed.messages)) {
+      const errs = parsed.messages.map(idOf).filter((id) => id !== undefined).map((id) => gethErrorEnvelope(id, GETH_CODES.DEFAULT, 'missing token'));
+      if (errs.length > 0) conn.reply(parsed.batch ? `[${errs.join(',')}]` : errs[0]!);
       return;
     }
     const site: GethCallSite = { transport: 'websocket', remoteAddr: conn.remoteAddr, signal: conn.signal, ws: conn };
