@@ -20,8 +20,12 @@ t.before(async () => {
 });
 t.teardown(() => node?.stop());
 
-/** Sends raw bytes on a fresh connection; the outcomes of `responses` answers. */
-async function exchange(port: number, raw: string, responses = 1, timeoutMs = 5000): Promise<HttpOutcome[]> {
+/**
+ * Sends raw bytes on a fresh connection; the outcomes of `responses` answers. A request that must
+ * be answered gets a generous 30 s (a loaded machine); a known-bug case that uWS holds passes a
+ * short wait, as its answer is a todo.
+ */
+async function exchange(port: number, raw: string, responses = 1, timeoutMs = 30_000): Promise<HttpOutcome[]> {
   const c = new HttpConn(port, timeoutMs);
   try {
     return await c.send(Buffer.from(raw, 'latin1'), { responses, heads: raw.startsWith('HEAD') ? [true] : undefined });
@@ -80,8 +84,9 @@ const unanswered: Array<[string, 'rpc' | 'api', string, number]> = [
 ];
 for (const [what, port, raw, n] of unanswered) {
   t.test(`${what}: answered where uWS lets us, and the node keeps serving`, async (t) => {
-    const outs = await exchange(port === 'rpc' ? node.ports.rpc : node.ports.api, raw, n, 3000);
-    const todo = FIXED.has(what) ? {} : { todo: UWS_LIMIT };
+    const fixed = FIXED.has(what);
+    const outs = await exchange(port === 'rpc' ? node.ports.rpc : node.ports.api, raw, n, fixed ? 30_000 : 3000);
+    const todo = fixed ? {} : { todo: UWS_LIMIT };
     for (const [i, o] of outs.entries()) t.equal(o.kind, 'answer', `response ${i + 1} of ${n} arrives (got ${status(o)})`, todo);
     t.ok(node.alive());
     await stillServing(t);

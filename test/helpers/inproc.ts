@@ -12,6 +12,7 @@ import { loadConfig, type FlagValue } from '../../src/config/load.js';
 import { jsonTxDecoder } from '../../src/app/tx.js';
 import { createLogger } from '../../src/log.js';
 import { startNode, type ChaindNode } from '../../src/node.js';
+import { RoundStep } from '../../src/consensus/types.js';
 import type { NodeRpcContext } from '../../src/rpc/node/context.js';
 
 export interface TestNode {
@@ -94,6 +95,38 @@ export async function waitHeight(tn: TestNode, height: bigint, timeoutMs = 20_00
   const deadline = Date.now() + timeoutMs;
   while (tn.ctx.storage.blocks.height() < height) {
     if (Date.now() > deadline) throw new Error(`height ${height} not reached (at ${tn.ctx.storage.blocks.height()})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Resolves once a node with create_empty_blocks = false is at rest: consensus waits for txs in
+ * round 0 of the height above the store (step NewRound), the state is the store's last block,
+ * that block's header already carries the state's app hash (so no proof block is due, see
+ * needProofBlock in src/consensus/state.ts) and the mempool is empty. Nothing changes from there
+ * without a tx. A state, not a quiet interval: under load the proof block may come late.
+ */
+export async function waitAtRest(tn: TestNode, timeoutMs = 30_000): Promise<bigint> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const stored = tn.ctx.storage.blocks.height();
+    const rs = tn.ctx.consensus.getRoundState();
+    const state = tn.ctx.consensus.getState();
+    const last = stored > 0n ? tn.ctx.storage.blocks.loadBlock(stored) : null;
+    if (
+      last !== null &&
+      rs.height === stored + 1n &&
+      rs.round === 0 &&
+      rs.step === RoundStep.NewRound &&
+      state.lastBlockHeight === stored &&
+      Buffer.from(last.header.appHash).equals(Buffer.from(state.appHash)) &&
+      tn.ctx.mempool.size() === 0
+    ) {
+      return stored;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`node not at rest after ${timeoutMs} ms (store ${stored}, consensus ${rs.height}/${rs.round}/${rs.step}, state ${state.lastBlockHeight})`);
+    }
     await new Promise((r) => setTimeout(r, 20));
   }
 }

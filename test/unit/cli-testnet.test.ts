@@ -174,8 +174,9 @@ const FAKE_NODE = `
 const args = process.argv.slice(2);
 const home = args[args.indexOf('--home') + 1];
 const ignoreTerm = args.includes('--ignore-term');
-console.log('up ' + require('node:path').basename(home) + ' ' + args.slice(3).join(' '));
+// The handler first: the test signals once it has seen 'up', and must find it installed.
 process.on('SIGTERM', () => { if (ignoreTerm) { console.log('ignoring SIGTERM'); return; } console.log('bye'); process.exit(0); });
+console.log('up ' + require('node:path').basename(home) + ' ' + args.slice(3).join(' '));
 if (args.includes('--die') && home.endsWith('node1')) setTimeout(() => process.exit(3), 200);
 setInterval(() => {}, 1000);
 `;

@@ -129,11 +129,21 @@ t.test('handshake-timeout: a connection that never sends the HTTP/2 preface is c
   await within(Promise.all([closed(silent), closed(partial)]), 30_000, 'server closes the silent connections');
   t.pass('both closed');
   await waitFor('no session left', () => server.connections === 0);
-  // A client that completes the handshake is not cut by that timer.
-  const ok = await connect(server.port);
-  t.teardown(() => ok.destroy());
-  t.same(await call(ok, SLEEP, framed(toBinary(SleepRequestSchema, create(SleepRequestSchema, { millis: 400 })))), { status: '0', message: '' });
-  t.notOk(ok.destroyed, 'the handshaken connection is still open after the handshake timeout');
+  // A client that completes the handshake is not cut by that timer. An event-loop stall on a
+  // loaded machine can hold the server's read of the client's SETTINGS past the 200 ms: then the
+  // connection is cut as a silent one would be, and a fresh connection is tried. A timer that a
+  // completed handshake does not stop cuts every try, and the assertions below fail.
+  let ok: http2.ClientHttp2Session | null = null;
+  let r: { status: string; message: string } | null = null;
+  for (let i = 0; r === null && i < 6; i++) {
+    const s = await connect(server.port).catch(() => null);
+    if (s === null) continue;
+    t.teardown(() => s.destroy());
+    r = await call(s, SLEEP, framed(toBinary(SleepRequestSchema, create(SleepRequestSchema, { millis: 400 })))).catch(() => null);
+    if (r !== null) ok = s;
+  }
+  t.same(r, { status: '0', message: '' }, 'a 400 ms call on a handshaken connection completes');
+  t.ok(ok !== null && !ok.destroyed, 'the handshaken connection is still open after the handshake timeout');
 });
 
 t.test('idle-timeout: a connection without a stream gets GOAWAY and is closed', async (t) => {

@@ -46,7 +46,26 @@ const LATEST = 42n;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What the handlers saw, for the tests to inspect. */
-const seen = { sleepAborted: null as Promise<unknown> | null };
+const seen = { sleepAborted: null as Promise<unknown> | null, onSleepStart: null as (() => void) | null };
+
+/**
+ * Resolves when the next Sleep call reaches its handler, so a test waits for the call to be in
+ * flight instead of guessing how long that takes; rejects after a generous deadline instead of
+ * hanging when the handler never runs.
+ */
+function nextSleepStart(timeoutMs = 30_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      seen.onSleepStart = null;
+      reject(new Error(`the Sleep handler did not run within ${timeoutMs} ms`));
+    }, timeoutMs);
+    seen.onSleepStart = () => {
+      clearTimeout(timer);
+      seen.onSleepStart = null;
+      resolve();
+    };
+  });
+}
 
 function pubKeyAny() {
   // Stored as a CosmJS client would have sent it: the upstream spelling.
@@ -68,6 +87,7 @@ const queryImpl: ServiceImpl<typeof Query> = {
   echo: (req, ctx) => create(EchoResponseSchema, { echo: req, height: ctx.height ?? 0n, metadataKeys: [...ctx.metadata.keys()].sort() }),
   sleep: async (req, ctx) => {
     seen.sleepAborted = new Promise((resolve) => ctx.signal.addEventListener('abort', () => resolve(ctx.signal.reason)));
+    seen.onSleepStart?.();
     const end = Date.now() + req.millis;
     while (Date.now() < end && !ctx.signal.aborted) await sleep(5);
     return { finished: !ctx.signal.aborted };
@@ -285,11 +305,17 @@ t.test('deadlines', async (t) => {
   const { server, client } = await startServer(t);
   // The handler would sleep ten minutes unless aborted: that an answer comes at all proves the
   // deadline, with no wall-clock assertion for a loaded machine to break.
+  // Connect and handshake first, so the deadline below is not spent on them (a fresh client's
+  // first call may take longer than the deadline on a loaded machine and never reach the handler).
+  const warm = await echo(client, 'warm-up');
+  t.notOk(warm.err, 'the connection is up');
   seen.sleepAborted = null;
+  const started = nextSleepStart();
   const r = await unary(client, '/chain.fixture.v1.Query/Sleep', SleepRequestSchema, SleepResponseSchema, create(SleepRequestSchema, { millis: 600_000 }), {}, {
-    deadline: Date.now() + 150,
+    deadline: Date.now() + 1000,
   });
   t.equal(r.err?.code, grpc.status.DEADLINE_EXCEEDED, 'the client sees DeadlineExceeded, without waiting for the handler');
+  await started;
   t.ok(seen.sleepAborted, 'the handler ran');
   const reason = (await seen.sleepAborted) as unknown as GrpcStatusError;
   t.ok(reason.grpcCode === GrpcCode.DeadlineExceeded || reason.grpcCode === GrpcCode.Canceled, 'the handler signal was aborted');
@@ -570,12 +596,13 @@ t.test('app bridge: JSON-shaped module query routes served as a typed service', 
 });
 
 t.test('graceful close lets in-flight calls finish and refuses new ones', async (t) => {
-  const server = new GrpcServer({ address: '127.0.0.1:0', router: makeRouter(), closeGraceMs: 3000 });
+  const server = new GrpcServer({ address: '127.0.0.1:0', router: makeRouter(), closeGraceMs: 30_000 }); // close() ends as soon as the call does
   await server.start();
   const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
   t.teardown(() => client.close());
+  const started = nextSleepStart();
   const inflight = unary(client, '/chain.fixture.v1.Query/Sleep', SleepRequestSchema, SleepResponseSchema, create(SleepRequestSchema, { millis: 300 }));
-  await sleep(100);
+  await started; // the call is in flight on the server, not merely sent
   const closed = server.close();
   const r = await inflight;
   t.notOk(r.err, 'the in-flight call completed');

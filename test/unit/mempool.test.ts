@@ -245,7 +245,10 @@ t.test('a hung recheck gives up after recheck_timeout and keeps the rest', async
   app.recheckGate = new Promise<void>(() => {});
   const start = Date.now();
   await commit(mp, 2n, [], []);
-  t.ok(Date.now() - start < 1000);
+  // Proves the recheck does not hang (the gate never opens), not how fast it gives up: a bound far
+  // above the 30 ms timeout, which a loaded machine's stalls cannot reach.
+  const took = Date.now() - start;
+  t.ok(took < 30_000, `the commit ended without the app's answer (${took} ms)`);
   t.same(txs(mp), ['h1', 'h2']);
 });
 

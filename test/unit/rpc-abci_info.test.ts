@@ -6,7 +6,7 @@
  */
 import { VERSION } from '../../src/version.js';
 import t from 'tap';
-import { startTestNode, waitHeight } from '../helpers/inproc.js';
+import { startTestNode, waitAtRest, waitHeight } from '../helpers/inproc.js';
 import { FIXTURES, viaPost, nodeOk3 as ok3, shape } from '../helpers/rpc3.js';
 
 const CACHED = 'public, max-age=86400';
@@ -15,11 +15,8 @@ t.test('abci_info on a running chain', async (t) => {
   const tn = await startTestNode({ flags: { 'consensus.create_empty_blocks': false } });
   t.teardown(() => tn.close());
   await waitHeight(tn, 1n);
-  // Let the chain come to rest (the proof block after an app-hash change may follow).
-  for (let h = -1n; h !== tn.ctx.storage.blocks.height(); ) {
-    h = tn.ctx.storage.blocks.height();
-    await new Promise((r) => setTimeout(r, 400));
-  }
+  // At rest: the proof block after an app-hash change has come, and nothing follows without txs.
+  await waitAtRest(tn);
   const r = await ok3(t, tn, 'abci_info', '', {});
   t.same(r.post, r.uri);
   t.same(r.ws, r.uri);

@@ -11,7 +11,7 @@ import { VERSION } from '../../src/version.js';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { QueryBalanceRequestSchema, QueryBalanceResponseSchema } from '../../src/gen/chain/bank/v1beta1/query_pb.js';
 import t from 'tap';
-import { startTestNode, waitHeight } from '../helpers/inproc.js';
+import { startTestNode, waitAtRest, waitHeight } from '../helpers/inproc.js';
 import { FIXTURES, nodeViaUri as viaUri, viaPost, viaWs, nodeOk3 as ok3, nodeErr3 as err3, shape } from '../helpers/rpc3.js';
 
 const FIELDS = ['code', 'log', 'info', 'index', 'key', 'value', 'proofOps', 'height', 'codespace'];
@@ -21,10 +21,8 @@ t.test('abci_query', async (t) => {
   const tn = await startTestNode({ flags: { 'consensus.create_empty_blocks': false } });
   t.teardown(() => tn.close());
   await waitHeight(tn, 1n);
-  for (let h = -1n; h !== tn.ctx.storage.blocks.height(); ) {
-    h = tn.ctx.storage.blocks.height();
-    await new Promise((r) => setTimeout(r, 400));
-  }
+  // At rest (no proof block due, no txs), so H stays the latest height for every subtest.
+  await waitAtRest(tn);
   const H = String(tn.ctx.storage.blocks.height());
 
   await t.test('/app/version: the version as value, at the latest height', async (t) => {

@@ -11,8 +11,10 @@ import type { ExecTxResult, ResponseCheckTx } from '../../src/abci/types.js';
 import { EventBus } from '../../src/events/bus.js';
 import { nullLogger } from '../../src/log.js';
 import { CListMempool } from '../../src/mempool/clist_mempool.js';
+import { txKey } from '../../src/mempool/mempool.js';
 import { SPEC_NAMES } from '../../src/names/index.js';
 import type { NodeRpcContext } from '../../src/rpc/node/context.js';
+import { subscriptionsFor } from '../../src/rpc/node/methods/events.js';
 import { mempoolRoutes } from '../../src/rpc/node/methods/info-mempool.js';
 import type { RouteContext } from '../../src/rpc/node/routes.js';
 import t from 'tap';
@@ -21,6 +23,15 @@ import { WsClient } from '../helpers/ws.js';
 import { FIXTURES, nodeViaUri as viaUri, viaPost, viaWs, nodeOk3 as ok3, nodeErr3 as err3, shape, sha256Hex, utf8 } from '../helpers/rpc3.js';
 
 import { transferTx, b64, hexArg, idleNode } from '../helpers/mempool-tx.js';
+
+/** Polls `cond` every 10 ms until it holds; fails after a generous deadline. */
+async function until(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 const DEFAULT_TX_RESULT = { code: 0, data: null, log: '', info: '', gas_wanted: '0', gas_used: '0', events: [], codespace: '' };
 
@@ -105,7 +116,8 @@ t.test('broadcast_tx_commit: timeout, cache and subscription errors', async (t) 
   await t.test('the same tx twice at once (two connections): the second is a cache hit', async (t) => {
     const tx = transferTx();
     const first = viaPost(tn, 'broadcast_tx_commit', { tx: b64(tx) });
-    await new Promise((r) => setTimeout(r, 50));
+    // The first call's CheckTx has put the tx in the pool (and its cache) before the second comes.
+    await until('the first call to check the tx', () => tn.ctx.mempool.has(txKey(tx)));
     const second = await viaPost(tn, 'broadcast_tx_commit', { tx: b64(tx) });
     t.same(second.body.error, { code: -32603, message: 'Internal error', data: 'error on broadcastTxCommit: tx already exists in cache' });
     t.equal((await first).body.error.data, 'timed out waiting for tx to be included in a block');
@@ -136,11 +148,16 @@ t.test('broadcast_tx_commit: max_subscriptions_per_client 0 refuses every call',
 
 t.test('broadcast_tx_commit: max_subscription_clients counts every client', async (t) => {
   // Two clients: the indexer service takes one, as on CometBFT's bus.
-  const tn = await idleNode({ json: true, flags: { 'rpc.timeout_broadcast_tx_commit': '300ms', 'rpc.max_subscription_clients': 2 } });
+  // A waiting call holds its client slot for timeout_broadcast_tx_commit: long enough that the
+  // slot is still held when the competing call comes, however loaded the machine.
+  const tn = await idleNode({ json: true, flags: { 'rpc.timeout_broadcast_tx_commit': '3s', 'rpc.max_subscription_clients': 2 } });
   t.teardown(() => tn.close());
+  const subs = subscriptionsFor(tn.ctx);
+  const base = subs.numClients();
+  t.equal(base, 1, 'the indexer service holds one client slot');
   // A waiting broadcast_tx_commit is a client.
   const first = viaPost(tn, 'broadcast_tx_commit', { tx: b64(transferTx()) });
-  await new Promise((r) => setTimeout(r, 50));
+  await until('the first call to hold a client slot', () => subs.numClients() > base);
   const second = await viaUri(tn, 'broadcast_tx_commit', `tx=${hexArg(transferTx())}`);
   t.same([second.status, second.body.error], [500, { code: -32603, message: 'Internal error', data: 'max_subscription_clients 2 reached' }]);
   await first;
@@ -156,8 +173,9 @@ t.test('broadcast_tx_commit: max_subscription_clients counts every client', asyn
   // And a waiting broadcast_tx_commit keeps a websocket from subscribing (the check works both ways).
   ws!.call({ jsonrpc: '2.0', id: 'unsub', method: 'unsubscribe_all', params: {} });
   t.same((await ws!.nextJson()).result, {});
+  await until('the websocket to release its slot', () => subs.numClients() === base);
   const waiting = viaPost(tn, 'broadcast_tx_commit', { tx: b64(transferTx()) });
-  await new Promise((r) => setTimeout(r, 50));
+  await until('the waiting call to hold a client slot', () => subs.numClients() > base);
   ws!.call({ jsonrpc: '2.0', id: 'sub2', method: 'subscribe', params: { query: "node.event='NewBlock'" } });
   t.same((await ws!.nextJson()).error, { code: -32603, message: 'Internal error', data: 'max_subscription_clients 2 reached' }, 'websocket refused');
   await waiting;

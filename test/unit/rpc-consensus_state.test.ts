@@ -6,18 +6,14 @@
  * against the `consensus_state` fixture.
  */
 import t from 'tap';
-import { startTestNode, waitHeight } from '../helpers/inproc.js';
+import { startTestNode, waitAtRest, waitHeight } from '../helpers/inproc.js';
 import { FIXTURES, nodeViaUri as viaUri, viaWs, nodeOk3 as ok3, shape } from '../helpers/rpc3.js';
 
 t.test('consensus_state on a chain at rest', async (t) => {
   const tn = await startTestNode({ flags: { 'consensus.create_empty_blocks': false } });
   t.teardown(() => tn.close());
   await waitHeight(tn, 1n);
-  for (let i = 0; i < 20; i++) {
-    const before = JSON.stringify(tn.ctx.consensus.roundStateSimpleJSON());
-    await new Promise((r) => setTimeout(r, 300));
-    if (JSON.stringify(tn.ctx.consensus.roundStateSimpleJSON()) === before) break;
-  }
+  await waitAtRest(tn);
   const r = await ok3(t, tn, 'consensus_state', '', {});
   t.same(r.post, r.uri, 'JSON-RPC = URI');
   t.same(r.ws, r.uri, 'websocket = URI');

@@ -6,7 +6,7 @@
  * Over URI, JSON-RPC and websocket.
  */
 import t, { type Test } from 'tap';
-import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
+import { startTestNode, waitAtRest, waitHeight, type TestNode } from '../helpers/inproc.js';
 import { viaPost, viaWs, nodeOk3 as ok3 } from '../helpers/rpc3.js';
 
 /** RoundState's fields in Go struct order (spec §2.2 lists the same set). */
@@ -93,11 +93,7 @@ t.test('dump_consensus_state on a chain at rest', async (t) => {
   t.teardown(() => tn.close());
   await waitHeight(tn, 1n);
   let rs: any;
-  for (let i = 0; i < 20; i++) {
-    const before = JSON.stringify(tn.ctx.consensus.roundStateJSON());
-    await new Promise((r) => setTimeout(r, 300));
-    if (JSON.stringify(tn.ctx.consensus.roundStateJSON()) === before) break;
-  }
+  await waitAtRest(tn);
   const r = await ok3(t, tn, 'dump_consensus_state', '', {});
   t.same(r.post, r.uri, 'JSON-RPC = URI');
   t.same(r.ws, r.uri, 'websocket = URI');
@@ -148,7 +144,8 @@ t.test('dump_consensus_state while blocks are made: proposal and part sets', asy
 t.test('dump_consensus_state with [compat] upstream-names emits the upstream key type', async (t) => {
   const tn = await startTestNode({ flags: { 'consensus.create_empty_blocks': false, 'compat.upstream-names': true } });
   t.teardown(() => tn.close());
-  await waitHeight(tn, 1n);
+  // At rest, not in the middle of the proof block (where locked_round would be 0).
+  await waitAtRest(tn);
   const r = await viaWs(tn, 'dump_consensus_state', {});
   checkDump(t, r.result, tn, 'tendermint/PubKeyEd25519');
 });
