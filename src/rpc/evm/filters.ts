@@ -22,7 +22,7 @@ type Filter =
   | { kind: 'logs'; criteria: Record<string, unknown>; last: bigint; polled: number; once: boolean };
 
 /** rpc/subscription.go NewID: 16 random bytes, hex, leading zeros trimmed. */
-function newId(): string {
+export function newId(): string {
   const h = randomBytes(16).toString('hex').replace(/^0+/, '');
   return `0x${h === '' ? '0' : h}`;
 }

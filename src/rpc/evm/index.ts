@@ -11,19 +11,24 @@ import type { Route } from '../jsonrpc/methods.js';
 import type { EvmRpcDeps } from './deps.js';
 import { ethMethods } from './eth.js';
 import { netMethods } from './net.js';
+import { peekEvmSubscriptions, subscribeMethods } from './subscribe.js';
 import { web3Methods } from './web3.js';
 
 export { evmRpcDeps, type EvmRpcDeps, type NodeParts } from './deps.js';
 
-/** The namespaces with method modules so far. */
-export const EVM_RPC_NAMESPACES = { eth: ethMethods, net: netMethods, web3: web3Methods } as const;
+/** The namespaces with method modules so far (eth: with eth_subscribe / eth_unsubscribe, subscribe.ts). */
+export const EVM_RPC_NAMESPACES = {
+  eth: (d: EvmRpcDeps, log?: Logger) => [...ethMethods(d), ...subscribeMethods(d, log)],
+  net: netMethods,
+  web3: web3Methods,
+} as const;
 
 /** Every method of the enabled namespaces (unknown or not yet built namespaces add nothing). */
-export function evmRpcMethods(deps: EvmRpcDeps, api: readonly string[]): Route[] {
+export function evmRpcMethods(deps: EvmRpcDeps, api: readonly string[], logger?: Logger): Route[] {
   const out: Route[] = [];
   for (const ns of new Set(api)) {
-    const build = (EVM_RPC_NAMESPACES as Record<string, ((d: EvmRpcDeps) => Route[]) | undefined>)[ns];
-    if (build !== undefined) out.push(...build(deps));
+    const build = (EVM_RPC_NAMESPACES as Record<string, ((d: EvmRpcDeps, log?: Logger) => Route[]) | undefined>)[ns];
+    if (build !== undefined) out.push(...build(deps, logger));
   }
   return out;
 }
@@ -48,7 +53,7 @@ export interface EvmRpc {
 }
 
 export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
-  const table = gethTable(evmRpcMethods(opts.deps, opts.api));
+  const table = gethTable(evmRpcMethods(opts.deps, opts.api, opts.logger));
   const make = (laddr: string) =>
     new GethRpcServer({ laddr, methods: table, logger: opts.logger, batchItemLimit: opts.batchRequestLimit, batchResponseMaxSize: opts.batchResponseMaxSize });
   const http = make(opts.address);
@@ -67,6 +72,8 @@ export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
     port: http.port,
     wsPort: ws?.port ?? null,
     close: async () => {
+      // Subscriptions end before their connections (a registry exists once someone subscribed).
+      peekEvmSubscriptions(opts.deps)?.close();
       await ws?.close();
       await http.close();
     },
