@@ -361,6 +361,7 @@ class EvmSink implements SubscriberSink {
   /** subscription id → its matcher, while subscribed. */
   readonly subs = new Map<string, EvmMatcher>();
   private stalledSince = 0;
+  private dropping = false;
 
   constructor(
     private readonly ws: WsConnection,
@@ -386,7 +387,8 @@ class EvmSink implements SubscriberSink {
     const b = this.ws.bufferedAmount();
     if (b <= WS_MIN_PUSH_HIGH_WATER) this.stalledSince = 0;
     else if (this.stalledSince === 0) this.stalledSince = Date.now();
-    else if (Date.now() - this.stalledSince >= WS_WRITE_WAIT_MS && !this.ws.closed) {
+    else if (Date.now() - this.stalledSince >= WS_WRITE_WAIT_MS && !this.ws.closed && !this.dropping) {
+      this.dropping = true;
       this.log?.info('closing slow websocket subscriber', { conn: this.ws.id, buffered: b });
       this.onSlow();
       const ws = this.ws;
