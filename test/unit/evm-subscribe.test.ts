@@ -12,6 +12,8 @@ import { ethers } from 'ethers';
 import { bytesToHex } from '@ethereumjs/util';
 import { createEvmCommon } from '../../src/evm/common.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
+import { EventBus } from '../../src/events/bus.js';
+import { Subscriptions, type Notification, type SubscriberSink, type Subscription } from '../../src/events/subscriptions.js';
 import { EVM_FEED_TYPES, evmSubscriptionsFor } from '../../src/rpc/evm/subscribe.js';
 import { deployData, loadToken, makeKeys, signTx, transferData, TRANSFER_TOPIC } from '../helpers/evm.js';
 import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
@@ -132,6 +134,68 @@ async function deployToken(env: Env): Promise<string> {
   return env.token;
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A subscriber whose backlog the test sets. */
+class FakeSink implements SubscriberSink {
+  backlog = 0;
+  closed = false;
+  readonly got: Array<{ key: string; item: unknown }> = [];
+  private readonly closers: Array<() => void> = [];
+  constructor(readonly id: string) {}
+  deliver(sub: Subscription, _n: Notification, item?: unknown) {
+    this.got.push({ key: sub.key, item });
+    return 'sent' as const;
+  }
+  canceled() {
+    return 'sent' as const;
+  }
+  bufferedAmount(): number {
+    return this.backlog;
+  }
+  onClose(l: () => void) {
+    this.closers.push(l);
+    return () => {};
+  }
+  close(): void {
+    this.closed = true;
+    for (const l of this.closers) l();
+  }
+}
+
+t.test('the registry with matchers: items one by one, inactive until activated, a full buffer drops the client', async (t) => {
+  const bus = new EventBus();
+  const subs = new Subscriptions({ bus, maxClients: 2, maxSubscriptionsPerClient: 2, bufferSize: 5, closeOnSlowClient: true, highWaterBytes: 1000, flushIntervalMs: 5, eventMap: () => ({}) });
+  const a = new FakeSink('a');
+  const items = { select: (n: Notification) => (n.msg.data as number[]).map((x) => x * 10) };
+  const sa = subs.add(a, { key: '0x1', label: 'logs', requestId: 1, matcher: items, inactive: true });
+  t.throws(() => subs.add(a, { key: '0x1', label: 'logs', requestId: 2, matcher: items }), { code: 'ALREADY_SUBSCRIBED' });
+  bus.publish({ type: 'x', data: [1, 2], attributes: {} });
+  await sleep(20);
+  t.same(a.got, [], 'nothing before activation');
+  subs.activate(sa);
+  t.same(a.got, [{ key: '0x1', item: 10 }, { key: '0x1', item: 20 }], 'then what was published since the subscription, item by item');
+  bus.publish({ type: 'x', data: [], attributes: {} });
+  bus.publish({ type: 'x', data: [3], attributes: {} });
+  await sleep(20);
+  t.same(a.got.map((g) => g.item), [10, 20, 30], 'an empty list delivers nothing');
+  subs.add(a, { key: '0x2', label: 'newHeads', requestId: 3, matcher: { select: () => true } });
+  t.throws(() => subs.add(a, { key: '0x3', label: 'x', requestId: 4, matcher: { select: () => true } }), { code: 'MAX_SUBSCRIPTIONS_PER_CLIENT' });
+  t.equal(subs.remove('a', '0x2'), true);
+  t.equal(subs.remove('a', '0x2'), false, 'removed once');
+
+  // Behind: items wait in the buffer (5); the sixth drops the client.
+  a.backlog = 5000;
+  bus.publish({ type: 'x', data: [4, 5, 6, 7, 8], attributes: {} });
+  await sleep(20);
+  t.equal(subs.stats().buffered, 5, 'five items buffered');
+  t.notOk(a.closed);
+  bus.publish({ type: 'x', data: [9], attributes: {} });
+  await sleep(20);
+  t.ok(a.closed, 'the client is closed');
+  t.same(subs.stats(), { clients: 0, subscriptions: 0, buffered: 0, delivered: 3, dropped: 6, canceled: 1, droppedClients: 1 });
+});
+
 t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncing', async (t) => {
   const env = await startEnv();
   t.teardown(() => env.tn.close());
@@ -210,6 +274,21 @@ t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncin
   for (const s of [subs.otherAddr, subs.otherTopic]) {
     await t.rejects(c.note(s, 1_500), /no websocket message in time/, 'nothing for a filter no log matches');
   }
+
+  // A busy block: many logs at once, every one delivered, in order.
+  const tokenBytes = Buffer.from(token.slice(2), 'hex');
+  const common = createEvmCommon({ chainId: env.chainId });
+  const burst = Array.from({ length: 40 }, (_, i) => signTx(common, KEY, { nonce: env.nonce++, to: tokenBytes, data: transferData(R2!.address, BigInt(i + 1)), gasLimit: 200_000n }));
+  const hashes = await Promise.all(burst.map((tx) => ok(env.http, 'eth_sendRawTransaction', [hex(tx.serialize())])));
+  t.same(await logOf(subs.all), r3.logs[0], 'the last transfer first');
+  const got: any[] = [];
+  for (let i = 0; i < burst.length; i++) got.push(await logOf(subs.all));
+  t.same(got.map((l) => l.transactionHash), hashes, 'one log per tx, in nonce (= execution) order');
+  for (let i = 1; i < got.length; i++) {
+    const [p, q] = [got[i - 1], got[i]];
+    if (!(BigInt(q.blockNumber) > BigInt(p.blockNumber) || (q.blockNumber === p.blockNumber && BigInt(q.logIndex) > BigInt(p.logIndex)))) t.fail(`log ${i} out of order`);
+  }
+  t.ok(new Set(got.map((l) => l.blockNumber)).size < got.length, `several logs per block (${new Set(got.map((l) => l.blockNumber)).size} blocks)`);
 
   // eth_unsubscribe: true once, then not found; no more notifications.
   t.same((await c.call('eth_unsubscribe', [heads])).result, true);
