@@ -14,7 +14,8 @@ import { createEvmCommon } from '../../src/evm/common.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
 import { EventBus } from '../../src/events/bus.js';
 import { Subscriptions, type Notification, type SubscriberSink, type Subscription } from '../../src/events/subscriptions.js';
-import { EVM_FEED_TYPES, evmSubscriptionsFor } from '../../src/rpc/evm/subscribe.js';
+import type { EvmRpcDeps } from '../../src/rpc/evm/deps.js';
+import { EVM_FEED_TYPES, EvmFeed, evmSubscriptionsFor } from '../../src/rpc/evm/subscribe.js';
 import { deployData, loadToken, makeKeys, signTx, transferData, TRANSFER_TOPIC } from '../helpers/evm.js';
 import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
 import { WsClient } from '../helpers/ws.js';
@@ -194,6 +195,41 @@ t.test('the registry with matchers: items one by one, inactive until activated, 
   await sleep(20);
   t.ok(a.closed, 'the client is closed');
   t.same(subs.stats(), { clients: 0, subscriptions: 0, buffered: 0, delivered: 3, dropped: 6, canceled: 1, droppedClients: 1 });
+});
+
+t.test('syncing: a status when block sync starts, false when it ends', async (t) => {
+  let catchingUp = false;
+  const bus = new EventBus();
+  const deps = {
+    bus,
+    mempool: {},
+    catchingUp: () => catchingUp,
+    lastHeight: () => 7n,
+    blocks: { base: () => 1n, height: () => 40n, loadBlock: () => null, loadBlockMeta: () => null },
+  } as unknown as EvmRpcDeps;
+  const feed = new EvmFeed(deps);
+  const got: string[] = [];
+  const off = feed.subscribe((m) => m.type === EVM_FEED_TYPES.syncing && got.push((m.data as { result: string }).result));
+  t.equal(bus.listenerCount, 1, 'the feed listens to the bus while it has a listener');
+  const block = async (h: bigint) => {
+    bus.publish({ type: 'NewBlock', data: { block: { header: { height: h } } }, attributes: {} });
+    await until(`block ${h} handled`, () => feed.pendingRenders === 0 || undefined, 10_000);
+  };
+  await block(3n);
+  t.same(got, [], 'no change, nothing said');
+  catchingUp = true;
+  await block(4n);
+  t.equal(got.length, 1);
+  const status = JSON.parse(got[0]!);
+  t.equal(status.syncing, true);
+  t.same([status.status.StartingBlock, status.status.CurrentBlock, status.status.HighestBlock], [4, 7, 40], 'ethereum.SyncProgress: Go field names, decimal numbers');
+  await block(5n);
+  t.equal(got.length, 1, 'at most one status a minute while syncing');
+  catchingUp = false;
+  await block(6n);
+  t.same(got.slice(1), ['false'], 'false when done');
+  off();
+  t.equal(bus.listenerCount, 0, 'and lets go of the bus with its last listener');
 });
 
 t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncing', async (t) => {
