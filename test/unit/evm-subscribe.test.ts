@@ -432,7 +432,7 @@ t.test('a client that stops reading is dropped; blocks and other subscribers go 
   }
   const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
   t.comment(`${published} notifications of ${raw.length * 2} bytes published before the drop; heap+external ${mib(base.heapUsed + base.external)} → peak ${mib(peakHeap)}, RSS ${mib(base.rss)} → peak ${mib(peakRss)}`);
-  t.equal(subs.droppedClients(), 1, 'the slow client was dropped');
+  t.ok(subs.droppedClients() >= 1, 'the slow client was dropped');
   await until('only the fast client left', () => (subs.registry.stats().clients === 1 && subs.registry.stats().subscriptions === 1) || undefined, 10_000);
 
   // Blocks keep coming and the reading client keeps receiving them, in order.
