@@ -367,6 +367,21 @@ export class Subscriptions {
     return true;
   }
 
+  /**
+   * Drops a client as slow by the caller's own rule (as a full buffer does with
+   * `closeOnSlowClient`: counted once, subscriptions ended, connection closed); false when the
+   * client is not (or no longer) here.
+   */
+  dropSlowClient(clientId: string): boolean {
+    const client = this.clients.get(clientId);
+    if (!client || client.gone) return false;
+    this.droppedClients++;
+    this.opts.metrics?.droppedClients?.inc();
+    this.removeClient(client);
+    client.sink.close();
+    return true;
+  }
+
   private checkOpen(): void {
     if (this.closedReason !== null) throw new SubscriptionError('CLOSED', `subscription server stopped (${this.closedReason})`);
   }

@@ -195,6 +195,12 @@ t.test('the registry with matchers: items one by one, inactive until activated, 
   await sleep(20);
   t.ok(a.closed, 'the client is closed');
   t.same(subs.stats(), { clients: 0, subscriptions: 0, buffered: 0, delivered: 3, dropped: 6, canceled: 1, droppedClients: 1 });
+  t.equal(subs.dropSlowClient('a'), false, 'a client already gone is not dropped (or counted) again');
+  const b = new FakeSink('b');
+  subs.add(b, { key: '0x9', label: 'newHeads', requestId: 1, matcher: { select: () => true } });
+  t.equal(subs.dropSlowClient('b'), true, "the caller's own slow-client rule");
+  t.ok(b.closed);
+  t.same([subs.stats().clients, subs.stats().droppedClients], [0, 2]);
 });
 
 t.test('syncing: a status when block sync starts, false when it ends', async (t) => {
@@ -432,7 +438,7 @@ t.test('a client that stops reading is dropped; blocks and other subscribers go 
   }
   const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
   t.comment(`${published} notifications of ${raw.length * 2} bytes published before the drop; heap+external ${mib(base.heapUsed + base.external)} → peak ${mib(peakHeap)}, RSS ${mib(base.rss)} → peak ${mib(peakRss)}`);
-  t.ok(subs.droppedClients() >= 1, 'the slow client was dropped');
+  t.equal(subs.droppedClients(), 1, 'the slow client was dropped, counted once');
   await until('only the fast client left', () => (subs.registry.stats().clients === 1 && subs.registry.stats().subscriptions === 1) || undefined, 10_000);
 
   // Blocks keep coming and the reading client keeps receiving them, in order.

@@ -309,8 +309,6 @@ export interface EvmSubscriptions {
   readonly feed: EvmFeed;
   /** Connections closed as slow (buffer full, or backlogged for 10 s). */
   droppedClients(): number;
-  /** Counts a connection closed for a backlog that did not shrink in time. */
-  noteSlowDrop(): void;
   close(): void;
 }
 
@@ -322,7 +320,6 @@ export function evmSubscriptionsFor(deps: EvmRpcDeps, log?: Logger): EvmSubscrip
   if (r) return r;
   const limits = deps.subscriptionLimits ?? SUBSCRIPTION_DEFAULTS;
   const feed = new EvmFeed(deps, log);
-  let slowDrops = 0;
   const registry = new Subscriptions({
     bus: feed,
     maxClients: limits.clients,
@@ -338,11 +335,7 @@ export function evmSubscriptionsFor(deps: EvmRpcDeps, log?: Logger): EvmSubscrip
   r = {
     registry,
     feed,
-    droppedClients: () => registry.stats().droppedClients + slowDrops,
-    noteSlowDrop: () => {
-      slowDrops++;
-      deps.subscriptionMetrics?.droppedClients?.inc();
-    },
+    droppedClients: () => registry.stats().droppedClients,
     close: () => registry.close(),
   };
   registries.set(deps, r);
@@ -365,7 +358,7 @@ class EvmSink implements SubscriberSink {
 
   constructor(
     private readonly ws: WsConnection,
-    private readonly onSlow: () => void,
+    private readonly onSlow: () => unknown,
     private readonly log?: Logger,
   ) {}
 
@@ -390,9 +383,8 @@ class EvmSink implements SubscriberSink {
     else if (Date.now() - this.stalledSince >= WS_WRITE_WAIT_MS && !this.ws.closed && !this.dropping) {
       this.dropping = true;
       this.log?.info('closing slow websocket subscriber', { conn: this.ws.id, buffered: b });
-      this.onSlow();
-      const ws = this.ws;
-      queueMicrotask(() => ws.close());
+      // Not on the registry's stack (it is iterating this client); once, however it goes first.
+      queueMicrotask(this.onSlow);
     }
     return b;
   }
@@ -444,7 +436,7 @@ export function subscribeMethods(deps: EvmRpcDeps, log?: Logger): Route[] {
   const sinkOf = (ws: WsConnection, subs: EvmSubscriptions) => {
     let s = sinks.get(ws);
     if (!s) {
-      const sink = new EvmSink(ws, () => subs.noteSlowDrop(), log);
+      const sink = new EvmSink(ws, () => subs.registry.dropSlowClient(ws.id), log);
       ws.onClose(() => sink.subs.clear());
       sinks.set(ws, sink);
       s = sink;
