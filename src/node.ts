@@ -41,7 +41,7 @@ import { RawJson } from './rpc/node/errors.js';
 import { routes } from './rpc/node/routes.js';
 import { marshalJson } from './rpc/server/gojson.js';
 import { NodeRpcServer } from './rpc/node/server.js';
-import { evmRpcDeps, startEvmRpc } from './rpc/evm/index.js';
+import { evmRpcDeps, startEvmRpc, type EvmRpcDeps } from './rpc/evm/index.js';
 import { COMET_COMPAT_VERSION, statusResult } from './rpc/node/status.js';
 import type { Listening } from './rpc/server/uws.js';
 import { Executor, maxDataBytes, zeroBlockId } from './state/execution.js';
@@ -86,6 +86,10 @@ export interface ChaindNode extends RunningNode {
   metricsPort: number | null;
   /** The EVM JSON-RPC's port (`[json-rpc] address`), null when not enabled. */
   evmRpcPort: number | null;
+  /** `[json-rpc] ws-address`'s port when it is a server of its own, else null. */
+  evmWsPort: number | null;
+  /** What the EVM JSON-RPC reads (tests reach its subscription registry through it), or null. */
+  evmDeps: EvmRpcDeps | null;
 }
 
 /** The node's error for a start-up it refuses; the CLI prints the message alone. */
@@ -433,16 +437,21 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     }
 
     let evmRpcPort: number | null = null;
+    let evmWsPort: number | null = null;
+    let evmDeps: EvmRpcDeps | null = null;
     if (appConfig.jsonRpc.enable && app.evm) {
       const j = appConfig.jsonRpc;
       // Private methods (personal_*, eth_sign, …) need a JWT over config/jwt.hex; without the file none is accepted.
       const jwtSecret = fs.existsSync(paths.jwtSecret) ? readJwtSecret(paths.jwtSecret, displayPath(paths.home, paths.jwtSecret)) : undefined;
       const keystore = new Keystore(paths.keystoreDir, j.lightKdf ? { scrypt: { n: LIGHT_SCRYPT_N, p: LIGHT_SCRYPT_P } } : {});
-      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock });
+      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock,
+        catchingUp: () => sync.syncing, bus, subscriptionLimits: { clients: j.subscriptionClientsCap, perClient: j.subscriptionsPerClientCap, buffer: j.subscriptionBuffer }, subscriptionMetrics: metrics?.evmSubscriptions });
+      evmDeps = deps;
       const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }), ...(jwtSecret ? { jwtSecret } : {}) });
       parts.push({ name: 'EVM JSON-RPC', close: () => evmRpc.close() });
       log.info('EVM JSON-RPC listening', { addr: j.address, port: evmRpc.port });
       evmRpcPort = evmRpc.port;
+      evmWsPort = evmRpc.wsPort;
     }
 
     let metricsServer: Listening | null = null;
@@ -467,6 +476,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       restPort,
       metricsPort: metricsServer?.port ?? null,
       evmRpcPort,
+      evmWsPort,
+      evmDeps,
       close() {
         closing ??= (async () => {
           log.info('shutting down');

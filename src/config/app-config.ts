@@ -54,6 +54,12 @@ export interface JsonRpcConfig {
   /** ether */
   txfeeCap: number;
   filterCap: number;
+  /** eth_subscribe: websocket connections holding subscriptions (0: unlimited). */
+  subscriptionClientsCap: number;
+  /** eth_subscribe: subscriptions per connection (0: unlimited). */
+  subscriptionsPerClientCap: number;
+  /** eth_subscribe: notifications buffered per subscription while its client is behind. */
+  subscriptionBuffer: number;
   feehistoryCap: number;
   logsCap: number;
   blockRangeCap: number;
@@ -261,6 +267,19 @@ const jsonRpc: SectionSpec = {
     { key: 'evm-timeout', kind: { t: 'duration' }, def: 5_000, doc: 'Timeout of eth_call and eth_estimateGas; 0 = none.' },
     { key: 'txfee-cap', kind: { t: 'float', min: 0 }, def: 1, doc: 'Fee cap for send-transaction variants, in ether; 0 = none.' },
     { key: 'filter-cap', kind: nonNeg, def: 200, doc: 'Maximum number of installed filters; 0 = unlimited.' },
+    {
+      key: 'subscription-clients-cap',
+      kind: nonNeg,
+      def: 100,
+      doc: 'Maximum number of websocket connections holding eth_subscribe subscriptions; 0 = unlimited.',
+    },
+    { key: 'subscriptions-per-client-cap', kind: nonNeg, def: 32, doc: 'Maximum number of eth_subscribe subscriptions of one websocket connection; 0 = unlimited.' },
+    {
+      key: 'subscription-buffer',
+      kind: { t: 'int', min: 1 },
+      def: 1024,
+      doc: 'Notifications one subscription buffers while its client has over 1 MiB unread; a client\nthat fills it, or stays over 1 MiB behind for 10 s, is disconnected.',
+    },
     { key: 'feehistory-cap', kind: nonNeg, def: 100, doc: 'Maximum block count of eth_feeHistory.' },
     { key: 'logs-cap', kind: nonNeg, def: 10_000, doc: 'Maximum number of results of eth_getLogs.' },
     { key: 'block-range-cap', kind: nonNeg, def: 10_000, doc: 'Maximum block range of eth_getLogs.' },

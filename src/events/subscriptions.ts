@@ -36,6 +36,11 @@
  *   with `reason: slow client` (rpc/core/events.go closeIfSlow) and the connection closed.
  * Memory per client is therefore bounded by its subscriptions × buffer size × shared messages, and
  * nothing a client does (or fails to do) reaches the publisher.
+ *
+ * Other subscription dialects use the same registry through `add()`: a subscription is then a
+ * `SubscriptionMatcher` (what to deliver of each message: nothing, the message, or several items,
+ * one notification each) under a key of the caller's choosing. The EVM JSON-RPC's `eth_subscribe`
+ * (src/rpc/evm/subscribe.ts) is one, with its own registry, limits and feed.
  */
 import type { Logger } from '../log.js';
 import { txHash } from '../types/hashing.js';
@@ -95,11 +100,35 @@ export interface Subscription {
   readonly clientId: string;
   /** The JSON-RPC id of the subscribe request: every notification reuses it. */
   readonly requestId: string | number;
-  /** The query exactly as sent (notifications echo it). */
+  /** The query exactly as sent (notifications echo it); other dialects: a label for logs. */
   readonly query: string;
   /** Canonical form, `tm.event` spelled `node.event`: the per-client key. */
   readonly key: string;
-  readonly compiled: Query;
+  readonly matcher: SubscriptionMatcher;
+}
+
+/**
+ * What a subscription takes of each published message: `false` (or an empty list) nothing, `true`
+ * the message as one notification, a list: one notification per item, in order (each item counts
+ * against the subscription's buffer).
+ */
+export interface SubscriptionMatcher {
+  select(n: Notification): boolean | readonly unknown[];
+}
+
+/** A subscription of another dialect, for Subscriptions.add(). */
+export interface SubscriptionSpec {
+  /** The per-client key; a second subscription under the same key is `already subscribed`. */
+  key: string;
+  /** For logs. */
+  label: string;
+  requestId: string | number;
+  matcher: SubscriptionMatcher;
+  /**
+   * Inactive: notifications wait in the subscription's buffer until activate() (geth sends none
+   * before the subscribe answer, rpc/subscription.go Notifier.activate).
+   */
+  inactive?: boolean;
 }
 
 /** Where a client's notifications go: the websocket connection, adapted by the RPC layer. */
@@ -107,8 +136,11 @@ export interface SubscriberSink {
   /** The client id that limits count. */
   readonly id: string;
   readonly closed: boolean;
-  /** Writes one notification. `dropped`: not taken now (it stays buffered and is retried). */
-  deliver(sub: Subscription, n: Notification): DeliverResult;
+  /**
+   * Writes one notification (`item`: the matcher's item, for subscriptions whose matcher returns
+   * a list). `dropped`: not taken now (it stays buffered and is retried).
+   */
+  deliver(sub: Subscription, n: Notification, item?: unknown): DeliverResult;
   /** Tells the client its subscription was cancelled. */
   canceled(sub: Subscription, reason: string): DeliverResult;
   /** Bytes accepted but not yet written. */
@@ -142,6 +174,8 @@ export interface SubscriptionsOptions {
   /** A client with more unwritten bytes than this is behind: its notifications wait in buffers. */
   highWaterBytes: number;
   flushIntervalMs?: number;
+  /** The composite-key map of a message (default: CometBFT's, cometEventMap). */
+  eventMap?: (msg: BusMessage) => Record<string, string[]>;
   metrics?: SubscriptionMetrics;
   logger?: Logger;
 }
@@ -162,14 +196,28 @@ export interface SubscriptionStats {
   droppedClients: number;
 }
 
+/** A query as a matcher: the message itself when the query matches its event map. */
+class QueryMatcher implements SubscriptionMatcher {
+  constructor(readonly compiled: Query) {}
+  select(n: Notification): boolean {
+    return this.compiled.matches(n.events, n.msg.type);
+  }
+}
+
+interface Queued {
+  n: Notification;
+  item: unknown;
+}
+
 class Sub implements Subscription {
-  readonly queue: Notification[] = [];
+  readonly queue: Queued[] = [];
+  active = true;
   constructor(
     readonly clientId: string,
     readonly requestId: string | number,
     readonly query: string,
     readonly key: string,
-    readonly compiled: Query,
+    readonly matcher: SubscriptionMatcher,
     /** Messages published up to this sequence number predate the subscription. */
     readonly afterSeq: number,
   ) {}
@@ -271,21 +319,76 @@ export class Subscriptions {
   private closedReason: string | null = null;
   private readonly flushMs: number;
 
+  private readonly eventMap: (msg: BusMessage) => Record<string, string[]>;
+
   constructor(private readonly opts: SubscriptionsOptions) {
     this.flushMs = opts.flushIntervalMs ?? FLUSH_INTERVAL_MS;
+    this.eventMap = opts.eventMap ?? cometEventMap;
   }
 
   /** Subscribes `sink` to `query`; throws SubscriptionError with CometBFT's message. */
   subscribe(sink: SubscriberSink, query: string, requestId: string | number): Subscription {
-    if (this.closedReason !== null) throw new SubscriptionError('CLOSED', `subscription server stopped (${this.closedReason})`);
-    let client = this.clients.get(sink.id);
+    this.checkOpen();
     const limit = this.limitError(sink.id);
     if (limit) throw limit;
     // Go's len() counts bytes.
     if (Buffer.byteLength(query, 'utf8') > MAX_QUERY_LENGTH) throw new SubscriptionError('QUERY_TOO_LONG', 'maximum query length exceeded');
     const compiled = compileQuery(query);
-    const key = compiled.toNormalizedString();
-    if (client?.subs.has(key)) throw new SubscriptionError('ALREADY_SUBSCRIBED', 'already subscribed');
+    return this.insert(sink, { key: compiled.toNormalizedString(), label: query, requestId, matcher: new QueryMatcher(compiled) });
+  }
+
+  /**
+   * Subscribes `sink` with a matcher of another dialect (limits as subscribe(): the caller may
+   * word the SubscriptionError codes its own way).
+   */
+  add(sink: SubscriberSink, spec: SubscriptionSpec): Subscription {
+    this.checkOpen();
+    const limit = this.limitError(sink.id);
+    if (limit) throw limit;
+    return this.insert(sink, spec);
+  }
+
+  /** Lets an inactive subscription (SubscriptionSpec.inactive) deliver what it buffered, and more. */
+  activate(sub: Subscription): void {
+    const s = sub as Sub;
+    if (s.active) return;
+    s.active = true;
+    const client = this.clients.get(s.clientId);
+    if (client && client.subs.get(s.key) === s && s.queue.length > 0) this.flush(client);
+  }
+
+  /** Removes the client's subscription under `key` (add()'s key); false when there is none. */
+  remove(clientId: string, key: string): boolean {
+    const client = this.clients.get(clientId);
+    const sub = client?.subs.get(key);
+    if (!client || !sub) return false;
+    this.removeSub(client, sub);
+    this.forgetIfIdle(client);
+    return true;
+  }
+
+  /**
+   * Drops a client as slow by the caller's own rule (as a full buffer does with
+   * `closeOnSlowClient`: counted once, subscriptions ended, connection closed); false when the
+   * client is not (or no longer) here.
+   */
+  dropSlowClient(clientId: string): boolean {
+    const client = this.clients.get(clientId);
+    if (!client || client.gone) return false;
+    this.droppedClients++;
+    this.opts.metrics?.droppedClients?.inc();
+    this.removeClient(client);
+    client.sink.close();
+    return true;
+  }
+
+  private checkOpen(): void {
+    if (this.closedReason !== null) throw new SubscriptionError('CLOSED', `subscription server stopped (${this.closedReason})`);
+  }
+
+  private insert(sink: SubscriberSink, spec: SubscriptionSpec): Subscription {
+    let client = this.clients.get(sink.id);
+    if (client?.subs.has(spec.key)) throw new SubscriptionError('ALREADY_SUBSCRIBED', 'already subscribed');
     if (sink.closed) throw new SubscriptionError('CLOSED', 'connection closed');
 
     if (!client) {
@@ -294,9 +397,10 @@ export class Subscriptions {
       this.clients.set(sink.id, c);
       client = c;
     }
-    const sub = new Sub(sink.id, requestId, query, key, compiled, this.seq);
+    const sub = new Sub(sink.id, spec.requestId, spec.label, spec.key, spec.matcher, this.seq);
+    if (spec.inactive) sub.active = false;
     if (client.subs.size === 0) this.subscribedClients++;
-    client.subs.set(key, sub);
+    client.subs.set(spec.key, sub);
     this.numSubs++;
     this.attach();
     this.updateGauges();
@@ -327,8 +431,9 @@ export class Subscriptions {
    */
   limitError(clientId: string): SubscriptionError | null {
     const { maxClients, maxSubscriptionsPerClient } = this.opts;
-    if (this.numClients() >= maxClients) return new SubscriptionError('MAX_CLIENTS', `max_subscription_clients ${maxClients} reached`);
-    if (this.numClientSubscriptions(clientId) >= maxSubscriptionsPerClient) {
+    // 0: no limit (the EVM registry's caps; CometBFT's own are positive).
+    if (maxClients > 0 && this.numClients() >= maxClients) return new SubscriptionError('MAX_CLIENTS', `max_subscription_clients ${maxClients} reached`);
+    if (maxSubscriptionsPerClient > 0 && this.numClientSubscriptions(clientId) >= maxSubscriptionsPerClient) {
       return new SubscriptionError('MAX_SUBSCRIPTIONS_PER_CLIENT', `max_subscriptions_per_client ${maxSubscriptionsPerClient} reached`);
     }
     return null;
@@ -428,8 +533,10 @@ export class Subscriptions {
         for (const sub of client.subs.values()) {
           if (sub.afterSeq >= p.seq) continue;
           try {
-            n ??= { seq: p.seq, msg: p.msg, events: cometEventMap(p.msg) };
-            if (sub.compiled.matches(n.events, p.msg.type)) this.offer(client, sub, n);
+            n ??= { seq: p.seq, msg: p.msg, events: this.eventMap(p.msg) };
+            const picked = sub.matcher.select(n);
+            if (picked === true) this.offer(client, sub, n, undefined);
+            else if (picked !== false) for (const item of picked) if (!client.gone && client.subs.get(sub.key) === sub) this.offer(client, sub, n, item);
           } catch (e) {
             this.opts.logger?.error('event delivery failed', { client: client.sink.id, query: sub.query, err: e as Error });
           }
@@ -438,25 +545,25 @@ export class Subscriptions {
     }
   };
 
-  private offer(client: Client, sub: Sub, n: Notification): void {
-    if (sub.queue.length > 0 || client.sink.bufferedAmount() > this.opts.highWaterBytes) {
-      this.enqueue(client, sub, n);
+  private offer(client: Client, sub: Sub, n: Notification, item: unknown): void {
+    if (!sub.active || sub.queue.length > 0 || client.sink.bufferedAmount() > this.opts.highWaterBytes) {
+      this.enqueue(client, sub, n, item);
       return;
     }
-    const r = client.sink.deliver(sub, n);
+    const r = client.sink.deliver(sub, n, item);
     if (r === 'sent' || r === 'buffered') this.delivered++;
-    else if (r === 'dropped') this.enqueue(client, sub, n);
+    else if (r === 'dropped') this.enqueue(client, sub, n, item);
     else this.removeClient(client);
   }
 
-  private enqueue(client: Client, sub: Sub, n: Notification): void {
+  private enqueue(client: Client, sub: Sub, n: Notification, item: unknown): void {
     if (sub.queue.length >= this.opts.bufferSize) {
       this.overflow(client, sub);
       return;
     }
-    sub.queue.push(n);
+    sub.queue.push({ n, item });
     this.numBuffered++;
-    this.scheduleFlush(client);
+    if (sub.active) this.scheduleFlush(client);
   }
 
   /** A full buffer: cancel the subscription (pubsub) or drop the client (close_on_slow_client). */
@@ -501,10 +608,11 @@ export class Subscriptions {
       if (sink.bufferedAmount() > high) break;
       let best: Sub | null = null;
       for (const s of client.subs.values()) {
-        if (s.queue.length > 0 && (best === null || s.queue[0]!.seq < best.queue[0]!.seq)) best = s;
+        if (s.active && s.queue.length > 0 && (best === null || s.queue[0]!.n.seq < best.queue[0]!.n.seq)) best = s;
       }
       if (best === null) break;
-      const r = sink.deliver(best, best.queue[0]!);
+      const head = best.queue[0]!;
+      const r = sink.deliver(best, head.n, head.item);
       if (r === 'closed') {
         this.removeClient(client);
         return;
@@ -525,7 +633,7 @@ export class Subscriptions {
       client.notices.shift();
     }
     let waiting = client.notices.length > 0;
-    for (const s of client.subs.values()) if (s.queue.length > 0) waiting = true;
+    for (const s of client.subs.values()) if (s.active && s.queue.length > 0) waiting = true;
     if (waiting) this.scheduleFlush(client);
     else this.forgetIfIdle(client);
   }

@@ -143,6 +143,7 @@ export class CListMempool implements Mempool {
 
   private notifiedTxsAvailable = false;
   private readonly txsAvailableListeners = new Set<() => void>();
+  private readonly txAddedListeners = new Set<(tx: Bytes) => void>();
 
   constructor(config: Partial<MempoolConfig>, modules: MempoolModules) {
     this.config = Object.freeze({ ...defaultMempoolConfig(), ...config });
@@ -284,6 +285,13 @@ export class CListMempool implements Mempool {
     this.metrics?.txSizeBytes?.observe(tx.length);
     this.updateGauges();
     this.notifyTxsAvailable();
+    for (const l of this.txAddedListeners) {
+      try {
+        l(tx);
+      } catch {
+        // A listener's failure must not undo the admission of the tx.
+      }
+    }
     return true;
   }
 
@@ -434,6 +442,12 @@ export class CListMempool implements Mempool {
   onTxsAvailable(listener: () => void): () => void {
     this.txsAvailableListeners.add(listener);
     return () => this.txsAvailableListeners.delete(listener);
+  }
+
+  /** Subscribes to each admitted tx (called synchronously on admission); returns the unsubscribe function. */
+  onTxAdded(listener: (tx: Bytes) => void): () => void {
+    this.txAddedListeners.add(listener);
+    return () => this.txAddedListeners.delete(listener);
   }
 
   private notifyTxsAvailable(): void {

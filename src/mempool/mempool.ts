@@ -105,4 +105,6 @@ export interface Mempool {
   flush(): void;
   /** "Txs available", at most once per height; returns the unsubscribe function. */
   onTxsAvailable(listener: () => void): () => void;
+  /** Each tx admitted to the pool, as it is admitted (eth_subscribe newPendingTransactions). */
+  onTxAdded?(listener: (tx: Bytes) => void): () => void;
 }

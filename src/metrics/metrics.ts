@@ -40,6 +40,14 @@ export function createMetrics(namespace = 'chaind') {
         new Histogram(n('rpc_request_duration_seconds'), 'Time a JSON-RPC method took, by method and transport.', [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]),
       ),
     },
+    // eth_subscribe (src/rpc/evm/subscribe.ts over src/events/subscriptions.ts).
+    evmSubscriptions: {
+      clients: r.register(new Gauge(n('jsonrpc_subscription_clients'), 'Websocket connections holding eth_subscribe subscriptions.')),
+      subscriptions: r.register(new Gauge(n('jsonrpc_subscriptions'), 'Active eth_subscribe subscriptions.')),
+      droppedEvents: r.register(new Counter(n('jsonrpc_subscription_dropped_notifications_total'), 'Notifications discarded with a slow client.')),
+      canceledSubscriptions: r.register(new Counter(n('jsonrpc_subscription_overflows_total'), 'Subscriptions whose buffer filled up.')),
+      droppedClients: r.register(new Counter(n('jsonrpc_subscription_dropped_clients_total'), 'Websocket connections closed because their client did not read its notifications.')),
+    },
     pool: poolMetrics(r, n),
   };
 }

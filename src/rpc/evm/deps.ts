@@ -6,6 +6,8 @@
  */
 import type { Context } from '../../app/context.js';
 import type { EvmKeeper } from '../../app/modules/evm/keeper.js';
+import type { EventBus } from '../../events/bus.js';
+import type { SubscriptionMetrics } from '../../events/subscriptions.js';
 import type { CheckTxResult } from '../../mempool/mempool.js';
 import type { Keystore } from '../../keys/keystore.js';
 import type { Block, BlockMeta } from '../../types/block.js';
@@ -29,7 +31,14 @@ export interface EvmRpcDeps {
     checkTx(tx: Uint8Array): Promise<CheckTxResult>;
     /** Every tx in the mempool, for the `pending` nonce (Mempool.reapMaxTxs(-1)). */
     reapMaxTxs(max: number): Uint8Array[];
+    /** Each tx as the pool admits it (eth_subscribe newPendingTransactions); absent: none are reported. */
+    onTxAdded?(listener: (tx: Uint8Array) => void): () => void;
   };
+  /** The node's event bus (NewBlock drives eth_subscribe newHeads, logs and syncing); absent: no notifications. */
+  bus?: EventBus;
+  /** eth_subscribe limits (`[json-rpc] subscription-*`); absent: the defaults (subscribe.ts). */
+  subscriptionLimits?: { clients: number; perClient: number; buffer: number };
+  subscriptionMetrics?: SubscriptionMetrics;
   /** Consensus `block.max_gas` (-1: unlimited). */
   blockMaxGas(): bigint;
   peerCount(): number;
@@ -72,6 +81,9 @@ export interface NodeParts {
   filterCap?: number;
   keystore?: Keystore;
   allowInsecureUnlock?: boolean;
+  bus?: EventBus;
+  subscriptionLimits?: EvmRpcDeps['subscriptionLimits'];
+  subscriptionMetrics?: SubscriptionMetrics;
 }
 
 export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
@@ -96,5 +108,8 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     ...(p.filterCap === undefined ? {} : { filterCap: p.filterCap }),
     ...(p.keystore === undefined ? {} : { keystore: p.keystore }),
     ...(p.allowInsecureUnlock === undefined ? {} : { allowInsecureUnlock: p.allowInsecureUnlock }),
+    ...(p.bus === undefined ? {} : { bus: p.bus }),
+    ...(p.subscriptionLimits === undefined ? {} : { subscriptionLimits: p.subscriptionLimits }),
+    ...(p.subscriptionMetrics === undefined ? {} : { subscriptionMetrics: p.subscriptionMetrics }),
   };
 }

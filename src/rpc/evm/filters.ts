@@ -22,7 +22,7 @@ type Filter =
   | { kind: 'logs'; criteria: Record<string, unknown>; last: bigint; polled: number; once: boolean };
 
 /** rpc/subscription.go NewID: 16 random bytes, hex, leading zeros trimmed. */
-function newId(): string {
+export function newId(): string {
   const h = randomBytes(16).toString('hex').replace(/^0+/, '');
   return `0x${h === '' ? '0' : h}`;
 }
@@ -41,7 +41,21 @@ export function filterMethods(deps: EvmRpcDeps): Route[] {
     filters.set(id, f);
     return id;
   };
-  const pendingHashes = () => deps.mempool.reapMaxTxs(-1).map((raw) => hex(deps.keeper.crypto.keccak256(raw)));
+  // EVM txs only (a Cosmos tx in the pool has no eth hash); each pool entry decoded once.
+  const ethHashes = new WeakMap<Uint8Array, string | null>();
+  const ethHashOf = (raw: Uint8Array): string | null => {
+    let h = ethHashes.get(raw);
+    if (h === undefined) {
+      try {
+        h = hex(deps.keeper.decode(raw).tx.hash());
+      } catch {
+        h = null;
+      }
+      ethHashes.set(raw, h);
+    }
+    return h;
+  };
+  const pendingHashes = () => deps.mempool.reapMaxTxs(-1).map(ethHashOf).filter((h): h is string => h !== null);
   const get = (id: string) => {
     sweep();
     const f = filters.get(id.toLowerCase());

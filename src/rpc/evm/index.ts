@@ -20,15 +20,16 @@ import { netMethods } from './net.js';
 import { personalMethods } from './personal.js';
 import { AddrLocker, signMethods, type SignerEnv } from './sign.js';
 import { isPrivateMethod, notImplementedIn } from './status.js';
+import { peekEvmSubscriptions, subscribeMethods } from './subscribe.js';
 import { web3Methods } from './web3.js';
 
 export { evmRpcDeps, type EvmRpcDeps, type NodeParts } from './deps.js';
 
-type Build = (d: EvmRpcDeps, s: Signing) => Route[];
+type Build = (d: EvmRpcDeps, s: Signing, log?: Logger) => Route[];
 
-/** The namespaces with method modules so far. */
+/** The namespaces with method modules so far (eth: with eth_subscribe / eth_unsubscribe, subscribe.ts). */
 export const EVM_RPC_NAMESPACES: Readonly<Record<string, Build>> = {
-  eth: (d, s) => [...s.eth(), ...signMethods(s.env, s.locker)],
+  eth: (d, s, log) => [...s.eth(), ...signMethods(s.env, s.locker), ...subscribeMethods(d, log)],
   net: netMethods,
   web3: web3Methods,
   personal: (_d, s) => personalMethods(s.env, s.locker, { allowInsecureUnlock: s.allowInsecureUnlock }),
@@ -63,12 +64,12 @@ function signing(deps: EvmRpcDeps): Signing {
 }
 
 /** Every method of the enabled namespaces (unknown or not yet built namespaces add nothing). */
-export function evmRpcMethods(deps: EvmRpcDeps, api: readonly string[]): Route[] {
+export function evmRpcMethods(deps: EvmRpcDeps, api: readonly string[], logger?: Logger): Route[] {
   const out: Route[] = [];
   const s = signing(deps);
   for (const ns of new Set(api)) {
     const build = EVM_RPC_NAMESPACES[ns];
-    if (build !== undefined) out.push(...build(deps, s));
+    if (build !== undefined) out.push(...build(deps, s, logger));
   }
   return out;
 }
@@ -117,7 +118,7 @@ export interface EvmRpc {
 }
 
 export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
-  const table = gethTable(evmRpcMethods(opts.deps, opts.api));
+  const table = gethTable(evmRpcMethods(opts.deps, opts.api, opts.logger));
   const auth = evmRpcAuth(opts.jwtSecret);
   const make = (laddr: string) =>
     new GethRpcServer({ laddr, methods: table, logger: opts.logger, batchItemLimit: opts.batchRequestLimit, batchResponseMaxSize: opts.batchResponseMaxSize, auth });
@@ -137,6 +138,8 @@ export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
     port: http.port,
     wsPort: ws?.port ?? null,
     close: async () => {
+      // Subscriptions end before their connections (a registry exists once someone subscribed).
+      peekEvmSubscriptions(opts.deps)?.close();
       await ws?.close();
       await http.close();
       opts.deps.keystore?.close();

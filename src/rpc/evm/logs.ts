@@ -12,11 +12,17 @@ import { blockTime, heightByBlockHash, loadBlock } from './view.js';
 
 const DEFAULT_CAP = 10_000;
 
-interface LogFilter {
+/** The address and topic part of a filter (lower-case 0x hex), shared with `logs` subscriptions. */
+export interface AddressTopicFilter {
+  /** Any of these addresses; undefined: any address. */
+  addresses: Set<string> | undefined;
+  /** By position: any of the set; undefined: a wildcard. */
+  topics: (Set<string> | undefined)[];
+}
+
+interface LogFilter extends AddressTopicFilter {
   from: bigint;
   to: bigint;
-  addresses: Set<string> | undefined;
-  topics: (Set<string> | undefined)[];
 }
 
 const invalidParams = (m: string) => new GethRpcError(GETH_CODES.INVALID_PARAMS, m);
@@ -50,23 +56,75 @@ function parseFilter(deps: EvmRpcDeps, v: unknown): LogFilter {
     const cap = BigInt(deps.blockRangeCap ?? DEFAULT_CAP);
     if (cap > 0n && to - from > cap) throw invalidParams(`exceed max block range ${cap}`);
   }
+  const { addresses, topics } = parseAddressTopics(0, o);
+  return { from: from < 1n ? 1n : from, to, addresses, topics };
+}
+
+/** `address` (one or several) and `topics` (positions of one, several or null) of argument `i`. */
+export function parseAddressTopics(i: number, o: Record<string, unknown>): AddressTopicFilter {
   let addresses: Set<string> | undefined;
   if (o.address !== undefined && o.address !== null) {
     const list = Array.isArray(o.address) ? o.address : [o.address];
-    addresses = new Set(list.map((a) => hex(arg<Uint8Array>(0, 'address', a))));
+    addresses = new Set(list.map((a) => hex(arg<Uint8Array>(i, 'address', a))));
     if (addresses.size === 0) addresses = undefined;
   }
   const topics: (Set<string> | undefined)[] = [];
   if (o.topics !== undefined && o.topics !== null) {
-    if (!Array.isArray(o.topics)) throw argError(0, 'invalid topic(s)');
-    if (o.topics.length > 4) throw argError(0, 'exceed max topics');
+    if (!Array.isArray(o.topics)) throw argError(i, 'invalid topic(s)');
+    if (o.topics.length > 4) throw argError(i, 'exceed max topics');
     for (const pos of o.topics) {
       if (pos === null) topics.push(undefined);
-      else if (Array.isArray(pos)) topics.push(pos.some((x) => x === null) ? undefined : new Set(pos.map((x) => hex(arg<Uint8Array>(0, 'hash', x)))));
-      else topics.push(new Set([hex(arg<Uint8Array>(0, 'hash', pos))]));
+      else if (Array.isArray(pos)) topics.push(pos.some((x) => x === null) ? undefined : new Set(pos.map((x) => hex(arg<Uint8Array>(i, 'hash', x)))));
+      else topics.push(new Set([hex(arg<Uint8Array>(i, 'hash', pos))]));
     }
   }
-  return { from: from < 1n ? 1n : from, to, addresses, topics };
+  return { addresses, topics };
+}
+
+/** geth's filterLogs rule for one log: its address among the addresses, each topic position matched. */
+export function logMatches(f: AddressTopicFilter, address: string, topics: readonly string[]): boolean {
+  if (f.addresses && !f.addresses.has(address)) return false;
+  for (let i = 0; i < f.topics.length; i++) {
+    const want = f.topics[i];
+    if (want === undefined) continue;
+    const got = topics[i];
+    if (got === undefined || !want.has(got)) return false;
+  }
+  return true;
+}
+
+/** One log of the index in geth's Log JSON (gen_log_json.go), with its block-wide index. */
+export interface LogView {
+  address: string;
+  topics: string[];
+  json: Record<string, unknown>;
+}
+
+/** Every log of block `h` as LogView, in logIndex order (the `logs` subscription's source). */
+export function blockLogViews(deps: EvmRpcDeps, h: bigint, b: ReturnType<typeof loadBlock>): LogView[] {
+  const summary = deps.keeper.blockSummary(h);
+  if (summary === undefined || summary.logCount === 0) return [];
+  const receipts = deps.keeper.blockReceipts(h);
+  return deps.keeper.blockLogs(h).map((l, logIndex) => {
+    const address = hex(l.address);
+    const topics = l.topics.map(hex);
+    return { address, topics, json: logJson(address, topics, l, h, receipts[l.txIndex]!.ethHash, b, logIndex) };
+  });
+}
+
+function logJson(address: string, topics: string[], l: { data: Uint8Array; txIndex: number }, h: bigint, txHash: Uint8Array, b: ReturnType<typeof loadBlock>, logIndex: number): Record<string, unknown> {
+  return {
+    address,
+    topics,
+    data: hex(l.data),
+    blockNumber: qty(h),
+    transactionHash: hex(txHash),
+    transactionIndex: qty(l.txIndex),
+    blockHash: b ? b.hash : null,
+    blockTimestamp: b ? qty(blockTime(b)) : null,
+    logIndex: qty(logIndex),
+    removed: false,
+  };
 }
 
 export function getLogs(deps: EvmRpcDeps, criteria: unknown): unknown[] {
@@ -80,28 +138,13 @@ export function getLogs(deps: EvmRpcDeps, criteria: unknown): unknown[] {
     let receipts: ReturnType<typeof deps.keeper.blockReceipts> | undefined;
     let b: ReturnType<typeof loadBlock> | undefined;
     logs.forEach((l, logIndex) => {
-      if (f.addresses && !f.addresses.has(hex(l.address))) return;
-      for (let i = 0; i < f.topics.length; i++) {
-        const want = f.topics[i];
-        if (want === undefined) continue;
-        const got = l.topics[i];
-        if (got === undefined || !want.has(hex(got))) return;
-      }
+      const address = hex(l.address);
+      const topics = l.topics.map(hex);
+      if (!logMatches(f, address, topics)) return;
       receipts ??= deps.keeper.blockReceipts(h);
       b ??= loadBlock(deps, h);
       if (cap > 0 && out.length >= cap) throw gethError(`query returned more than ${cap} results`);
-      out.push({
-        address: hex(l.address),
-        topics: l.topics.map(hex),
-        data: hex(l.data),
-        blockNumber: qty(h),
-        transactionHash: hex(receipts[l.txIndex]!.ethHash),
-        transactionIndex: qty(l.txIndex),
-        blockHash: b ? b.hash : null,
-        blockTimestamp: b ? qty(blockTime(b)) : null,
-        logIndex: qty(logIndex),
-        removed: false,
-      });
+      out.push(logJson(address, topics, l, h, receipts[l.txIndex]!.ethHash, b, logIndex));
     });
   }
   return out;

@@ -42,6 +42,13 @@ export interface WsConnection {
   push(id: JsonRpcId, result: unknown): PushResult;
   /** Pushes an error response, e.g. -32000 `subscription was canceled (reason: …)`. */
   pushError(id: JsonRpcId, error: RpcErrorObject): PushResult;
+  /** Pushes a message as given (JSON text), e.g. geth's `eth_subscription` notification. */
+  pushRaw(json: string): PushResult;
+  /**
+   * Runs `fn` once the answer to the request being served has been handed to the socket (or the
+   * request ended without one), e.g. to start a subscription's notifications only after its id.
+   */
+  afterReply(fn: () => void): void;
   /** Bytes accepted but not yet written to the socket. */
   bufferedAmount(): number;
   /** Runs `listener` once when the connection closes; returns a function that removes it. */
@@ -113,6 +120,8 @@ export class UwsConnection implements WsConnection {
   private stalledSince = 0;
   /** Pushes skipped under back-pressure (for metrics and tests). */
   droppedPushes = 0;
+  /** afterReply callbacks of the request being served. */
+  private replied: Array<() => void> = [];
 
   constructor(
     readonly id: string,
@@ -202,8 +211,24 @@ export class UwsConnection implements WsConnection {
 
   private readonly next = (): void => {
     this.running = false;
+    if (this.replied.length > 0) {
+      const fns = this.replied;
+      this.replied = [];
+      for (const fn of fns) {
+        try {
+          fn();
+        } catch (e) {
+          this.log?.error('websocket afterReply callback failed', { conn: this.id, err: e as Error });
+        }
+      }
+    }
     this.pump();
   };
+
+  afterReply(fn: () => void): void {
+    if (this.running) this.replied.push(fn);
+    else queueMicrotask(fn);
+  }
 
   /** Sends a reply to a request (never skipped under back-pressure). */
   reply(json: string): PushResult {
@@ -218,6 +243,11 @@ export class UwsConnection implements WsConnection {
   pushError(id: JsonRpcId, error: RpcErrorObject): PushResult {
     if (this._closed) return 'closed';
     return this.write(errorEnvelope(id, error), true);
+  }
+
+  pushRaw(json: string): PushResult {
+    if (this._closed) return 'closed';
+    return this.write(json, true);
   }
 
   bufferedAmount(): number {
