@@ -30,7 +30,8 @@ import { postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
 import { createNames } from './names/index.js';
-import { createCryptoPool } from './pool/index.js';
+import { createCryptoPool, PiscinaCryptoPool } from './pool/index.js';
+import { poolEvmCalls, warmEvmCalls } from './pool/evm-calls.js';
 import type { NodeRpcContext } from './rpc/node/context.js';
 import { subscriptionsFor } from './rpc/node/methods/events.js';
 import { methodRoutes } from './rpc/node/methods/index.js';
@@ -432,7 +433,14 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     let evmRpcPort: number | null = null;
     if (appConfig.jsonRpc.enable && app.evm) {
       const j = appConfig.jsonRpc;
-      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap });
+      // eth_call / eth_estimateGas / eth_createAccessList on the pool's threads (LMDB opened there);
+      // inline on this thread when the pool is off (CHAIND_POOL=single).
+      const callSetup = { dbFile: path.join(paths.dbDir, DB_FILE_NAME), app: appSpec };
+      const calls = pool instanceof PiscinaCryptoPool ? poolEvmCalls(pool, callSetup) : undefined;
+      if (pool instanceof PiscinaCryptoPool) {
+        warmEvmCalls(pool, callSetup).catch((err: unknown) => log.warn('evm call workers did not load', { err: (err as Error).message }));
+      }
+      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, calls });
       const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }) });
       parts.push({ name: 'EVM JSON-RPC', close: () => evmRpc.close() });
       log.info('EVM JSON-RPC listening', { addr: j.address, port: evmRpc.port });

@@ -5,6 +5,7 @@
  * node facts. Narrow on purpose: tests build it over a real node, src/node.ts over its parts.
  */
 import type { Context } from '../../app/context.js';
+import type { CallRequest, CallValue } from '../../app/modules/evm/calls.js';
 import type { EvmKeeper } from '../../app/modules/evm/keeper.js';
 import type { CheckTxResult } from '../../mempool/mempool.js';
 import type { Block, BlockMeta } from '../../types/block.js';
@@ -46,6 +47,11 @@ export interface EvmRpcDeps {
   feeHistoryCap?: number;
   /** `[json-rpc] filter-cap`: most installed filters (0: unlimited; default 200). */
   filterCap?: number;
+  /**
+   * eth_call / eth_estimateGas / eth_createAccessList on the worker pool (src/pool/evm-calls.ts);
+   * throws CallError. Absent: they run inline on this thread (src/rpc/evm/call.ts).
+   */
+  calls?: (req: CallRequest) => Promise<CallValue>;
 }
 
 /** The node's parts as the composition root has them (src/node.ts). */
@@ -65,6 +71,7 @@ export interface NodeParts {
   blockRangeCap?: number;
   feeHistoryCap?: number;
   filterCap?: number;
+  calls?: EvmRpcDeps['calls'];
 }
 
 export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
@@ -87,5 +94,6 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     ...(p.blockRangeCap === undefined ? {} : { blockRangeCap: p.blockRangeCap }),
     ...(p.feeHistoryCap === undefined ? {} : { feeHistoryCap: p.feeHistoryCap }),
     ...(p.filterCap === undefined ? {} : { filterCap: p.filterCap }),
+    ...(p.calls === undefined ? {} : { calls: p.calls }),
   };
 }
