@@ -36,6 +36,8 @@ const ROOT = path.resolve(path.dirname(CLI), '../../..');
 const ANVIL = path.join(ROOT, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
 const args = process.argv.slice(2);
 const PROFILE = args.includes('--profile');
+/** --reads: skip the transfers. */
+const READS_ONLY = args.includes('--reads');
 const SECONDS = Number(args.find((a) => /^\d+$/.test(a)) ?? 4);
 const N_TRANSFERS = 2000;
 const SENDERS = 16;
@@ -98,8 +100,7 @@ async function startChaind(): Promise<Chain & { home: string; profDir: string }>
     `--p2p.laddr=tcp://127.0.0.1:${ports.p2p}`,
     `--instrumentation.prometheus-listen-addr=127.0.0.1:${ports.metrics}`,
   ];
-  const proc = spawn(process.execPath, [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), process.env.CHAIND_BENCH_CLI ?? CLI, 'start', '--home', home, ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
-  proc.stderr!.on('data', () => undefined);
+  const proc = spawn(process.execPath, [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), process.env.CHAIND_BENCH_CLI ?? CLI, 'start', '--home', home, ...flags], { stdio: ['ignore', 'ignore', fs.openSync(path.join(home, 'node.log'), 'w')] });
   await waitFor('chaind eth_blockNumber ≥ 1', async () => BigInt(await rpc(ports.jsonRpc, 'eth_blockNumber').catch(() => '0x0')) >= 1n, 120_000, 200);
   return { name: 'chaind', port: ports.jsonRpc, proc, pid: proc.pid!, home, profDir };
 }
@@ -146,12 +147,41 @@ function wrk(c: Chain, bodies: string[], tmp: string): Throughput {
     ].join('\n'),
   );
   const c0 = cpuTicks(c.pid);
+  const t0 = c.name === 'chaind' ? threadTicks(c.pid) : undefined;
   const out = execFileSync('wrk', ['-t1', '-c64', `-d${SECONDS}s`, '-s', script, `http://127.0.0.1:${c.port}/`], { encoding: 'utf8' });
   const c1 = cpuTicks(c.pid);
+  if (t0) console.log(`  chaind threads: ${threadCpu(t0, threadTicks(c.pid))}`);
   const m = /Requests\/sec:\s+([\d.]+)/.exec(out);
   const n = /(\d+) requests in/.exec(out);
   if (!m || !n) throw new Error(`cannot read wrk output:\n${out}`);
   return { rps: Number(m[1]), cpuUs: ((c1 - c0) * (1e6 / CLOCK_TICKS)) / Number(n[1]) };
+}
+
+/** CPU ticks per thread of `pid` (/proc/<pid>/task), by thread name (comm) and id. */
+function threadTicks(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(`${comm}#${tid}`, Number(f[11]) + Number(f[12]));
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/** The threads that used CPU between two threadTicks, busiest first, as "name ms". */
+function threadCpu(before: Map<string, number>, after: Map<string, number>): string {
+  return [...after]
+    .map(([k, v]) => [k, ((v - (before.get(k) ?? 0)) * 1000) / CLOCK_TICKS] as const)
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([k, ms]) => `${k} ${ms.toFixed(0)} ms`)
+    .join(', ');
 }
 
 interface Latency {
@@ -273,7 +303,9 @@ function printProfiles(dir: string): void {
   }
   for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
     const p = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CpuProfile;
-    const lines = topFrames(p, 12);
+    // A Piscina worker waiting for a task sits in Atomics.wait inside atomicsWaitLoop: idle.
+    for (const n of p.nodes) if (n.callFrame.functionName === 'atomicsWaitLoop') n.callFrame = { ...n.callFrame, functionName: '(idle)', url: '' };
+    const lines = topFrames(p, 25);
     if (lines[0]?.startsWith('busy 0.')) continue; // idle threads
     console.log(`\n== ${f}`);
     for (const l of lines) console.log(l);
@@ -348,6 +380,7 @@ async function main(): Promise<void> {
     row(`eth_call open loop ${CALL_RATE}/s p99`, cl.p99, al.p99, 'ms', '', false);
     if (cl.errors + al.errors > 0) console.log(`  errors: chaind ${cl.errors}, anvil ${al.errors}`);
 
+    if (READS_ONLY) return;
     const tc = await transfers(chaind, signed, hashes);
     const ta = await transfers(anvil, signed, hashes);
     row(`ERC-20 transfers, ${N_TRANSFERS} (16 in flight)`, tc.txPerS, ta.txPerS, 'tx/s', '≥ 600 tx/s');
@@ -361,7 +394,8 @@ async function main(): Promise<void> {
     chaind.proc.kill('SIGINT');
     await new Promise((r) => chaind.proc.once('exit', r));
     if (PROFILE) printProfiles(chaind.profDir);
-    fs.rmSync(chaind.home, { recursive: true, force: true });
+    if (process.env.CHAIND_BENCH_KEEP) console.log(`kept ${chaind.home} (node.log)`);
+    else fs.rmSync(chaind.home, { recursive: true, force: true });
     fs.rmSync(tmp, { recursive: true, force: true });
     agent.destroy();
   }

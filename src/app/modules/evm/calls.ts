@@ -20,7 +20,6 @@
 import type { Block } from '@ethereumjs/block';
 import { createBlock } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { createTx } from '@ethereumjs/tx';
 import { Address } from '@ethereumjs/util';
 import { createVM, type VM } from '@ethereumjs/vm';
 import type { Context } from '../../context.js';
@@ -124,7 +123,7 @@ interface Warm {
 export class CallEngine {
   private warm: Promise<Warm> | undefined;
   private bound: { height: bigint; latest: bigint } | undefined;
-  private blockCache: { key: string; block: Block } | undefined;
+  private blockCache: { key: string; common: Common; block: Block } | undefined;
   /** Calls run one at a time: they share the VM. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -192,9 +191,10 @@ export class CallEngine {
       mixHash: new Uint8Array(32),
     };
     const key = `${header.number}/${header.timestamp}/${hex(header.coinbase)}/${header.gasLimit}`;
-    if (this.blockCache?.key === key && this.blockCache.block.common === common) return this.blockCache.block;
+    // createBlock copies the Common (and rebuilds its parameter cache): once per height, not per call.
+    if (this.blockCache?.key === key && this.blockCache.common === common) return this.blockCache.block;
     const block = createBlock({ header }, { common, skipConsensusFormatValidation: true });
-    this.blockCache = { key, block };
+    this.blockCache = { key, common, block };
     return block;
   }
 
@@ -340,9 +340,21 @@ export class CallEngine {
   }
 }
 
+/**
+ * The tx's intrinsic gas as @ethereumjs/tx's getIntrinsicGas counts it for a call (no access list,
+ * no authorizations): txGas, calldata (EIP-2028), creation and initcode words (EIP-3860), from the
+ * engine's Common. Building a tx to ask it copies the Common, which cost more than the call itself.
+ */
 function intrinsicGas(common: Common, a: CallArgs): bigint {
-  const tx = createTx({ to: a.to ? new Address(a.to) : undefined, data: a.data, value: a.value, gasLimit: 0n }, { common });
-  return tx.getIntrinsicGas();
+  let fee = common.param('txGas');
+  const zero = common.param('txDataZeroGas');
+  const nonZero = common.param('txDataNonZeroGas');
+  for (let i = 0; i < a.data.length; i++) fee += a.data[i] === 0 ? zero : nonZero;
+  if (a.to === undefined) {
+    fee += common.param('txCreationGas');
+    if (common.isActivatedEIP(3860)) fee += common.param('initCodeWordGas') * BigInt(Math.ceil(a.data.length / 32));
+  }
+  return fee;
 }
 
 /** Error(string) selector and Panic(uint256) (go-ethereum accounts/abi UnpackRevert). */
