@@ -70,6 +70,20 @@ export function parseBlockOverrides(i: number, v: unknown): CallArgs['blockOverr
   };
 }
 
+/**
+ * Unix seconds of block `height`, the time a call at it runs with: from the block meta (its
+ * header), not the whole block, remembered for the last height asked (calls cluster on latest).
+ */
+let lastTime: { deps: EvmRpcDeps; height: bigint; time: bigint } | undefined;
+export function callTime(deps: EvmRpcDeps, height: bigint): bigint {
+  if (lastTime !== undefined && lastTime.deps === deps && lastTime.height === height) return lastTime.time;
+  const meta = height >= deps.blocks.base() && height <= deps.lastHeight() ? deps.blocks.loadBlockMeta(height) : null;
+  if (meta === null) throw gethError('header not found');
+  const time = meta.header.time / 1_000_000_000n;
+  lastTime = { deps, height, time };
+  return time;
+}
+
 /** The gas an unbounded call may use: `[json-rpc] gas-cap`, or the block gas limit. */
 function gasCap(deps: EvmRpcDeps): bigint {
   const limit = gasLimitOf(deps);
