@@ -11,12 +11,13 @@
  *
  * Both chains get the same signed txs: chain id 9000, the devnet's first eth_secp256k1 dev key
  * deploys test/fixtures/evm TestToken at nonce 0 on both (anvil funds it with anvil_setBalance), so
- * the token has the same address; fees are 0 (chaind's devnet has no fee market; anvil runs with
- * base fee 0). anvil automines a block per tx, chaind makes blocks on its own clock.
+ * the token has the same address. Set-up txs pay 0 (chaind's devnet has no fee market; anvil runs
+ * with base fee 0); the transfers pay 1 gwei, as anvil's base fee rises from 0 after a full block. anvil automines a block per tx, chaind makes blocks on its own clock.
  *
  * Usage: node dist/bench/evm-rpc.bench.js [seconds per throughput run, default 4]
  *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end.
  *        CHAIND_BENCH_CLI=<dist/src/cli/main.js of another build>: bench that build (a before/after).
+ *        CHAIND_BENCH_ANVIL_BLOCK_TIME=<s>: anvil mines on an interval instead of per tx.
  *        CHAIND_POOL=single: the pool off (eth_call inline on the RPC thread).
  * Not part of `make test`. The load average is printed with each line: the machine is shared.
  */
@@ -44,6 +45,7 @@ const SECONDS = Number(args.find((a) => /^\d+$/.test(a)) ?? 4);
 const N_TRANSFERS = 2000;
 const SENDERS = 16;
 const HOLDERS = 1024;
+const GWEI = 1_000_000_000n;
 const CALL_RATE = 200; // eth_call open loop, requests/s
 const BALANCE_RATE = 100; // eth_getBalance open loop during the transfers, requests/s
 
@@ -109,7 +111,7 @@ async function startChaind(): Promise<Chain & { home: string; profDir: string }>
 
 async function startAnvil(): Promise<Chain> {
   const port = await freePort();
-  const proc = spawn(ANVIL, ['--port', String(port), '--host', '127.0.0.1', '--hardfork', 'prague', '--chain-id', '9000', '--base-fee', '0', '--gas-price', '0', '--disable-min-priority-fee', '--gas-limit', '1000000000', '--silent'], { stdio: 'ignore' });
+  const proc = spawn(ANVIL, ['--port', String(port), '--host', '127.0.0.1', '--hardfork', 'prague', '--chain-id', '9000', '--base-fee', '0', '--gas-price', '0', '--disable-min-priority-fee', '--gas-limit', '1000000000', '--silent', ...(process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME ? ['--block-time', process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME] : [])], { stdio: 'ignore' });
   await waitFor('anvil answers', async () => (await rpc(port, 'eth_chainId').catch(() => null)) === '0x2328', 60_000, 100);
   return { name: 'anvil', port, proc, pid: proc.pid! };
 }
@@ -254,6 +256,8 @@ async function setUpToken(c: Chain): Promise<void> {
   if (nonce !== 0n) throw new Error(`${c.name}: funder nonce ${nonce}, want 0 (token address must match)`);
   const txs = [signTx(common, { priv: funder.privateKey }, { nonce: 0n, data: deployData(10n ** 30n), gasLimit: 3_000_000n, price: 0n })];
   senders.forEach((s, i) => txs.push(signTx(common, { priv: funder.privateKey }, { nonce: BigInt(i + 1), to: token, data: transferData(s.address, 10n ** 24n), gasLimit: 100_000n, price: 0n })));
+  // And coin for the transfers' fees (1 gwei: anvil's base fee leaves 0 once a block is over target).
+  senders.forEach((s, i) => txs.push(signTx(common, { priv: funder.privateKey }, { nonce: BigInt(SENDERS + i + 1), to: s.address, value: 10n ** 20n, gasLimit: 21_000n, price: 0n })));
   for (const tx of txs) await rpc(c.port, 'eth_sendRawTransaction', [hex(tx.serialize())]);
   for (const tx of txs) {
     const r = await receipt(c.port, hex(tx.hash()));
@@ -380,7 +384,7 @@ async function main(): Promise<void> {
   }
   for (let i = 0; i < N_TRANSFERS; i++) {
     const s = i % SENDERS;
-    const tx = signTx(common, senders[s]!, { nonce: BigInt(signed[s]!.length), to: token, data: transferData(recipients[i]!.address, 1n), gasLimit: 100_000n, price: 0n });
+    const tx = signTx(common, senders[s]!, { nonce: BigInt(signed[s]!.length), to: token, data: transferData(recipients[i]!.address, 1n), gasLimit: 100_000n, price: GWEI });
     signed[s]!.push(hex(tx.serialize()));
     hashes[s]!.push(hex(tx.hash()));
   }
