@@ -194,6 +194,7 @@ interface Latency {
   p99: number;
   max: number;
   errors: number;
+  firstError?: string;
 }
 
 /**
@@ -203,6 +204,7 @@ interface Latency {
 async function openLoop(port: number, bodies: string[], rate: number, until: () => boolean, check?: (answer: string) => boolean): Promise<Latency> {
   const lat: number[] = [];
   let errors = 0;
+  let firstError: string | undefined;
   const pending: Promise<void>[] = [];
   const t0 = performance.now();
   let i = 0;
@@ -219,10 +221,12 @@ async function openLoop(port: number, bodies: string[], rate: number, until: () 
       post(port, b).then(
         (a) => {
           lat.push(performance.now() - due);
-          if (check && !check(a)) errors++;
+          if (check && !check(a)) {
+            if (errors++ === 0) firstError = a.slice(0, 300);
+          }
         },
-        () => {
-          errors++;
+        (e: Error) => {
+          if (errors++ === 0) firstError = e.message;
         },
       ),
     );
@@ -230,7 +234,7 @@ async function openLoop(port: number, bodies: string[], rate: number, until: () 
   await Promise.all(pending);
   lat.sort((a, b) => a - b);
   const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-  return { sent: i, p50: q(0.5), p99: q(0.99), max: lat[lat.length - 1] ?? NaN, errors };
+  return { sent: i, p50: q(0.5), p99: q(0.99), max: lat[lat.length - 1] ?? NaN, errors, ...(firstError === undefined ? {} : { firstError }) };
 }
 
 const timed = (ms: number) => {
@@ -430,7 +434,7 @@ async function main(): Promise<void> {
     const [cl, al] = [await openLoop(chaind.port, callBodies, CALL_RATE, span(), (a) => a.includes('"result"')), await openLoop(anvil.port, callBodies, CALL_RATE, span(), (a) => a.includes('"result"'))];
     row(`eth_call open loop ${CALL_RATE}/s p50`, cl.p50, al.p50, 'ms', '', false);
     row(`eth_call open loop ${CALL_RATE}/s p99`, cl.p99, al.p99, 'ms', '', false);
-    if (cl.errors + al.errors > 0) console.log(`  errors: chaind ${cl.errors}, anvil ${al.errors}`);
+    if (cl.errors + al.errors > 0) console.log(`  errors: chaind ${cl.errors}, anvil ${al.errors}; first: ${cl.firstError ?? al.firstError}`);
 
     if (READS_ONLY) return;
     const tc = await transfers(chaind, signed, hashes);
