@@ -18,6 +18,7 @@
  *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end.
  *        CHAIND_BENCH_CLI=<dist/src/cli/main.js of another build>: bench that build (a before/after).
  *        CHAIND_BENCH_ANVIL_BLOCK_TIME=<s>: anvil mines on an interval instead of per tx.
+ *        CHAIND_BENCH_TOP=<n>: frames per profile list (default 25).
  *        CHAIND_POOL=single: the pool off (eth_call inline on the RPC thread).
  * Not part of `make test`. The load average is printed with each line: the machine is shared.
  */
@@ -359,7 +360,7 @@ function printProfiles(dir: string): void {
     const p = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CpuProfile;
     // A Piscina worker waiting for a task sits in Atomics.wait inside atomicsWaitLoop: idle.
     for (const n of p.nodes) if (n.callFrame.functionName === 'atomicsWaitLoop') n.callFrame = { ...n.callFrame, functionName: '(idle)', url: '' };
-    const lines = topFrames(p, 25);
+    const lines = topFrames(p, Number(process.env.CHAIND_BENCH_TOP ?? 25));
     if (lines[0]?.startsWith('busy 0.')) continue; // idle threads
     console.log(`\n== ${f}`);
     for (const l of lines) console.log(l);
