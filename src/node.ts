@@ -33,7 +33,8 @@ import { postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
 import { createNames } from './names/index.js';
-import { createCryptoPool } from './pool/index.js';
+import { createCryptoPool, PiscinaCryptoPool } from './pool/index.js';
+import { poolEvmCalls, warmEvmCalls } from './pool/evm-calls.js';
 import type { NodeRpcContext } from './rpc/node/context.js';
 import { subscriptionsFor } from './rpc/node/methods/events.js';
 import { methodRoutes } from './rpc/node/methods/index.js';
@@ -444,7 +445,14 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       // Private methods (personal_*, eth_sign, …) need a JWT over config/jwt.hex; without the file none is accepted.
       const jwtSecret = fs.existsSync(paths.jwtSecret) ? readJwtSecret(paths.jwtSecret, displayPath(paths.home, paths.jwtSecret)) : undefined;
       const keystore = new Keystore(paths.keystoreDir, j.lightKdf ? { scrypt: { n: LIGHT_SCRYPT_N, p: LIGHT_SCRYPT_P } } : {});
-      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock,
+      // eth_call / eth_estimateGas / eth_createAccessList on the pool's threads (LMDB opened there);
+      // inline on this thread when the pool is off (CHAIND_POOL=single).
+      const callSetup = { dbFile: path.join(paths.dbDir, DB_FILE_NAME), app: appSpec };
+      const calls = pool instanceof PiscinaCryptoPool ? poolEvmCalls(pool, callSetup) : undefined;
+      if (pool instanceof PiscinaCryptoPool) {
+        warmEvmCalls(pool, callSetup).catch((err: unknown) => log.warn('evm call workers did not load', { err: (err as Error).message }));
+      }
+      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock, calls,
         catchingUp: () => sync.syncing, bus, subscriptionLimits: { clients: j.subscriptionClientsCap, perClient: j.subscriptionsPerClientCap, buffer: j.subscriptionBuffer }, subscriptionMetrics: metrics?.evmSubscriptions });
       evmDeps = deps;
       const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }), ...(jwtSecret ? { jwtSecret } : {}) });

@@ -30,3 +30,14 @@ export default function cryptoWorker(job: CryptoJob): CryptoJobResult {
     return failedJobResult(typeof job?.n === 'number' ? job.n : 0, e instanceof Error ? e.message : String(e), start);
   }
 }
+
+/**
+ * eth_call / eth_estimateGas / eth_createAccessList jobs on the same threads (src/pool/evm-calls.ts
+ * runs them by this export's name): the EVM call worker loads on the first such job, so a pool that
+ * only checks signatures never loads the EVM.
+ */
+let evmCallModule: Promise<typeof import('./evm-call.worker.js')> | undefined;
+export async function evmCall(job: import('./evm-call.worker.js').EvmCallJob): Promise<import('./evm-call.worker.js').EvmCallAnswer> {
+  evmCallModule ??= import('./evm-call.worker.js');
+  return (await evmCallModule).default(job);
+}

@@ -109,6 +109,19 @@ export class PiscinaCryptoPool implements CryptoPool {
     });
   }
 
+  /**
+   * Another kind of job on the same threads: `name` is the worker module's export that runs it
+   * (workers/crypto.worker.ts `evmCall`, src/pool/evm-calls.ts). Not batched, not counted in the
+   * signature back-pressure; rejects with POOL_CLOSED after close().
+   */
+  runTask<T, R>(name: string, task: T): Promise<R> {
+    if (this.closed) return Promise.reject(new CryptoPoolError('crypto pool is closed', 'POOL_CLOSED'));
+    const p = (this.pool as unknown as Piscina<T, R>).run(task, { name });
+    const settled = p.catch(() => undefined).finally(() => this.settling.delete(settled));
+    this.settling.add(settled);
+    return p;
+  }
+
   canAcceptWork(): boolean {
     return !this.closed && this.queueLength() < this.maxQueuedJobs;
   }

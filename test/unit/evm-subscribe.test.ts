@@ -263,10 +263,10 @@ t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncin
   const first = await c.note(heads);
   t.ok(first.raw.startsWith(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${heads}","result":{"parentHash":`), 'geth envelope and key order');
   const h1 = first.m.params.result;
-  t.same(Object.keys(h1), ['parentHash', 'sha3Uncles', 'miner', 'stateRoot', 'transactionsRoot', 'receiptsRoot', 'logsBloom', 'difficulty', 'number', 'gasLimit', 'gasUsed', 'timestamp', 'extraData', 'mixHash', 'nonce', 'baseFeePerGas', 'hash'], 'core/types Header fields');
+  t.same(Object.keys(h1), ['parentHash', 'sha3Uncles', 'miner', 'stateRoot', 'transactionsRoot', 'receiptsRoot', 'logsBloom', 'difficulty', 'number', 'gasLimit', 'gasUsed', 'timestamp', 'extraData', 'mixHash', 'nonce', 'baseFeePerGas', 'withdrawalsRoot', 'blobGasUsed', 'excessBlobGas', 'parentBeaconBlockRoot', 'requestsHash', 'hash'], 'core/types Header fields (Prague)');
   const block = await ok(env.http, 'eth_getBlockByNumber', [h1.number, false]);
-  const { size: _s, transactions: _t, uncles: _u, ...blockHeader } = block;
-  t.same(h1, blockHeader, 'the header is eth_getBlockByNumber without size, transactions and uncles');
+  const { size: _s, transactions: _t, uncles: _u, withdrawals: _w, ...blockHeader } = block;
+  t.same(h1, blockHeader, 'the header is eth_getBlockByNumber without size, transactions, uncles and withdrawals');
   const h2 = (await c.note(heads)).m.params.result;
   t.equal(BigInt(h2.number), BigInt(h1.number) + 1n, 'the next block');
   t.equal(h2.parentHash, h1.hash, 'chained');

@@ -5,6 +5,7 @@
  * node facts. Narrow on purpose: tests build it over a real node, src/node.ts over its parts.
  */
 import type { Context } from '../../app/context.js';
+import type { CallRequest, CallValue } from '../../app/modules/evm/calls.js';
 import type { EvmKeeper } from '../../app/modules/evm/keeper.js';
 import type { EventBus } from '../../events/bus.js';
 import type { SubscriptionMetrics } from '../../events/subscriptions.js';
@@ -60,6 +61,11 @@ export interface EvmRpcDeps {
   keystore?: Keystore;
   /** `[json-rpc] allow-insecure-unlock` (default true): false refuses personal_unlockAccount. */
   allowInsecureUnlock?: boolean;
+  /**
+   * eth_call / eth_estimateGas / eth_createAccessList on the worker pool (src/pool/evm-calls.ts);
+   * throws CallError. Absent: they run inline on this thread (src/rpc/evm/call.ts).
+   */
+  calls?: (req: CallRequest) => Promise<CallValue>;
 }
 
 /** The node's parts as the composition root has them (src/node.ts). */
@@ -84,6 +90,7 @@ export interface NodeParts {
   bus?: EventBus;
   subscriptionLimits?: EvmRpcDeps['subscriptionLimits'];
   subscriptionMetrics?: SubscriptionMetrics;
+  calls?: EvmRpcDeps['calls'];
 }
 
 export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
@@ -111,5 +118,6 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     ...(p.bus === undefined ? {} : { bus: p.bus }),
     ...(p.subscriptionLimits === undefined ? {} : { subscriptionLimits: p.subscriptionLimits }),
     ...(p.subscriptionMetrics === undefined ? {} : { subscriptionMetrics: p.subscriptionMetrics }),
+    ...(p.calls === undefined ? {} : { calls: p.calls }),
   };
 }

@@ -9,7 +9,7 @@ import type { Route } from '../jsonrpc/methods.js';
 import { filterMethods } from './filters.js';
 import { getLogs } from './logs.js';
 import { notImplementedIn } from './status.js';
-import { createAccessList, estimateGas, ethCall, parseBlockOverrides, parseCallArgs, parseStateOverride } from './call.js';
+import { callTime, createAccessList, estimateGas, ethCall, parseBlockOverrides, parseCallArgs, parseStateOverride } from './call.js';
 import type { EvmRpcDeps } from './deps.js';
 import { arg, argError, gethError, hex, parseBlockRef, qty, type BlockRef } from './format.js';
 import { blockJson, blockTime, blockTxs, gasLimitOf, headerJson, heightByBlockHash, loadBlock, receiptJson, txJson, type LoadedBlock } from './view.js';
@@ -241,7 +241,7 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
       handler: ({ args, block: b, overrides, blockOverrides }) => {
         const a = { ...parseCallArgs(0, args), overrides: parseStateOverride(2, overrides), blockOverrides: parseBlockOverrides(3, blockOverrides) };
         const h = stateHeight(deps, parseBlockRef(1, b));
-        return ethCall(deps, h, blockTime(blockAt(deps, h)), a);
+        return ethCall(deps, h, callTime(deps, h), a);
       },
     }),
     gethMethod({
@@ -250,7 +250,7 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
       handler: async ({ args, block: b, overrides, blockOverrides }) => {
         const a = { ...parseCallArgs(0, args), overrides: parseStateOverride(2, overrides), blockOverrides: parseBlockOverrides(3, blockOverrides) };
         const h = stateHeight(deps, parseBlockRef(1, b));
-        return qty(await estimateGas(deps, h, blockTime(blockAt(deps, h)), a));
+        return qty(await estimateGas(deps, h, callTime(deps, h), a));
       },
     }),
     gethMethod({
@@ -348,7 +348,7 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
       handler: ({ args, block: b }) => {
         const a = parseCallArgs(0, args);
         const h = stateHeight(deps, parseBlockRef(1, b));
-        return createAccessList(deps, h, blockTime(blockAt(deps, h)), a);
+        return createAccessList(deps, h, callTime(deps, h), a);
       },
     }),
     ...filterMethods(deps),

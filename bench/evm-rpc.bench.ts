@@ -1,0 +1,465 @@
+/**
+ * The EVM JSON-RPC beside anvil, in one run, reported as ratios chaind/anvil (issue 10's goals):
+ *
+ *   eth_blockNumber, eth_getBalance   throughput, wrk with 64 connections in flight
+ *   eth_call balanceOf                throughput over 1,024 different holders (wrk, 64 connections),
+ *                                     and open-loop latency p50/p99 at a fixed rate (a closed loop
+ *                                     hides stalls: latency here counts from the scheduled send time)
+ *   ERC-20 transfers                  2,000 pre-signed (16 senders, one tx each in flight), from the
+ *                                     first submission to the last receipt
+ *   eth_getBalance p99 during them    open loop at a fixed rate while those transfers execute
+ *
+ * Both chains get the same signed txs: chain id 9000, the devnet's first eth_secp256k1 dev key
+ * deploys test/fixtures/evm TestToken at nonce 0 on both (anvil funds it with anvil_setBalance), so
+ * the token has the same address. Set-up txs pay 0 (chaind's devnet has no fee market; anvil runs
+ * with base fee 0); the transfers pay 1 gwei, as anvil's base fee rises from 0 after a full block. anvil automines a block per tx, chaind makes blocks on its own clock.
+ *
+ * Usage: node dist/bench/evm-rpc.bench.js [seconds per throughput run, default 4]
+ *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end.
+ *        CHAIND_BENCH_CLI=<dist/src/cli/main.js of another build>: bench that build (a before/after).
+ *        CHAIND_BENCH_ANVIL_BLOCK_TIME=<s>: anvil mines on an interval instead of per tx.
+ *        CHAIND_BENCH_TOP=<n>: frames per profile list (default 25).
+ *        CHAIND_POOL=single: the pool off (eth_call inline on the RPC thread).
+ * Not part of `make test`. The load average is printed with each line: the machine is shared.
+ */
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { Address, bytesToHex, createContractAddress } from '@ethereumjs/util';
+import { createEvmCommon } from '../src/evm/common.js';
+import { devAccounts } from '../src/keys/devaccounts.js';
+import { balanceOfData, deployData, makeKeys, signTx, transferData } from '../test/helpers/evm.js';
+import { allocPorts, CLI, freePort, runCli, tmpHome, waitFor } from '../test/helpers/node.js';
+import { topFrames, type CpuProfile } from './cpuprofile.js';
+
+const ROOT = path.resolve(path.dirname(CLI), '../../..');
+const ANVIL = path.join(ROOT, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
+const args = process.argv.slice(2);
+const PROFILE = args.includes('--profile');
+/** --reads: skip the transfers. */
+const READS_ONLY = args.includes('--reads');
+/** --transfers: skip the read throughput and latency runs. */
+const TRANSFERS_ONLY = args.includes('--transfers');
+const SECONDS = Number(args.find((a) => /^\d+$/.test(a)) ?? 4);
+const N_TRANSFERS = 2000;
+const SENDERS = 16;
+const HOLDERS = 1024;
+const GWEI = 1_000_000_000n;
+const CALL_RATE = 200; // eth_call open loop, requests/s
+const BALANCE_RATE = 100; // eth_getBalance open loop during the transfers, requests/s
+
+const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+const load = () => os.loadavg()[0]!.toFixed(1);
+const hex = bytesToHex;
+
+// ---- JSON-RPC client (keep-alive) --------------------------------------------------------------
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+function post(port: number, body: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      res.on('error', reject);
+    });
+    req.setTimeout(60_000, () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const body = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+
+async function rpc(port: number, method: string, params: unknown[] = []): Promise<any> {
+  const a = JSON.parse(await post(port, body(method, params))) as { result?: unknown; error?: { message: string } };
+  if (a.error) throw new Error(`${method}: ${a.error.message}`);
+  return a.result;
+}
+
+// ---- the two chains ----------------------------------------------------------------------------
+
+interface Chain {
+  name: 'chaind' | 'anvil';
+  port: number;
+  proc: ChildProcess;
+  pid: number;
+}
+
+async function startChaind(): Promise<Chain & { home: string; profDir: string }> {
+  const home = tmpHome('chaind-bench-evm-');
+  if (runCli(['init', 'evm', '--home', home, '--chain-id', 'evm-1', '--dev']).status !== 0) throw new Error('chaind init failed');
+  const cfg = `${home}/config/config.toml`;
+  fs.writeFileSync(cfg, fs.readFileSync(cfg, 'utf8').replace(/timeout_commit = "[^"]*"/, 'timeout_commit = "200ms"'));
+  const ports = await allocPorts();
+  const profDir = path.join(home, 'prof');
+  const flags = [
+    `--rpc.laddr=tcp://127.0.0.1:${ports.rpc}`,
+    `--api.address=tcp://127.0.0.1:${ports.api}`,
+    `--grpc.address=127.0.0.1:${ports.grpc}`,
+    `--json-rpc.address=127.0.0.1:${ports.jsonRpc}`,
+    `--json-rpc.ws-address=127.0.0.1:${ports.jsonRpcWs}`,
+    `--p2p.laddr=tcp://127.0.0.1:${ports.p2p}`,
+    `--instrumentation.prometheus-listen-addr=127.0.0.1:${ports.metrics}`,
+  ];
+  const proc = spawn(process.execPath, [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), process.env.CHAIND_BENCH_CLI ?? CLI, 'start', '--home', home, ...flags], { stdio: ['ignore', fs.openSync(path.join(home, 'node.log'), 'w'), fs.openSync(path.join(home, 'node.err'), 'w')] });
+  await waitFor('chaind eth_blockNumber ≥ 1', async () => BigInt(await rpc(ports.jsonRpc, 'eth_blockNumber').catch(() => '0x0')) >= 1n, 120_000, 200);
+  return { name: 'chaind', port: ports.jsonRpc, proc, pid: proc.pid!, home, profDir };
+}
+
+async function startAnvil(): Promise<Chain> {
+  const port = await freePort();
+  const proc = spawn(ANVIL, ['--port', String(port), '--host', '127.0.0.1', '--hardfork', 'prague', '--chain-id', '9000', '--base-fee', '0', '--gas-price', '0', '--disable-min-priority-fee', '--gas-limit', '1000000000', '--silent', ...(process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME ? ['--block-time', process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME] : [])], { stdio: 'ignore' });
+  await waitFor('anvil answers', async () => (await rpc(port, 'eth_chainId').catch(() => null)) === '0x2328', 60_000, 100);
+  return { name: 'anvil', port, proc, pid: proc.pid! };
+}
+
+// ---- load generators ---------------------------------------------------------------------------
+
+interface Throughput {
+  rps: number;
+  /** The server's CPU time (all threads) per request, µs: steadier than rps on a shared machine. */
+  cpuUs: number;
+}
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+function cpuTicks(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
+/** wrk, 64 connections, cycling through `bodies` (a Lua script picks the next one per request). */
+function wrk(c: Chain, bodies: string[], tmp: string): Throughput {
+  const script = path.join(tmp, `wrk-${c.name}-${Math.random().toString(36).slice(2)}.lua`);
+  // A JSON body has no backslashes: as a JS string literal it is a valid Lua one.
+  const lines = bodies.map((b) => `  ${JSON.stringify(b)},`);
+  fs.writeFileSync(
+    script,
+    [
+      'local bodies = {',
+      ...lines,
+      '}',
+      'local i = 0',
+      'local hdr = { ["Content-Type"] = "application/json" }',
+      'request = function()',
+      '  i = i % #bodies + 1',
+      '  return wrk.format("POST", "/", hdr, bodies[i])',
+      'end',
+    ].join('\n'),
+  );
+  const c0 = cpuTicks(c.pid);
+  const t0 = c.name === 'chaind' ? threadTicks(c.pid) : undefined;
+  const out = execFileSync('wrk', ['-t1', '-c64', `-d${SECONDS}s`, '-s', script, `http://127.0.0.1:${c.port}/`], { encoding: 'utf8' });
+  const c1 = cpuTicks(c.pid);
+  if (t0) console.log(`  chaind threads: ${threadCpu(t0, threadTicks(c.pid))}`);
+  const m = /Requests\/sec:\s+([\d.]+)/.exec(out);
+  const n = /(\d+) requests in/.exec(out);
+  if (!m || !n) throw new Error(`cannot read wrk output:\n${out}`);
+  return { rps: Number(m[1]), cpuUs: ((c1 - c0) * (1e6 / CLOCK_TICKS)) / Number(n[1]) };
+}
+
+/** CPU ticks per thread of `pid` (/proc/<pid>/task), by thread name (comm) and id. */
+function threadTicks(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(`${comm}#${tid}`, Number(f[11]) + Number(f[12]));
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/** The threads that used CPU between two threadTicks, busiest first, as "name ms". */
+function threadCpu(before: Map<string, number>, after: Map<string, number>): string {
+  return [...after]
+    .map(([k, v]) => [k, ((v - (before.get(k) ?? 0)) * 1000) / CLOCK_TICKS] as const)
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([k, ms]) => `${k} ${ms.toFixed(0)} ms`)
+    .join(', ');
+}
+
+interface Latency {
+  sent: number;
+  p50: number;
+  p99: number;
+  max: number;
+  errors: number;
+  firstError?: string;
+}
+
+/**
+ * Open loop: request i is due at t0 + i/rate, whatever happened to the earlier ones; its latency
+ * counts from when it was due, so a stall shows in full (no coordinated omission).
+ */
+async function openLoop(port: number, bodies: string[], rate: number, until: () => boolean, check?: (answer: string) => boolean): Promise<Latency> {
+  const lat: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  let i = 0;
+  while (!until()) {
+    const due = t0 + (i * 1000) / rate;
+    const now = performance.now();
+    if (due > now) {
+      await new Promise((r) => setTimeout(r, Math.max(0, due - now)));
+      continue;
+    }
+    const b = bodies[i % bodies.length]!;
+    i++;
+    pending.push(
+      post(port, b).then(
+        (a) => {
+          lat.push(performance.now() - due);
+          if (check && !check(a)) {
+            if (errors++ === 0) firstError = a.slice(0, 300);
+          }
+        },
+        (e: Error) => {
+          if (errors++ === 0) firstError = e.message;
+        },
+      ),
+    );
+  }
+  await Promise.all(pending);
+  lat.sort((a, b) => a - b);
+  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
+  return { sent: i, p50: q(0.5), p99: q(0.99), max: lat[lat.length - 1] ?? NaN, errors, ...(firstError === undefined ? {} : { firstError }) };
+}
+
+const timed = (ms: number) => {
+  const end = performance.now() + ms;
+  return () => performance.now() >= end;
+};
+
+// ---- ERC-20 set-up and transfers -----------------------------------------------------------------
+
+const common = createEvmCommon({ chainId: 9000n });
+const funder = devAccounts().find((a) => a.keyType === 'eth_secp256k1')!;
+const senders = makeKeys(SENDERS, 'bench-evm-rpc-sender');
+const holders = makeKeys(HOLDERS, 'bench-evm-rpc-holder');
+const token = createContractAddress(new Address(funder.address), 0n).bytes;
+
+async function receipt(port: number, hash: string, timeoutMs = 120_000): Promise<any> {
+  return waitFor(`receipt ${hash}`, async () => (await rpc(port, 'eth_getTransactionReceipt', [hash])) ?? undefined, timeoutMs, 20);
+}
+
+/** Deploy at nonce 0, then give each sender tokens; waits for every receipt. */
+async function setUpToken(c: Chain): Promise<void> {
+  const nonce = BigInt(await rpc(c.port, 'eth_getTransactionCount', [hex(funder.address), 'latest']));
+  if (nonce !== 0n) throw new Error(`${c.name}: funder nonce ${nonce}, want 0 (token address must match)`);
+  const txs = [signTx(common, { priv: funder.privateKey }, { nonce: 0n, data: deployData(10n ** 30n), gasLimit: 3_000_000n, price: 0n })];
+  senders.forEach((s, i) => txs.push(signTx(common, { priv: funder.privateKey }, { nonce: BigInt(i + 1), to: token, data: transferData(s.address, 10n ** 24n), gasLimit: 100_000n, price: 0n })));
+  // And coin for the transfers' fees (1 gwei: anvil's base fee leaves 0 once a block is over target).
+  senders.forEach((s, i) => txs.push(signTx(common, { priv: funder.privateKey }, { nonce: BigInt(SENDERS + i + 1), to: s.address, value: 10n ** 20n, gasLimit: 21_000n, price: 0n })));
+  for (const tx of txs) await rpc(c.port, 'eth_sendRawTransaction', [hex(tx.serialize())]);
+  for (const tx of txs) {
+    const r = await receipt(c.port, hex(tx.hash()));
+    if (r.status !== '0x1') throw new Error(`${c.name}: set-up tx failed`);
+  }
+  const code = await rpc(c.port, 'eth_getCode', [hex(token), 'latest']);
+  if (code.length < 10) throw new Error(`${c.name}: no token code`);
+}
+
+interface TransferRun {
+  txPerS: number;
+  seconds: number;
+  failed: number;
+  blocks: number;
+  balance: Latency;
+  /** eth_sendRawTransaction answers "nonce too high" that were retried. */
+  retries: number;
+  /** Times a stalled sender's remaining txs were sent again. */
+  resent: number;
+}
+
+/** Every sender sends its txs in nonce order, one in flight each (16 in all); ends at the last receipt. */
+async function transfers(c: Chain, signed: string[][], hashes: string[][]): Promise<TransferRun> {
+  const h0 = BigInt(await rpc(c.port, 'eth_blockNumber'));
+  let done = false;
+  const balBodies = holders.slice(0, 64).map((h) => body('eth_getBalance', [hex(h.address), 'latest']));
+  const during = openLoop(c.port, balBodies, BALANCE_RATE, () => done, (a) => a.includes('"result"'));
+  const t0 = performance.now();
+  let retries = 0;
+  await Promise.all(
+    signed.map(async (raws) => {
+      for (const raw of raws) {
+        for (;;) {
+          try {
+            await rpc(c.port, 'eth_sendRawTransaction', [raw]);
+            break;
+          } catch (e) {
+            // chaind: right after a commit, CheckTx runs on the committed sequence until the
+            // mempool's recheck has replayed the sender's pending txs, so the next nonce is
+            // briefly "too high". Counted and retried.
+            if (!/nonce too high/.test((e as Error).message) || ++retries > 100_000) throw e;
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        }
+      }
+    }),
+  );
+  // Done when every sender's nonce has reached its count (then every tx has a receipt). A sender
+  // stalled for 3 s below it gets its remaining txs sent again, as a wallet rebroadcasts: counted.
+  let resent = 0;
+  await Promise.all(
+    signed.map(async (raws, s) => {
+      const addr = hex(senders[s]!.address);
+      let seen = -1n;
+      let since = performance.now();
+      for (;;) {
+        const n = BigInt(await rpc(c.port, 'eth_getTransactionCount', [addr, 'latest']));
+        if (n >= BigInt(raws.length)) return;
+        if (n !== seen) {
+          seen = n;
+          since = performance.now();
+        } else if (performance.now() - since > 3000) {
+          for (const raw of raws.slice(Number(n))) await rpc(c.port, 'eth_sendRawTransaction', [raw]).catch(() => undefined);
+          resent++;
+          since = performance.now();
+        }
+        if (performance.now() - t0 > 120_000) {
+          const pool = await rpc(c.port, 'txpool_status').catch((e: Error) => e.message);
+          throw new Error(`${c.name}: sender ${s} stuck at nonce ${n} (txpool_status ${JSON.stringify(pool)})`);
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }),
+  );
+  const lasts = await Promise.all(hashes.map((hs) => receipt(c.port, hs[hs.length - 1]!, 30_000)));
+  const seconds = (performance.now() - t0) / 1000;
+  done = true;
+  const balance = await during;
+  let failed = 0;
+  // Status of a sample (the receipts of every 50th tx).
+  for (const hs of hashes) for (let i = 0; i < hs.length; i += 50) if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[i]])).status !== '0x1') failed++;
+  for (const r of lasts) if (r.status !== '0x1') failed++;
+  const h1 = BigInt(await rpc(c.port, 'eth_blockNumber'));
+  return { txPerS: N_TRANSFERS / seconds, seconds, failed, blocks: Number(h1 - h0), balance, retries, resent };
+}
+
+// ---- profile ------------------------------------------------------------------------------------
+
+function printProfiles(dir: string): void {
+  if (!fs.existsSync(dir)) {
+    console.log('(no profiles written)');
+    return;
+  }
+  for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
+    const p = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CpuProfile;
+    // A Piscina worker waiting for a task sits in Atomics.wait inside atomicsWaitLoop: idle.
+    for (const n of p.nodes) if (n.callFrame.functionName === 'atomicsWaitLoop') n.callFrame = { ...n.callFrame, functionName: '(idle)', url: '' };
+    const lines = topFrames(p, Number(process.env.CHAIND_BENCH_TOP ?? 25));
+    if (lines[0]?.startsWith('busy 0.')) continue; // idle threads
+    console.log(`\n== ${f}`);
+    for (const l of lines) console.log(l);
+  }
+}
+
+// ---- main -----------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  if (!has('wrk')) {
+    console.error('wrk is not installed (apt-get install wrk); skipping');
+    return;
+  }
+  if (!fs.existsSync(ANVIL)) {
+    console.error(`anvil not found at ${ANVIL}; skipping`);
+    return;
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
+  console.log(`signing ${N_TRANSFERS} ERC-20 transfers (${SENDERS} senders)…`);
+  const signed: string[][] = [];
+  const hashes: string[][] = [];
+  const recipients = makeKeys(N_TRANSFERS, 'bench-evm-rpc-recipient');
+  for (let s = 0; s < SENDERS; s++) {
+    signed.push([]);
+    hashes.push([]);
+  }
+  for (let i = 0; i < N_TRANSFERS; i++) {
+    const s = i % SENDERS;
+    const tx = signTx(common, senders[s]!, { nonce: BigInt(signed[s]!.length), to: token, data: transferData(recipients[i]!.address, 1n), gasLimit: 100_000n, price: GWEI });
+    signed[s]!.push(hex(tx.serialize()));
+    hashes[s]!.push(hex(tx.hash()));
+  }
+
+  console.log('starting chaind and anvil…');
+  const chaind = await startChaind();
+  const anvil = await startAnvil();
+  const chains: Chain[] = [chaind, anvil];
+  try {
+    await rpc(anvil.port, 'anvil_setBalance', [hex(funder.address), '0x' + (10n ** 24n).toString(16)]);
+    await Promise.all(chains.map(setUpToken));
+
+    // Correctness first: the same answers from both.
+    const callBodies = holders.map((h) => body('eth_call', [{ to: hex(token), data: hex(balanceOfData(h.address)) }, 'latest']));
+    const s0 = senders[0]!;
+    const want = [body('eth_call', [{ to: hex(token), data: hex(balanceOfData(s0.address)) }, 'latest'])];
+    const answers = await Promise.all(chains.map(async (c) => JSON.parse(await post(c.port, want[0]!)).result));
+    if (answers[0] !== answers[1] || BigInt(answers[0]) !== 10n ** 24n) throw new Error(`balanceOf differs: ${answers.join(' vs ')}`);
+
+    const rows: string[] = [];
+    const row = (what: string, a: number, b: number, unit: string, goal: string, higherIsBetter = true) => {
+      const ratio = a / b;
+      rows.push(`${what.padEnd(44)} ${a.toFixed(1).padStart(9)} ${b.toFixed(1).padStart(9)} ${unit.padEnd(6)} ${ratio.toFixed(2).padStart(6)}×  ${goal.padEnd(12)} load ${load()}`);
+      console.log(rows[rows.length - 1]);
+      return higherIsBetter ? ratio : 1 / ratio;
+    };
+    console.log(`\n${'measure'.padEnd(44)} ${'chaind'.padStart(9)} ${'anvil'.padStart(9)} ${'unit'.padEnd(6)} ${'ratio'.padStart(7)}  goal`);
+
+    const bn = [body('eth_blockNumber', [])];
+    const gb = holders.slice(0, 64).map((h) => body('eth_getBalance', [hex(h.address), 'latest']));
+    for (const [name, bodies, goal] of TRANSFERS_ONLY ? [] : [
+      ['eth_blockNumber (64 conns)', bn, '≥ 1.0×'],
+      ['eth_getBalance (64 conns)', gb, '≥ 1.0×'],
+      [`eth_call balanceOf, ${HOLDERS} holders (64 conns)`, callBodies, '≥ 0.25×'],
+    ] as const) {
+      const [a, b] = [wrk(chaind, [...bodies], tmp), wrk(anvil, [...bodies], tmp)];
+      row(`${name} req/s`, a.rps, b.rps, 'req/s', goal);
+      row(`  server CPU per request`, a.cpuUs, b.cpuUs, 'µs', '', false);
+    }
+    // One after the other, so that the two do not share the CPU.
+    const quick = () => true;
+    const span = () => (TRANSFERS_ONLY ? quick : timed(SECONDS * 1000));
+    const [cl, al] = [await openLoop(chaind.port, callBodies, CALL_RATE, span(), (a) => a.includes('"result"')), await openLoop(anvil.port, callBodies, CALL_RATE, span(), (a) => a.includes('"result"'))];
+    row(`eth_call open loop ${CALL_RATE}/s p50`, cl.p50, al.p50, 'ms', '', false);
+    row(`eth_call open loop ${CALL_RATE}/s p99`, cl.p99, al.p99, 'ms', '', false);
+    if (cl.errors + al.errors > 0) console.log(`  errors: chaind ${cl.errors}, anvil ${al.errors}; first: ${cl.firstError ?? al.firstError}`);
+
+    if (READS_ONLY) return;
+    const tc = await transfers(chaind, signed, hashes);
+    console.log(`chaind: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, resent ${tc.resent}`);
+    const ta = await transfers(anvil, signed, hashes);
+    row(`ERC-20 transfers, ${N_TRANSFERS} (16 in flight)`, tc.txPerS, ta.txPerS, 'tx/s', '≥ 600 tx/s');
+    console.log(`  chaind ${tc.seconds.toFixed(2)} s in ${tc.blocks} blocks, anvil ${ta.seconds.toFixed(2)} s in ${ta.blocks} blocks; failed (sampled): ${tc.failed} / ${ta.failed}; "nonce too high" retries: ${tc.retries} / ${ta.retries}; stalled senders resent: ${tc.resent} / ${ta.resent}`);
+    row(`eth_getBalance p99 during transfers (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', '< 10 ms', false);
+    row(`eth_getBalance p50 during transfers`, tc.balance.p50, ta.balance.p50, 'ms', '', false);
+    console.log(`  max: chaind ${tc.balance.max.toFixed(1)} ms, anvil ${ta.balance.max.toFixed(1)} ms; errors ${tc.balance.errors} / ${ta.balance.errors}`);
+    console.log(`\nmachine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  } finally {
+    anvil.proc.kill('SIGKILL');
+    chaind.proc.kill('SIGINT');
+    await new Promise((r) => chaind.proc.once('exit', r));
+    if (PROFILE) printProfiles(chaind.profDir);
+    if (process.env.CHAIND_BENCH_KEEP) console.log(`kept ${chaind.home} (node.log)`);
+    else fs.rmSync(chaind.home, { recursive: true, force: true });
+    fs.rmSync(tmp, { recursive: true, force: true });
+    agent.destroy();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,383 @@
+/**
+ * The read-only EVM calls behind eth_call, eth_estimateGas and eth_createAccessList, over the
+ * committed state after a height. Runs where it is given a keeper and query contexts: on the
+ * Piscina pool's threads (workers/evm-call.worker.ts, over the node's LMDB opened there), or
+ * inline on the RPC thread when the pool is off (src/rpc/evm/call.ts).
+ *
+ * A `CallEngine` is warm: ONE VM (Common, EVM, interpreter tables) and one FlatStateManager per
+ * engine, built once. Its caches (accounts, slots, code) hold committed reads at the bound height
+ * and are dropped when the height (or the latest height, whose snapshot the reads come from)
+ * moves. Each call runs under one checkpoint of the state manager that is reverted afterwards, so
+ * what a call (or its state overrides) writes never reaches the next call, while what it READ stays
+ * cached. The EVM's own per-call state (journal, warm sets, transient storage) is reset before each
+ * call, which is what a fresh VM per call gave before.
+ *
+ * Errors as geth words them (ethereum/go-ethereum:internal/ethapi/api.go, errors.go): a revert is
+ * code 3 `execution reverted[: reason]` with the revert data; other failures -32000. They are
+ * thrown as CallError (plain data: it crosses the thread boundary), which the RPC layer turns
+ * into its GethRpcError.
+ */
+import type { Block } from '@ethereumjs/block';
+import { createBlock } from '@ethereumjs/block';
+import type { Common } from '@ethereumjs/common';
+import { Address } from '@ethereumjs/util';
+import { createVM, type VM } from '@ethereumjs/vm';
+import type { Context } from '../../context.js';
+import { FlatStateManager } from '../../../evm/state-manager.js';
+import { blockHashChain } from './header.js';
+import type { EvmKeeper } from './keeper.js';
+import { ContextFlatState } from './state.js';
+
+export interface AccountOverride {
+  address: Uint8Array;
+  balance?: bigint;
+  nonce?: bigint;
+  code?: Uint8Array;
+  state?: [Uint8Array, Uint8Array][];
+  stateDiff?: [Uint8Array, Uint8Array][];
+}
+
+export interface CallArgs {
+  /** eth_call's third parameter (internal/ethapi/override: StateOverride). */
+  overrides?: AccountOverride[] | undefined;
+  /** The fourth (BlockOverrides): number, time, gasLimit, feeRecipient. */
+  blockOverrides?: { number?: bigint; time?: bigint; gasLimit?: bigint; coinbase?: Uint8Array } | undefined;
+  from?: Uint8Array;
+  to?: Uint8Array;
+  gas?: bigint;
+  gasPrice?: bigint;
+  value: bigint;
+  data: Uint8Array;
+}
+
+/** One request, as plain data (structured clone: bigint and Uint8Array survive). */
+export interface CallRequest {
+  kind: 'call' | 'estimate' | 'accessList';
+  /** The state height (already resolved and checked by the RPC thread). */
+  height: bigint;
+  /** The RPC thread's latest committed height when it sent the request. */
+  latest: bigint;
+  /** The block's time (the next block's header carries it). */
+  time: bigint;
+  /** The block gas limit (consensus block.max_gas, or 2^62 when unlimited). */
+  gasLimit: bigint;
+  /** The gas of a call without `gas`: `[json-rpc] gas-cap`, or the block gas limit. */
+  gasCap: bigint;
+  args: CallArgs;
+}
+
+export type AccessListResult = { accessList: { address: string; storageKeys: string[] }[]; gasUsed: string; error?: string };
+export type CallValue = string | bigint | AccessListResult;
+
+/** A geth JSON-RPC error as plain data: `rpcCode` 3 (revert, with `data`) or -32000. */
+export class CallError extends Error {
+  override readonly name = 'CallError';
+  readonly code = 'EVM_CALL_ERROR';
+  constructor(
+    readonly rpcCode: number,
+    message: string,
+    readonly data?: string,
+  ) {
+    super(message);
+  }
+}
+
+const DEFAULT_ERROR = -32000;
+const hex = (b: Uint8Array): string => `0x${Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex')}`;
+
+const unpad = (b: Uint8Array) => {
+  let z = 0;
+  while (z < b.length && b[z] === 0) z++;
+  return b.subarray(z);
+};
+
+interface RunResult {
+  ok: boolean;
+  gasUsed: bigint;
+  returnValue: Uint8Array;
+  error?: string;
+  accessList?: JournalAccessList;
+}
+
+/** Prague's precompiles, 0x01–0x11: warm in every tx (EIP-2929), never in an access list. */
+const PRECOMPILES = Array.from({ length: 0x11 }, (_, i) => (i + 1).toString(16).padStart(40, '0'));
+
+/** An access list as the journal keeps it: address hex → slot hexes (no 0x). */
+type JournalAccessList = Map<string, Set<string>>;
+
+/** Past this many cached accounts at one height, the caches start over (bounded memory). */
+const MAX_CACHED_ACCOUNTS = 100_000;
+
+/** What the engine reads: the keeper (account model, Common, coinbase) and contexts at a height. */
+export interface CallEngineSource {
+  keeper: EvmKeeper;
+  queryContext(height: bigint): Context;
+}
+
+interface Warm {
+  common: Common;
+  vm: VM;
+  sm: FlatStateManager;
+  view: ContextFlatState;
+}
+
+export class CallEngine {
+  private warm: Promise<Warm> | undefined;
+  private bound: { height: bigint; latest: bigint } | undefined;
+  private blockCache: { key: string; common: Common; block: Block } | undefined;
+  /** Calls run one at a time: they share the VM. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly src: CallEngineSource) {}
+
+  /** Builds the VM now (start-up), so that the first call does not pay for it. */
+  async warmUp(): Promise<void> {
+    await this.engine();
+  }
+
+  /** Answers one request; throws CallError with geth's code and text. */
+  handle(req: CallRequest): Promise<CallValue> {
+    const p = this.queue.then(() => this.handleNow(req));
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  private async handleNow(req: CallRequest): Promise<CallValue> {
+    switch (req.kind) {
+      case 'call': {
+        const r = await this.run(req, req.args.gas ?? req.gasCap);
+        if (!r.ok) throw failure(r);
+        return hex(r.returnValue);
+      }
+      case 'estimate':
+        return this.estimate(req);
+      case 'accessList':
+        return this.accessList(req);
+    }
+  }
+
+  private async engine(): Promise<Warm> {
+    const common = this.src.keeper.common;
+    let w = this.warm === undefined ? undefined : await this.warm;
+    if (w === undefined || w.common !== common) {
+      // The chain id changed (genesis) or first use: one VM, kept.
+      const keeper = this.src.keeper;
+      const view = new ContextFlatState(keeper);
+      const sm = new FlatStateManager(view, { keccak256: (d) => keeper.crypto.keccak256(d) });
+      // BLOCKHASH: the stored EVM hashes (the ones eth_getBlockByNumber reports).
+      this.warm = createVM({ common, stateManager: sm, blockchain: blockHashChain((n) => keeper.blockHashAt(n)) as never }).then((vm) => ({ common, vm, sm, view }));
+      this.bound = undefined;
+      w = await this.warm;
+    }
+    return w;
+  }
+
+  /** Binds the state of `height` (as seen with `latest` committed); drops the caches if it moved. */
+  private bind(w: Warm, height: bigint, latest: bigint): void {
+    const b = this.bound;
+    if (b !== undefined && b.height === height && b.latest === latest && w.sm.cachedAccounts < MAX_CACHED_ACCOUNTS) return;
+    w.view.ctx = this.src.queryContext(height);
+    w.sm.clearCaches();
+    this.bound = { height, latest };
+  }
+
+  private block(req: CallRequest, common: Common): Block {
+    const bo = req.args.blockOverrides;
+    const coinbase = this.src.keeper.coinbase;
+    const header = {
+      number: bo?.number ?? req.height + 1n,
+      timestamp: bo?.time ?? req.time,
+      coinbase: bo?.coinbase ?? coinbase,
+      gasLimit: bo?.gasLimit ?? req.gasLimit,
+      baseFeePerGas: 0n,
+      mixHash: new Uint8Array(32),
+    };
+    const key = `${header.number}/${header.timestamp}/${hex(header.coinbase)}/${header.gasLimit}`;
+    // createBlock copies the Common (and rebuilds its parameter cache): once per height, not per call.
+    if (this.blockCache?.key === key && this.blockCache.common === common) return this.blockCache.block;
+    const block = createBlock({ header }, { common, skipConsensusFormatValidation: true });
+    this.blockCache = { key, common, block };
+    return block;
+  }
+
+  /** One call over the bound state; `gas` includes the intrinsic gas. Nothing it writes survives it. */
+  private async run(req: CallRequest, gas: bigint, list?: { warm: JournalAccessList; report: boolean }): Promise<RunResult> {
+    const w = await this.engine();
+    this.bind(w, req.height, req.latest);
+    const { sm, vm, common } = w;
+    const a = req.args;
+    const evm = vm.evm;
+    const journal = evm.journal;
+    // What a fresh VM would start with: an empty journal (warm sets, touched accounts), no access
+    // list being reported, empty transient storage, no remembered original slot values.
+    journal.cleanJournal();
+    delete journal.accessList;
+    // EIP-1153 storage is the EVM class's (not on EVMInterface).
+    (evm as unknown as { transientStorage: { clear(): void } }).transientStorage.clear();
+    sm.originalStorageCache.clear();
+    await sm.checkpoint();
+    try {
+      for (const o of a.overrides ?? []) {
+        const addr = new Address(o.address);
+        if (o.balance !== undefined || o.nonce !== undefined) {
+          await sm.modifyAccountFields(addr, { ...(o.balance !== undefined ? { balance: o.balance } : {}), ...(o.nonce !== undefined ? { nonce: o.nonce } : {}) });
+        }
+        if (o.code !== undefined) await sm.putCode(addr, o.code);
+        if (o.state !== undefined) await sm.clearStorage(addr);
+        for (const [k, v] of o.state ?? o.stateDiff ?? []) await sm.putStorage(addr, k, unpad(v));
+      }
+      const block = this.block(req, common);
+      // What runTx warms before a tx runs (EIP-2929, EIP-3651): sender, recipient, coinbase, precompiles.
+      for (const p of PRECOMPILES) journal.addAlwaysWarmAddress(p);
+      journal.addAlwaysWarmAddress(Buffer.from(this.src.keeper.coinbase).toString('hex'));
+      if (a.from) journal.addAlwaysWarmAddress(Buffer.from(a.from).toString('hex'));
+      if (a.to) journal.addAlwaysWarmAddress(Buffer.from(a.to).toString('hex'));
+      if (list?.report) journal.startReportingAccessList();
+      let listCost = 0n;
+      for (const [addr, slots] of list?.warm ?? []) {
+        journal.addAlwaysWarmAddress(addr, false);
+        for (const slot of slots) journal.addAlwaysWarmSlot(addr, slot, false);
+        listCost += 2400n + 1900n * BigInt(slots.size);
+      }
+      const intrinsic = intrinsicGas(common, a) + listCost;
+      if (gas < intrinsic) return { ok: false, gasUsed: gas, returnValue: new Uint8Array(0), error: `intrinsic gas too low: have ${gas}, want ${intrinsic}` };
+      const caller = new Address(a.from ?? new Uint8Array(20));
+      const r = await evm.runCall({
+        ...(a.to ? { to: new Address(a.to) } : {}),
+        caller,
+        origin: caller,
+        data: a.data,
+        value: a.value,
+        gasLimit: gas - intrinsic,
+        gasPrice: a.gasPrice ?? 0n,
+        block,
+        // the caller's balance is checked for a value transfer, as geth does
+        // (core/state_transition.go buyGas); runCall does, through the state manager.
+      });
+      const err = r.execResult.exceptionError;
+      return {
+        ok: err === undefined,
+        gasUsed: intrinsic + r.execResult.executionGasUsed,
+        returnValue: r.execResult.returnValue,
+        ...(err ? { error: err.error } : {}),
+        ...(list?.report && journal.accessList ? { accessList: journal.accessList } : {}),
+      };
+    } finally {
+      // Undo every write of the call and its overrides; reads stay cached. flush() at depth 0
+      // only clears the dirty marks the reverted writes left (its result is nothing to keep).
+      // A call that threw inside the EVM may leave its own checkpoints open: unwind them all.
+      while (sm.checkpointDepth > 0) await sm.revert();
+      sm.flush();
+      sm.originalStorageCache.clear();
+    }
+  }
+
+  /** internal/ethapi DoEstimateGas: the lowest gas at which the call succeeds, by binary search. */
+  private async estimate(req: CallRequest): Promise<bigint> {
+    const a = req.args;
+    const hi0 = a.gas ?? req.gasCap;
+    const first = await this.run(req, hi0);
+    // geth's shortcut: a plain transfer to an account without code costs exactly 21000.
+    if (first.ok && a.to !== undefined && a.data.length === 0 && first.gasUsed === 21_000n) return 21_000n;
+    if (!first.ok) {
+      if (first.error === 'revert' || first.error?.startsWith('intrinsic')) throw failure(first);
+      throw new CallError(DEFAULT_ERROR, `gas required exceeds allowance (${hi0})`);
+    }
+    let lo = first.gasUsed - 1n;
+    let hi = hi0;
+    // geth's shortcut: the used gas plus the 63/64 reserve usually succeeds at once.
+    const guess = (first.gasUsed * 64n) / 63n;
+    if (guess < hi) {
+      const g = await this.run(req, guess);
+      if (g.ok) hi = guess;
+      else lo = guess;
+    }
+    while (lo + 1n < hi) {
+      // stop when within 1.5% as geth does (estimateGasErrorRatio).
+      if (((hi - lo) * 1000n) / hi < 15n) break;
+      const mid = (lo + hi) / 2n;
+      const m = await this.run(req, mid);
+      if (m.ok) hi = mid;
+      else lo = mid;
+    }
+    return hi;
+  }
+
+  /**
+   * eth_createAccessList (internal/ethapi AccessList): run, collect the addresses and slots touched
+   * (without sender, recipient and precompiles), run again with that list warm, until it is stable;
+   * the gas is the tx's with the list (its intrinsic cost included). A failing run is reported in
+   * `error`, not as an RPC error.
+   */
+  private async accessList(req: CallRequest): Promise<AccessListResult> {
+    const a = req.args;
+    const gas = a.gas ?? req.gasCap;
+    const skip = new Set([...PRECOMPILES]);
+    if (a.from) skip.add(Buffer.from(a.from).toString('hex'));
+    if (a.to) skip.add(Buffer.from(a.to).toString('hex'));
+    let list: JournalAccessList = new Map();
+    for (let round = 0; round < 8; round++) {
+      const r = await this.run(req, gas, { warm: list, report: true });
+      // As geth's tracer starts from the previous list: the union, so the rounds converge.
+      const next: JournalAccessList = new Map([...list].map(([k, v]) => [k, new Set(v)]));
+      // geth's access-list tracer: excluded addresses still carry the slots they touched.
+      for (const [addr, slots] of r.accessList ?? []) {
+        if (skip.has(addr) && slots.size === 0) continue;
+        const have = next.get(addr) ?? new Set<string>();
+        for (const x of slots) have.add(x);
+        next.set(addr, have);
+      }
+      const same = next.size === list.size && [...next].every(([k, v]) => list.get(k)?.size === v.size && [...v].every((x) => list.get(k)!.has(x)));
+      if (same || !r.ok) {
+        const accessList = [...next].map(([addr, slots]) => ({ address: `0x${addr}`, storageKeys: [...slots].map((x) => `0x${x.padStart(64, '0')}`) }));
+        if (!same) {
+          const final = await this.run(req, gas, { warm: next, report: false });
+          return { accessList, gasUsed: `0x${final.gasUsed.toString(16)}`, ...(final.ok ? {} : { error: failure(final).message }) };
+        }
+        return { accessList, gasUsed: `0x${r.gasUsed.toString(16)}`, ...(r.ok ? {} : { error: failure(r).message }) };
+      }
+      list = next;
+    }
+    throw new CallError(DEFAULT_ERROR, 'access list did not converge');
+  }
+}
+
+/**
+ * The tx's intrinsic gas as @ethereumjs/tx's getIntrinsicGas counts it for a call (no access list,
+ * no authorizations): txGas, calldata (EIP-2028), creation and initcode words (EIP-3860), from the
+ * engine's Common. Building a tx to ask it copies the Common, which cost more than the call itself.
+ */
+function intrinsicGas(common: Common, a: CallArgs): bigint {
+  let fee = common.param('txGas');
+  const zero = common.param('txDataZeroGas');
+  const nonZero = common.param('txDataNonZeroGas');
+  for (let i = 0; i < a.data.length; i++) fee += a.data[i] === 0 ? zero : nonZero;
+  if (a.to === undefined) {
+    fee += common.param('txCreationGas');
+    if (common.isActivatedEIP(3860)) fee += common.param('initCodeWordGas') * BigInt(Math.ceil(a.data.length / 32));
+  }
+  return fee;
+}
+
+/** Error(string) selector and Panic(uint256) (go-ethereum accounts/abi UnpackRevert). */
+function revertReason(data: Uint8Array): string | undefined {
+  const h = Buffer.from(data).toString('hex');
+  if (h.startsWith('08c379a0') && data.length >= 68) {
+    const len = Number(BigInt(`0x${h.slice(72, 136)}`));
+    if (68 + len <= data.length) return Buffer.from(data.subarray(68, 68 + len)).toString('utf8');
+  }
+  if (h.startsWith('4e487b71') && data.length === 36) {
+    const code = BigInt(`0x${h.slice(8)}`);
+    const panics: Record<string, string> = { '1': 'assert(false)', '17': 'arithmetic underflow or overflow', '18': 'division or modulo by zero', '50': 'out-of-bounds access of an array or bytesSlice' };
+    return panics[code.toString()] ?? `unknown panic code: 0x${code.toString(16)}`;
+  }
+  return undefined;
+}
+
+function failure(r: RunResult): CallError {
+  if (r.error === 'revert') {
+    const reason = revertReason(r.returnValue);
+    return new CallError(3, reason === undefined ? 'execution reverted' : `execution reverted: ${reason}`, hex(r.returnValue));
+  }
+  return new CallError(DEFAULT_ERROR, r.error ?? 'execution failed');
+}

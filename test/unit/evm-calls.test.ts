@@ -1,0 +1,115 @@
+/**
+ * eth_call's engine (src/app/modules/evm/calls.ts) inline and on the Piscina pool's thread
+ * (src/pool/evm-calls.ts, workers/evm-call.worker.ts), over a real LMDB with the ERC-20 fixture:
+ * both answer alike (values and geth's revert error), a state override never outlives its call,
+ * and the worker follows the chain (a new block: the new balance at latest, the old one at the
+ * older height).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { createContractAddress, Address } from '@ethereumjs/util';
+import type { RequestFinalizeBlock } from '../../src/abci/types.js';
+import { utf8 } from '../../src/app/bytes.js';
+import { CallEngine, CallError, type CallRequest } from '../../src/app/modules/evm/calls.js';
+import { buildAppState } from '../../src/config/app-genesis.js';
+import { createEvmCommon } from '../../src/evm/common.js';
+import { devAccounts } from '../../src/keys/devaccounts.js';
+import { createNames } from '../../src/names/index.js';
+import { PiscinaCryptoPool } from '../../src/pool/piscina.js';
+import { poolEvmCalls } from '../../src/pool/evm-calls.js';
+import { createNodeApp, type NodeAppSpec } from '../../src/state/executor-thread.js';
+import { pruningOptions } from '../../src/store/pruning.js';
+import { Storage } from '../../src/store/storage.js';
+import { defaultConsensusParams } from '../../src/types/params.js';
+import { CHAIN_ID, DEV_BALANCE, GENESIS_TIME } from '../helpers/chainapp.js';
+import { balanceOfData, balanceSlot, deployData, signTx, transferData, word } from '../helpers/evm.js';
+
+const common = createEvmCommon({ chainId: 9000n });
+const [A, B] = devAccounts().filter((a) => a.keyType === 'eth_secp256k1');
+const token = createContractAddress(new Address(A!.address), 0n).bytes;
+
+t.setTimeout(180_000);
+
+t.test('the call engine inline and on the pool thread', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
+  const file = path.join(dir, 'chaind.mdb');
+  const storage = Storage.open({ file, noSync: true });
+  const spec: NodeAppSpec = { pruning: pruningOptions('nothing'), upstreamNames: false, minGasPrices: [], appVersion: 0n, evm: { allowUnprotectedTxs: false } };
+  const app = createNodeApp(storage, spec);
+  const pool = new PiscinaCryptoPool({ threads: 1 });
+  t.teardown(async () => {
+    await pool.close();
+    await storage.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const names = createNames({ upstreamNames: false });
+  const appState = buildAppState({ accounts: devAccounts().map((a) => ({ address: a.address, balance: DEV_BALANCE })), names });
+  await app.initChain({ time: GENESIS_TIME, chainId: CHAIN_ID, consensusParams: defaultConsensusParams(), validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
+  app.setConsensusParams(defaultConsensusParams());
+  const block = async (txs: Uint8Array[]) => {
+    const h = app.lastBlockHeight + 1n;
+    const req: RequestFinalizeBlock = { txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h, time: GENESIS_TIME + h * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) };
+    const res = await app.finalizeBlock(req);
+    storage.transactionSync(() => app.commit());
+    for (const r of res.txResults) t.equal(r.code, 0, `tx in block ${h}: ${r.log}`);
+  };
+  const tx = (nonce: bigint, data: Uint8Array, to?: Uint8Array) => signTx(common, { priv: A!.privateKey }, { nonce, data, gasLimit: 3_000_000n, price: 0n, ...(to ? { to } : {}) }).serialize();
+  await block([tx(0n, deployData(1000n))]);
+  await block([tx(1n, transferData(B!.address, 25n), token)]);
+
+  const inline = new CallEngine({ keeper: app.evm!.keeper, queryContext: (h) => app.queryContext(h) });
+  const onPool = poolEvmCalls(pool, { dbFile: file, app: spec });
+  const req = (args: Partial<CallRequest['args']>, height = app.lastBlockHeight, kind: CallRequest['kind'] = 'call'): CallRequest => ({
+    kind,
+    height,
+    latest: app.lastBlockHeight,
+    time: 0n,
+    gasLimit: 1n << 62n,
+    gasCap: 50_000_000n,
+    args: { value: 0n, data: new Uint8Array(0), ...args },
+  });
+  const both = async (r: CallRequest) => [await inline.handle(r).catch((e: unknown) => e), await onPool(r).catch((e: unknown) => e)];
+  const bal = (who: Uint8Array) => req({ to: token, data: balanceOfData(who) });
+
+  const [i1, p1] = await both(bal(B!.address));
+  t.equal(BigInt(i1 as string), 25n, 'inline: balanceOf(B)');
+  t.equal(p1, i1, 'pool: the same');
+
+  // A stateDiff override is seen by its call only.
+  const over = { ...bal(B!.address), args: { ...bal(B!.address).args, overrides: [{ address: token, stateDiff: [[balanceSlot(B!.address), word(777n)]] as [Uint8Array, Uint8Array][] }] } };
+  const [i2, p2] = await both(over);
+  t.equal(BigInt(i2 as string), 777n, 'inline: override seen');
+  t.equal(p2, i2, 'pool: override seen');
+  const [i3, p3] = await both(bal(B!.address));
+  t.equal(BigInt(i3 as string), 25n, 'inline: and gone afterwards');
+  t.equal(p3, i3, 'pool: and gone afterwards');
+
+  // A revert: geth's code 3 with the revert data, alike on both.
+  const rev = req({ from: B!.address, to: token, data: transferData(A!.address, 10_000n) });
+  const [i4, p4] = await both(rev);
+  t.ok(i4 instanceof CallError && i4.rpcCode === 3 && i4.message.startsWith('execution reverted'), `inline: revert (${(i4 as Error).message})`);
+  t.ok(p4 instanceof CallError, 'pool: a CallError too');
+  t.same({ code: (p4 as CallError).rpcCode, message: (p4 as CallError).message, data: (p4 as CallError).data }, { code: (i4 as CallError).rpcCode, message: (i4 as CallError).message, data: (i4 as CallError).data });
+  t.match((i4 as CallError).data, /^0x[0-9a-f]+$/, 'with the revert data');
+
+  // estimateGas and createAccessList agree.
+  const est = req({ from: A!.address, to: token, data: transferData(B!.address, 1n) }, app.lastBlockHeight, 'estimate');
+  const [i5, p5] = await both(est);
+  t.equal(typeof i5, 'bigint', 'inline: an estimate');
+  t.equal(p5, i5, 'pool: the same estimate');
+  const [i6, p6] = await both({ ...est, kind: 'accessList' });
+  t.same(p6, i6, 'pool: the same access list');
+
+  // A new block: the worker renews its snapshot for latest; the older height still reads as before.
+  const h2 = app.lastBlockHeight;
+  await block([tx(2n, transferData(B!.address, 5n), token)]);
+  const [i7, p7] = await both(bal(B!.address));
+  t.equal(BigInt(i7 as string), 30n, 'inline: the new balance at latest');
+  t.equal(p7, i7, 'pool: the new balance at latest');
+  const [i8, p8] = await both(req({ to: token, data: balanceOfData(B!.address) }, h2));
+  t.equal(BigInt(i8 as string), 25n, 'inline: the old balance at the older height');
+  t.equal(p8, i8, 'pool: the old balance at the older height');
+});

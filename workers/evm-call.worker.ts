@@ -1,0 +1,84 @@
+/**
+ * The EVM call worker: eth_call, eth_estimateGas and eth_createAccessList on a Piscina thread
+ * (src/pool/evm-calls.ts sends them; workers/crypto.worker.ts exports `evmCall`, which loads this
+ * module on first use, so the pool's threads serve both kinds of job).
+ *
+ * On its first job the thread opens the node's LMDB environment (lmdb-js shares one environment
+ * per file between the threads of a process, as the executor thread does) and builds the chain app
+ * over it, read-only in use: only queryContext and the EVM keeper's reads are touched. It keeps
+ * ONE warm CallEngine (src/app/modules/evm/calls.ts). When the RPC thread reports a newer latest
+ * height than this thread has seen, it renews its LMDB read snapshot and the app's committed view
+ * before it binds the height; the engine then drops its caches.
+ *
+ * Nothing is thrown across the boundary: a geth error comes back as data (CallError's fields), any
+ * other failure as `internal`.
+ */
+import type { NodeAppSpec } from '../src/state/executor-thread.js';
+import type { CallRequest, CallValue } from '../src/app/modules/evm/calls.js';
+
+/** What the RPC thread sends: where the store is and how to build the app, and the request. */
+export interface EvmCallJob {
+  setup: { dbFile: string; app: NodeAppSpec };
+  /** null: only load (start-up warm-up: modules, LMDB, app, VM), answered with value ''. */
+  req: CallRequest | null;
+}
+
+export type EvmCallAnswer =
+  | { ok: true; value: CallValue }
+  | { ok: false; rpcCode: number; message: string; data?: string }
+  | { ok: false; internal: string };
+
+interface Loaded {
+  dbFile: string;
+  handle(req: CallRequest): Promise<CallValue>;
+  warmUp(): Promise<void>;
+}
+
+let loading: Promise<Loaded> | undefined;
+
+async function load(setup: EvmCallJob['setup']): Promise<Loaded> {
+  const [{ Storage }, { createNodeApp }, { CallEngine }] = await Promise.all([
+    import('../src/store/storage.js'),
+    import('../src/state/executor-thread.js'),
+    import('../src/app/modules/evm/calls.js'),
+  ]);
+  const storage = Storage.open({ file: setup.dbFile });
+  const app = createNodeApp(storage, setup.app);
+  const evm = app.evm;
+  if (!evm) throw new Error('the chain app has no EVM module');
+  const engine = new CallEngine({ keeper: evm.keeper, queryContext: (h) => app.queryContext(h) });
+  return {
+    dbFile: setup.dbFile,
+    warmUp: () => engine.warmUp(),
+    handle: (req) => {
+      if (req.latest > app.lastBlockHeight) {
+        // The executor thread committed since: read from a fresh snapshot.
+        storage.resetReadTxn();
+        app.reload();
+      }
+      return engine.handle(req);
+    },
+  };
+}
+
+export default async function evmCallWorker(job: EvmCallJob): Promise<EvmCallAnswer> {
+  try {
+    loading ??= load(job.setup);
+    const l = await loading.catch((e: unknown) => {
+      loading = undefined; // a later job tries again
+      throw e;
+    });
+    if (l.dbFile !== job.setup.dbFile) throw new Error(`evm call worker serves ${l.dbFile}, not ${job.setup.dbFile}`);
+    if (job.req === null) {
+      await l.warmUp();
+      return { ok: true, value: '' };
+    }
+    return { ok: true, value: await l.handle(job.req) };
+  } catch (e) {
+    const err = e as { code?: unknown; rpcCode?: unknown; message?: unknown; data?: unknown };
+    if (err?.code === 'EVM_CALL_ERROR' && typeof err.rpcCode === 'number') {
+      return { ok: false, rpcCode: err.rpcCode, message: String(err.message), ...(typeof err.data === 'string' ? { data: err.data } : {}) };
+    }
+    return { ok: false, internal: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+  }
+}
