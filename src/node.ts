@@ -449,13 +449,17 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       // inline on this thread when the pool is off (CHAIND_POOL=single).
       const callSetup = { dbFile: path.join(paths.dbDir, DB_FILE_NAME), app: appSpec };
       const calls = pool instanceof PiscinaCryptoPool ? poolEvmCalls(pool, callSetup) : undefined;
-      if (pool instanceof PiscinaCryptoPool) {
-        warmEvmCalls(pool, callSetup).catch((err: unknown) => log.warn('evm call workers did not load', { err: (err as Error).message }));
-      }
+      // Each pool thread loads the app for calls (~2 s of CPU, during which it verifies no
+      // signature): not at start, where a node that never serves the EVM RPC would pay it, but
+      // on the first EVM JSON-RPC call of any client (a wallet's eth_chainId comes before its
+      // first eth_call).
+      const warm = pool instanceof PiscinaCryptoPool
+        ? () => void warmEvmCalls(pool, callSetup).catch((err: unknown) => log.warn('evm call workers did not load', { err: (err as Error).message }))
+        : undefined;
       const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock, calls,
         catchingUp: () => sync.syncing, bus, subscriptionLimits: { clients: j.subscriptionClientsCap, perClient: j.subscriptionsPerClientCap, buffer: j.subscriptionBuffer }, subscriptionMetrics: metrics?.evmSubscriptions });
       evmDeps = deps;
-      const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }), ...(jwtSecret ? { jwtSecret } : {}) });
+      const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }), ...(jwtSecret ? { jwtSecret } : {}), ...(warm ? { onFirstCall: warm } : {}) });
       parts.push({ name: 'EVM JSON-RPC', close: () => evmRpc.close() });
       log.info('EVM JSON-RPC listening', { addr: j.address, port: evmRpc.port });
       evmRpcPort = evmRpc.port;

@@ -108,6 +108,8 @@ export interface EvmRpcOptions {
   logger?: Logger;
   /** config/jwt.hex's secret, for private methods; none: every private call is refused. */
   jwtSecret?: Uint8Array;
+  /** Called once, on the first method call of any client (node.ts warms the eth_call workers). */
+  onFirstCall?: () => void;
 }
 
 export interface EvmRpc {
@@ -118,7 +120,22 @@ export interface EvmRpc {
 }
 
 export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
-  const table = gethTable(evmRpcMethods(opts.deps, opts.api, opts.logger));
+  let routes = evmRpcMethods(opts.deps, opts.api, opts.logger);
+  const first = opts.onFirstCall;
+  if (first !== undefined) {
+    let called = false;
+    routes = routes.map((r) => ({
+      ...r,
+      handler: (args: Parameters<Route['handler']>[0], ctx: RouteContext) => {
+        if (!called) {
+          called = true;
+          first();
+        }
+        return r.handler(args, ctx);
+      },
+    }));
+  }
+  const table = gethTable(routes);
   const auth = evmRpcAuth(opts.jwtSecret);
   const make = (laddr: string) =>
     new GethRpcServer({ laddr, methods: table, logger: opts.logger, batchItemLimit: opts.batchRequestLimit, batchResponseMaxSize: opts.batchResponseMaxSize, auth });
