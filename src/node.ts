@@ -34,7 +34,7 @@ import { createMetrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
 import { createNames } from './names/index.js';
 import { createCryptoPool, PiscinaCryptoPool } from './pool/index.js';
-import { poolEvmCalls, warmEvmCalls } from './pool/evm-calls.js';
+import { poolEvmCalls } from './pool/evm-calls.js';
 import type { NodeRpcContext } from './rpc/node/context.js';
 import { subscriptionsFor } from './rpc/node/methods/events.js';
 import { methodRoutes } from './rpc/node/methods/index.js';
@@ -448,14 +448,14 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       // eth_call / eth_estimateGas / eth_createAccessList on the pool's threads (LMDB opened there);
       // inline on this thread when the pool is off (CHAIND_POOL=single).
       const callSetup = { dbFile: path.join(paths.dbDir, DB_FILE_NAME), app: appSpec };
-      const calls = pool instanceof PiscinaCryptoPool ? poolEvmCalls(pool, callSetup) : undefined;
       // Each pool thread loads the app for calls (~2 s of CPU, during which it verifies no
       // signature): not at start, where a node that never serves the EVM RPC would pay it, but
-      // on the first EVM JSON-RPC call of any client (a wallet's eth_chainId comes before its
-      // first eth_call).
-      const warm = pool instanceof PiscinaCryptoPool
-        ? () => void warmEvmCalls(pool, callSetup).catch((err: unknown) => log.warn('evm call workers did not load', { err: (err as Error).message }))
+      // on the first EVM JSON-RPC call of any client; calls run inline until the threads are ready.
+      const poolCalls = pool instanceof PiscinaCryptoPool
+        ? poolEvmCalls(pool, callSetup, (err) => log.warn('evm call workers did not load; calls stay on this thread', { err: err.message }))
         : undefined;
+      const calls = poolCalls?.calls;
+      const warm = poolCalls?.warm;
       const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock, calls,
         catchingUp: () => sync.syncing, bus, subscriptionLimits: { clients: j.subscriptionClientsCap, perClient: j.subscriptionsPerClientCap, buffer: j.subscriptionBuffer }, subscriptionMetrics: metrics?.evmSubscriptions });
       evmDeps = deps;

@@ -21,19 +21,61 @@ export class EvmCallPoolError extends Error {
 }
 
 /**
- * Loads the call worker on every thread now (modules, LMDB, app, VM: seconds on a loaded machine),
- * so that the first eth_call does not spend its `evm-timeout` on it. Resolves when all answered.
+ * Loads the call worker on every thread (modules, LMDB, app, VM: about 2 s of CPU a thread, more
+ * on a loaded machine). Resolves when all answered.
  */
 export async function warmEvmCalls(pool: PiscinaCryptoPool, setup: Job['setup']): Promise<void> {
   const answers = await Promise.all(Array.from({ length: pool.threads }, () => pool.runTask<Job, Answer>('evmCall', { setup, req: null })));
   for (const a of answers) if (!a.ok) throw new EvmCallPoolError(`evm call worker failed to load: ${a.internal ?? a.message}`);
 }
 
-export function poolEvmCalls(pool: PiscinaCryptoPool, setup: Job['setup']): (req: CallRequest) => Promise<CallValue> {
-  return async (req) => {
+export interface PoolEvmCalls {
+  /** Starts loading the workers (once); the node calls it on the first EVM JSON-RPC call. */
+  warm(): void;
+  /**
+   * `deps.calls`: the request on the pool once every thread has loaded, else undefined (the
+   * caller runs it inline), so that no call waits for the loading or spends its `evm-timeout` on
+   * it. A pool that failed to load leaves every call inline.
+   */
+  calls(req: CallRequest): Promise<CallValue> | undefined;
+  /** Starts loading if it has not, and resolves true once the pool takes calls (false: it failed). */
+  whenReady(): Promise<boolean>;
+}
+
+export function poolEvmCalls(pool: PiscinaCryptoPool, setup: Job['setup'], onLoadError?: (e: Error) => void): PoolEvmCalls {
+  let state: 'cold' | 'loading' | 'ready' | 'failed' = 'cold';
+  let loaded: Promise<boolean> | undefined;
+  const warm = () => {
+    if (state !== 'cold') return;
+    state = 'loading';
+    loaded = warmEvmCalls(pool, setup).then(
+      () => {
+        state = 'ready';
+        return true;
+      },
+      (e: unknown) => {
+        state = 'failed';
+        onLoadError?.(e as Error);
+        return false;
+      },
+    );
+  };
+  const run = async (req: CallRequest): Promise<CallValue> => {
     const a = await pool.runTask<Job, Answer>('evmCall', { setup, req });
     if (a.ok) return a.value;
     if (a.internal !== undefined) throw new EvmCallPoolError(`evm call worker failed: ${a.internal}`);
     throw new CallError(a.rpcCode ?? -32000, a.message ?? 'execution failed', a.data);
+  };
+  return {
+    warm,
+    calls: (req) => {
+      if (state === 'ready') return run(req);
+      warm();
+      return undefined;
+    },
+    whenReady: () => {
+      warm();
+      return loaded!;
+    },
   };
 }

@@ -61,7 +61,7 @@ t.test('the call engine inline and on the pool thread', async (t) => {
   await block([tx(1n, transferData(B!.address, 25n), token)]);
 
   const inline = new CallEngine({ keeper: app.evm!.keeper, queryContext: (h) => app.queryContext(h) });
-  const onPool = poolEvmCalls(pool, { dbFile: file, app: spec });
+  const poolCalls = poolEvmCalls(pool, { dbFile: file, app: spec });
   const req = (args: Partial<CallRequest['args']>, height = app.lastBlockHeight, kind: CallRequest['kind'] = 'call'): CallRequest => ({
     kind,
     height,
@@ -71,8 +71,16 @@ t.test('the call engine inline and on the pool thread', async (t) => {
     gasCap: 50_000_000n,
     args: { value: 0n, data: new Uint8Array(0), ...args },
   });
-  const both = async (r: CallRequest) => [await inline.handle(r).catch((e: unknown) => e), await onPool(r).catch((e: unknown) => e)];
   const bal = (who: Uint8Array) => req({ to: token, data: balanceOfData(who) });
+  // Until its threads have loaded, the pool takes no call (the RPC runs it inline meanwhile).
+  t.equal(poolCalls.calls(bal(B!.address)), undefined, 'a cold pool hands the call back (inline)');
+  t.equal(await poolCalls.whenReady(), true, 'the call workers load');
+  const onPool = (r: CallRequest) => {
+    const p = poolCalls.calls(r);
+    if (p === undefined) throw new Error('the loaded pool handed a call back');
+    return p;
+  };
+  const both = async (r: CallRequest) => [await inline.handle(r).catch((e: unknown) => e), await onPool(r).catch((e: unknown) => e)];
 
   const [i1, p1] = await both(bal(B!.address));
   t.equal(BigInt(i1 as string), 25n, 'inline: balanceOf(B)');

@@ -119,7 +119,7 @@ async function withTimeout<T>(deps: EvmRpcDeps, p: Promise<T>): Promise<T> {
 async function request(deps: EvmRpcDeps, kind: CallRequest['kind'], height: bigint, time: bigint, a: CallArgs): Promise<CallValue> {
   const req: CallRequest = { kind, height, latest: deps.lastHeight(), time, gasLimit: gasLimitOf(deps), gasCap: gasCap(deps), args: a };
   try {
-    return await withTimeout(deps, deps.calls !== undefined ? deps.calls(req) : inlineEngine(deps).handle(req));
+    return await withTimeout(deps, deps.calls?.(req) ?? inlineEngine(deps).handle(req));
   } catch (e) {
     if (e instanceof CallError || (e as { code?: unknown })?.code === 'EVM_CALL_ERROR') {
       const c = e as CallError;

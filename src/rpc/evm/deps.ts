@@ -65,7 +65,7 @@ export interface EvmRpcDeps {
    * eth_call / eth_estimateGas / eth_createAccessList on the worker pool (src/pool/evm-calls.ts);
    * throws CallError. Absent: they run inline on this thread (src/rpc/evm/call.ts).
    */
-  calls?: (req: CallRequest) => Promise<CallValue>;
+  calls?: (req: CallRequest) => Promise<CallValue> | undefined;
 }
 
 /** The node's parts as the composition root has them (src/node.ts). */
