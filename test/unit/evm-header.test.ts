@@ -22,7 +22,7 @@ import { devAccounts } from '../../src/keys/devaccounts.js';
 import { evmRpcDeps } from '../../src/rpc/evm/deps.js';
 import { rawHeader, headerObject } from '../../src/rpc/evm/view.js';
 import { startTestNode, type TestNode } from '../helpers/inproc.js';
-import { word } from '../helpers/evm.js';
+import { rpcCall, rpcOk, word } from '../helpers/evm.js';
 
 t.setTimeout(240_000);
 
@@ -112,23 +112,9 @@ t.test('header RLP and hash equal @ethereumjs/block (Prague)', async (t) => {
 
 // --- on a node --------------------------------------------------------------------------------------
 
-type Answer = { result?: any; error?: { code: number; message: string } };
-
-async function call(port: number, method: string, params: unknown[] = []): Promise<Answer> {
-  const r = await fetch(`http://127.0.0.1:${port}/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return (await r.json()) as Answer;
-}
-
-async function ok(port: number, method: string, params: unknown[] = []): Promise<any> {
-  const a = await call(port, method, params);
-  if (a.error) throw new Error(`${method}: ${JSON.stringify(a.error)}`);
-  return a.result;
-}
+/** JSON-RPC over HTTP to the node's 8545-equivalent port (test/helpers/evm.ts). */
+const call = (port: number, method: string, params: unknown[] = []) => rpcCall(`http://127.0.0.1:${port}/`, method, params);
+const ok = (port: number, method: string, params: unknown[] = []) => rpcOk(`http://127.0.0.1:${port}/`, method, params);
 
 async function waitFor<T>(what: string, f: () => Promise<T | null | undefined | false>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;

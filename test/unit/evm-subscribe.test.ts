@@ -16,7 +16,7 @@ import { EventBus } from '../../src/events/bus.js';
 import { Subscriptions, type Notification, type SubscriberSink, type Subscription } from '../../src/events/subscriptions.js';
 import type { EvmRpcDeps } from '../../src/rpc/evm/deps.js';
 import { EVM_FEED_TYPES, EvmFeed, evmSubscriptionsFor } from '../../src/rpc/evm/subscribe.js';
-import { deployData, loadToken, makeKeys, signTx, transferData, TRANSFER_TOPIC } from '../helpers/evm.js';
+import { deployData, loadToken, makeKeys, rpcCall, rpcOk, signTx, type RpcAnswer, transferData, TRANSFER_TOPIC } from '../helpers/evm.js';
 import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
 import { WsClient } from '../helpers/ws.js';
 
@@ -28,23 +28,9 @@ const [R1, R2] = makeKeys(2, 'evm-subscribe');
 const hex = (b: Uint8Array) => bytesToHex(b);
 const TOKEN_ABI = loadToken().abi as Abi;
 
-type Answer = { result?: any; error?: { code: number; message: string } };
-
-async function rpc(port: number, method: string, params: unknown[] = []): Promise<Answer> {
-  const r = await fetch(`http://127.0.0.1:${port}/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return (await r.json()) as Answer;
-}
-
-async function ok(port: number, method: string, params: unknown[] = []): Promise<any> {
-  const a = await rpc(port, method, params);
-  if (a.error) throw new Error(`${method}: ${JSON.stringify(a.error)}`);
-  return a.result;
-}
+/** JSON-RPC over HTTP to the node's 8545-equivalent port (test/helpers/evm.ts). */
+const rpc = (port: number, method: string, params: unknown[] = []) => rpcCall(`http://127.0.0.1:${port}/`, method, params);
+const ok = (port: number, method: string, params: unknown[] = []) => rpcOk(`http://127.0.0.1:${port}/`, method, params);
 
 async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -67,7 +53,7 @@ class EthWs {
     return new EthWs(ws);
   }
   /** The answer to a call (notifications that arrive first are kept for next()). */
-  async call(method: string, params: unknown[] = []): Promise<Answer> {
+  async call(method: string, params: unknown[] = []): Promise<RpcAnswer> {
     const id = ++this.seq;
     this.ws.call({ jsonrpc: '2.0', id, method, params });
     const early: string[] = [];
