@@ -11,7 +11,7 @@
  * Private files are written with mode 0600.
  */
 import { hexUpper } from '../crypto/bytes.js';
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -41,20 +41,26 @@ export interface NodeKey extends Ed25519KeyPair {
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
-/** A new random ed25519 key from node:crypto (raw bytes read through the JWK export). */
+/**
+ * A new random ed25519 key: 32 random bytes are the seed (RFC 8032), its public key derived. Not
+ * generateKeyPairSync + a JWK export: on Node 20, a GC during that export can run the key-generation
+ * job's destructor, which waits for the key's mutex the export holds, and the thread deadlocks
+ * (seen as a test hung in futex_wait under node::crypto::KeyGenJob::~KeyGenJob in ExportJWKEdKey).
+ */
 export function generateEd25519(): Ed25519KeyPair {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const jwk = privateKey.export({ format: 'jwk' });
-  return { seed: new Uint8Array(Buffer.from(jwk.d!, 'base64url')), pubKey: new Uint8Array(Buffer.from(jwk.x!, 'base64url')) };
+  const seed = new Uint8Array(randomBytes(32));
+  return { seed, pubKey: ed25519PubKeyFromSeed(seed) };
 }
 
 /** RFC 8410 PKCS#8 prefix of an ed25519 private key; the 32-byte seed follows. */
 const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+/** RFC 8410 SubjectPublicKeyInfo of an ed25519 key: 12 bytes, then the 32-byte key. */
+const SPKI_PREFIX_LEN = 12;
 
-/** The public key of an ed25519 seed. */
+/** The public key of an ed25519 seed (no JWK export: see generateEd25519). */
 export function ed25519PubKeyFromSeed(seed: Uint8Array): Uint8Array {
   const key = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
-  return new Uint8Array(Buffer.from(createPublicKey(key).export({ format: 'jwk' }).x!, 'base64url'));
+  return new Uint8Array(createPublicKey(key).export({ type: 'spki', format: 'der' }).subarray(SPKI_PREFIX_LEN));
 }
 
 export function ed25519Address(pubKey: Uint8Array): Uint8Array {

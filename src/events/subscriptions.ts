@@ -163,9 +163,9 @@ export interface SubscriptionMetrics {
 
 export interface SubscriptionsOptions {
   bus: EventBus;
-  /** `[rpc] max_subscription_clients`. */
+  /** `[rpc] max_subscription_clients` (0 refuses every subscription, as in CometBFT; Infinity: no cap). */
   maxClients: number;
-  /** `[rpc] max_subscriptions_per_client`. */
+  /** `[rpc] max_subscriptions_per_client` (0 refuses every subscription; Infinity: no cap). */
   maxSubscriptionsPerClient: number;
   /** `[rpc] experimental_subscription_buffer_size`. */
   bufferSize: number;
@@ -432,8 +432,8 @@ export class Subscriptions {
   limitError(clientId: string): SubscriptionError | null {
     const { maxClients, maxSubscriptionsPerClient } = this.opts;
     // 0: no limit (the EVM registry's caps; CometBFT's own are positive).
-    if (maxClients > 0 && this.numClients() >= maxClients) return new SubscriptionError('MAX_CLIENTS', `max_subscription_clients ${maxClients} reached`);
-    if (maxSubscriptionsPerClient > 0 && this.numClientSubscriptions(clientId) >= maxSubscriptionsPerClient) {
+    if (this.numClients() >= maxClients) return new SubscriptionError('MAX_CLIENTS', `max_subscription_clients ${maxClients} reached`);
+    if (this.numClientSubscriptions(clientId) >= maxSubscriptionsPerClient) {
       return new SubscriptionError('MAX_SUBSCRIPTIONS_PER_CLIENT', `max_subscriptions_per_client ${maxSubscriptionsPerClient} reached`);
     }
     return null;

@@ -19,7 +19,7 @@
  * nonce = 4 zero bytes || LE64 counter, one counter per direction. The plaintext is a byte stream:
  * message boundaries are the upper layer's business.
  */
-import { createCipheriv, createDecipheriv, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, diffieHellman, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { nodeIdFromPubKey } from '../config/keyfiles.js';
 import { ed25519Verify, type Ed25519PrivKey } from '../crypto/ed25519.js';
@@ -73,10 +73,19 @@ export interface EphemeralKey {
   priv: KeyObject;
 }
 
+/** RFC 8410 PKCS#8 prefix of an X25519 private key; the 32 random bytes follow (clamped by OpenSSL). */
+const PKCS8_X25519_PREFIX = Buffer.from('302e020100300506032b656e04220420', 'hex');
+
+/**
+ * A fresh X25519 key from 32 random bytes. Not generateKeyPairSync + a JWK export: on Node 20 a GC
+ * during that export can run the key-generation job's destructor, which waits for the mutex the
+ * export holds — a deadlock seen as a test hung in futex_wait (node::crypto::KeyGenJob::~KeyGenJob
+ * under ExportJWK). The public key is read from the SPKI DER (12 bytes of prefix, then the key).
+ */
 export function generateEphemeral(): EphemeralKey {
-  const { publicKey, privateKey } = generateKeyPairSync('x25519');
-  const jwk = publicKey.export({ format: 'jwk' });
-  return { pub: new Uint8Array(Buffer.from(jwk.x!, 'base64url')), priv: privateKey };
+  const priv = createPrivateKey({ key: Buffer.concat([PKCS8_X25519_PREFIX, randomBytes(32)]), format: 'der', type: 'pkcs8' });
+  const spki = createPublicKey(priv).export({ type: 'spki', format: 'der' });
+  return { pub: new Uint8Array(spki.subarray(12)), priv };
 }
 
 /**

@@ -322,8 +322,9 @@ export function evmSubscriptionsFor(deps: EvmRpcDeps, log?: Logger): EvmSubscrip
   const feed = new EvmFeed(deps, log);
   const registry = new Subscriptions({
     bus: feed,
-    maxClients: limits.clients,
-    maxSubscriptionsPerClient: limits.perClient,
+    // app.toml's 0 is "no cap" here; the registry's 0 refuses (CometBFT's meaning for [rpc]).
+    maxClients: limits.clients === 0 ? Infinity : limits.clients,
+    maxSubscriptionsPerClient: limits.perClient === 0 ? Infinity : limits.perClient,
     bufferSize: Math.max(1, limits.buffer),
     // A full buffer closes the connection: geth has no cancellation message.
     closeOnSlowClient: true,
