@@ -2,8 +2,9 @@
 // Runs the given compiled tap test files and closes with the plain line CI reads:
 // "N passed, N failed" (tap's own summary is a JS object literal no CI harness parses).
 // Before that line it repeats every failed assertion with its subtest path, and lists the
-// slowest files with the time each one finished, so a CI log cut to its tail still says
-// what failed and where the time went.
+// slowest files with their own time and when tap reported them (tap prints the files in name
+// order, so a slow or hung file holds back the report of the files after it), so a CI log cut
+// to its tail still says what failed and where the time went.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -71,7 +72,7 @@ tap.on('close', (code) => {
   if (code !== 0 && failed === 0) failed = 1; // a crash or timeout with no counted failure
   const skipped = field('skip') + field('todo');
   const slow = [...finished].sort((a, b) => b.ms - a.ms).slice(0, 12);
-  console.log('\n# slowest files (own time, finished at):');
+  console.log('\n# slowest files (own time, reported at):');
   for (const f of slow) console.log(`#   ${(f.ms / 1000).toFixed(1).padStart(6)} s  @${f.at.toFixed(0).padStart(5)} s  ${f.file}`);
   const own = finished.reduce((s, f) => s + f.ms, 0) / 1000;
   console.log(`# ${finished.length} files, ${own.toFixed(0)} s of file time in ${((Date.now() - started) / 1000).toFixed(0)} s`);
