@@ -13,11 +13,12 @@ import { bytesToHex } from '@ethereumjs/util';
 import { createEvmCommon } from '../../src/evm/common.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
 import { EventBus } from '../../src/events/bus.js';
-import { Subscriptions, type Notification, type SubscriberSink, type Subscription } from '../../src/events/subscriptions.js';
+import { Subscriptions, type Notification, type Subscription } from '../../src/events/subscriptions.js';
 import type { EvmRpcDeps } from '../../src/rpc/evm/deps.js';
 import { EVM_FEED_TYPES, EvmFeed, evmSubscriptionsFor } from '../../src/rpc/evm/subscribe.js';
 import { deployData, loadToken, makeKeys, rpcCall, rpcOk, signTx, type RpcAnswer, transferData, TRANSFER_TOPIC } from '../helpers/evm.js';
 import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
+import { FakeSinkBase } from '../helpers/fake-sink.js';
 import { WsClient } from '../helpers/ws.js';
 
 t.setTimeout(300_000);
@@ -123,30 +124,15 @@ async function deployToken(env: Env): Promise<string> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A subscriber whose backlog the test sets. */
-class FakeSink implements SubscriberSink {
-  backlog = 0;
-  closed = false;
+/** A subscriber whose backlog the test sets; records each item delivered. */
+class FakeSink extends FakeSinkBase {
   readonly got: Array<{ key: string; item: unknown }> = [];
-  private readonly closers: Array<() => void> = [];
-  constructor(readonly id: string) {}
   deliver(sub: Subscription, _n: Notification, item?: unknown) {
     this.got.push({ key: sub.key, item });
     return 'sent' as const;
   }
   canceled() {
     return 'sent' as const;
-  }
-  bufferedAmount(): number {
-    return this.backlog;
-  }
-  onClose(l: () => void) {
-    this.closers.push(l);
-    return () => {};
-  }
-  close(): void {
-    this.closed = true;
-    for (const l of this.closers) l();
   }
 }
 

@@ -10,8 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { EventBus } from '../../src/events/bus.js';
-import { Subscriptions, type Notification, type SubscriberSink, type Subscription } from '../../src/events/subscriptions.js';
+import { Subscriptions, type Notification, type Subscription } from '../../src/events/subscriptions.js';
 import { subscriptionsFor } from '../../src/rpc/node/methods/events.js';
+import { FakeSinkBase } from '../helpers/fake-sink.js';
 import { startTestNode, waitHeight, type TestNode } from '../helpers/inproc.js';
 import { EventClient, sleep, type RpcMessage } from '../helpers/subscriber.js';
 
@@ -312,13 +313,9 @@ t.test('compat upstream names: tendermint/event/NewBlock and tm.event', async (t
   t.same(hdr.result.events, { 'tm.event': ['NewBlockHeader'] });
 });
 
-/** A subscriber whose backlog the test sets. */
-class FakeSink implements SubscriberSink {
-  backlog = 0;
-  closed = false;
+/** A subscriber whose backlog the test sets; records each delivery and cancellation. */
+class FakeSink extends FakeSinkBase {
   readonly got: Array<{ id: string | number; seq?: number; cancel?: string }> = [];
-  private readonly closers: Array<() => void> = [];
-  constructor(readonly id: string) {}
   deliver(sub: Subscription, n: Notification) {
     this.got.push({ id: sub.requestId, seq: (n.msg.data as { i: number }).i });
     return 'sent' as const;
@@ -326,17 +323,6 @@ class FakeSink implements SubscriberSink {
   canceled(sub: Subscription, reason: string) {
     this.got.push({ id: sub.requestId, cancel: reason });
     return 'sent' as const;
-  }
-  bufferedAmount(): number {
-    return this.backlog;
-  }
-  onClose(l: () => void) {
-    this.closers.push(l);
-    return () => {};
-  }
-  close(): void {
-    this.closed = true;
-    for (const l of this.closers) l();
   }
 }
 
