@@ -297,6 +297,12 @@ export class EvmKeeper implements AccountModel {
   }
 
   /** gas × price + value, with the fee cap of a dynamic-fee tx as its price (the most it can cost). */
+  /** The price per gas a tx pays with a base fee of 0: its gas price, or min(tip, fee cap). */
+  static effectiveGasPrice(tx: TypedTransaction): bigint {
+    const t = tx as unknown as { gasPrice?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint };
+    return t.gasPrice ?? (t.maxPriorityFeePerGas! < t.maxFeePerGas! ? t.maxPriorityFeePerGas! : t.maxFeePerGas!);
+  }
+
   static maxCost(tx: TypedTransaction): bigint {
     const t = tx as unknown as { gasPrice?: bigint; maxFeePerGas?: bigint };
     const price = t.maxFeePerGas ?? t.gasPrice ?? 0n;
@@ -418,8 +424,7 @@ export class EvmKeeper implements AccountModel {
       const cometHash = this.crypto.sha256(ctx.txBytes ?? etx.raw);
       const index = blk?.receipts.length ?? 0;
       const firstLogIndex = blk?.logCount ?? 0;
-      const t = tx as unknown as { gasPrice?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint };
-      const effectiveGasPrice = t.gasPrice ?? (t.maxPriorityFeePerGas! < t.maxFeePerGas! ? t.maxPriorityFeePerGas! : t.maxFeePerGas!);
+      const effectiveGasPrice = EvmKeeper.effectiveGasPrice(tx);
       const receipt: StoredReceipt = {
         type: tx.type,
         status: err === undefined ? 1 : 0,
@@ -460,8 +465,7 @@ export class EvmKeeper implements AccountModel {
    */
   private failInBlock(ctx: Context, etx: EvmTx, blk: PendingBlock, from: Bytes, message: string): { data?: Bytes } {
     const tx = etx.tx;
-    const t = tx as unknown as { gasPrice?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint };
-    const effectiveGasPrice = t.gasPrice ?? (t.maxPriorityFeePerGas! < t.maxFeePerGas! ? t.maxPriorityFeePerGas! : t.maxFeePerGas!);
+    const effectiveGasPrice = EvmKeeper.effectiveGasPrice(tx);
     const fee = tx.gasLimit * effectiveGasPrice;
     const seq = this.auth.getAccount(ctx, from)?.sequence ?? 0n;
     setSequence(this, ctx, from, seq + 1n);
