@@ -158,6 +158,9 @@ export class Switch {
       port,
       (up) => this.onAccepted(up),
       (err, remote) => this.log.debug('inbound connection rejected', { remote, err: (err as Error).message }),
+      // While cut off, a dialler must fail at the dial and back off: accepting the handshake and
+      // then closing made every peer redial at once, several times a second.
+      () => this.running && !this.isolated,
     );
     this._listening = true;
     this.log.info('P2P listening', { addr: `${host}:${this.listenPort}`, id: this.transport.id });
@@ -219,8 +222,8 @@ export class Switch {
 
   /**
    * Cuts the node off the network for `ms` from inside (fault tests; reached only through the
-   * unsafe RPC `unsafe_p2p_isolate`): every peer is stopped, inbound connections are closed after
-   * their handshake and dials fail until the time is up; persistent peers are redialled as after
+   * unsafe RPC `unsafe_p2p_isolate`): every peer is stopped, inbound connections are closed before
+   * any handshake and dials fail until the time is up; persistent peers are redialled as after
    * any disconnect, so the links come back on their own afterwards. `ms` 0 ends a cut now.
    */
   isolate(ms: number): void {

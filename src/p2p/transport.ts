@@ -171,16 +171,26 @@ export class Transport {
     };
   }
 
-  /** Starts listening; resolves with the bound port. */
+  /**
+   * Starts listening; resolves with the bound port. `admit`, when given, is asked before any
+   * handshake work (cometbft/cometbft:p2p/transport.go runs its connection filters before the
+   * upgrade too): false closes the socket at once, so the dialler fails its dial and backs off.
+   */
   listen(
     host: string,
     port: number,
     onAccept: (c: UpgradedConnection) => void,
     onRejected: (err: unknown, remote: string) => void = () => {},
+    admit?: () => boolean,
   ): Promise<number> {
     if (this.server) throw new Error('already listening');
     const server = createServer((socket) => {
       const remote = `${socket.remoteAddress}:${socket.remotePort}`;
+      if (admit !== undefined && !admit()) {
+        socket.destroy();
+        onRejected(new Error('connection refused before the handshake'), remote);
+        return;
+      }
       upgrade(socket, this.upgradeOpts()).then(onAccept, (err) => onRejected(err, remote));
     });
     this.server = server;

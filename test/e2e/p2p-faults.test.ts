@@ -27,6 +27,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { decodeRecords } from '../../src/consensus/wal.js';
@@ -237,7 +238,14 @@ async function faults(t: Test): Promise<void> {
         n.proc.kill('SIGKILL');
       }
     }
-    if (!t.passing()) for (const n of nodes) if (fs.existsSync(n.log)) t.comment(`--- ${n.name}\n${fs.readFileSync(n.log, 'utf8').slice(-5000)}`);
+    if (!t.passing()) {
+      for (const n of nodes) if (fs.existsSync(n.log)) t.comment(`--- ${n.name}\n${fs.readFileSync(n.log, 'utf8').slice(-5000)}`);
+      // The whole logs, kept for a post-mortem (a tail rarely shows why consensus stopped).
+      const keep = path.join(os.tmpdir(), `chaind-p2p-faults-logs-${Date.now()}`);
+      fs.mkdirSync(keep, { recursive: true });
+      for (const n of nodes) if (fs.existsSync(n.log)) fs.copyFileSync(n.log, path.join(keep, `${n.name}.log`));
+      t.comment(`full node logs kept in ${keep}`);
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

@@ -4,7 +4,8 @@
  * syncing; caught up starts a fresh consensus from the synced state and forwards peers' messages
  * and its events; fallen behind stops it and hands its state back to block sync; the next catch-up
  * makes a new consensus again. And Switch.isolate over real loopback connections: peers dropped,
- * redials refused until the cut ends, then the persistent peer is back.
+ * redials refused and inbound dials failing before the handshake until the cut ends, then the
+ * persistent peer is back.
  */
 import t from 'tap';
 import { defaultNodeConfig } from '../../src/config/node-config.js';
@@ -126,6 +127,10 @@ t.test('Switch.isolate cuts the node off and lets its persistent peers back afte
   await new Promise((r) => setTimeout(r, 1000));
   t.equal(b.peerList().length, 0, 'still no peers a second later');
   t.equal(a.peerList().length, 0, 'the other side dropped us too');
+  // Its listener closes inbound sockets before any handshake: a dial to it fails outright (so a
+  // dialler backs off), where completing the handshake and then closing let it redial at once.
+  await t.rejects(a.dialPeer({ id: b.nodeInfo.id, host: '127.0.0.1', port: b.listenPort }), 'a dial to the cut-off node fails');
+  t.equal(a.peerList().length, 0, 'and adds no peer, not even for a moment');
 
   b.isolate(0);
   t.notOk(b.isolated, 'cut ended');

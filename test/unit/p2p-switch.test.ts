@@ -35,9 +35,14 @@ function blockFromJSON(j: any, extraTx?: Uint8Array): Block {
 
 class FakeConsensus {
   readonly got: { msg: ConsensusMessage; peer: string }[] = [];
+  /** What a consensus being swapped drops (SyncController.receive while not running). */
+  readonly dropped: ConsensusMessage[] = [];
+  deaf = false;
+  syncing = false;
   private fn: ((n: ConsensusEventName, d: ConsensusEventData) => void) | null = null;
   receive(msg: ConsensusMessage, peer: string): void {
-    this.got.push({ msg, peer });
+    if (this.deaf) this.dropped.push(msg);
+    else this.got.push({ msg, peer });
   }
   subscribe(fn: (n: ConsensusEventName, d: ConsensusEventData) => void): () => void {
     this.fn = fn;
@@ -135,6 +140,39 @@ t.test('switch + consensus reactor over loopback', async (t) => {
   bOnA.mconn.trySend(DATA_CHANNEL, Uint8Array.of(0xff, 0xff, 0xff));
   await waitFor(() => b.sw.getPeer(a.id) !== undefined && b.sw.getPeer(a.id) !== oldPeer, 30_000, 'reconnected');
   t.pass('b dropped a for the invalid message and reconnected');
+});
+
+t.test('a catch-up block consensus dropped is handed over again when the peer sends it again; nothing is taken while syncing', async (t) => {
+  const store = {
+    loadBlock: (h: bigint) => (h === 1n ? block1 : null),
+    loadSeenCommit: () => null,
+    loadBlockCommit: (h: bigint) => (h === 1n ? commit1 : null),
+  };
+  const a = node({}, store);
+  await a.sw.start();
+  t.teardown(() => a.sw.stop());
+  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
+  await b.sw.start();
+  t.teardown(() => b.sw.stop());
+  await waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
+  a.cons.emit('NewRoundStep', { height: 5n, round: 0, step: 'RoundStepPropose' });
+
+  // b is block-syncing: a's catch-up for height 1 reaches b's reactor and is not assembled.
+  b.cons.syncing = true;
+  b.cons.emit('NewRoundStep', { height: 1n, round: 0, step: 'RoundStepNewHeight' });
+  await waitFor(() => (a.reactor.peerState(b.id)?.catchupSent.size ?? 0) > 0, 20_000, 'a sends catch-up');
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(b.cons.got.length + b.cons.dropped.length, 0, 'nothing is handed to consensus while block sync runs');
+
+  // Consensus listens but drops the block (as one being swapped does); a sends the parts again
+  // every 500 ms while b stays at height 1, and the complete block is handed over again.
+  b.cons.syncing = false;
+  b.cons.deaf = true;
+  await waitFor(() => b.cons.dropped.some((m) => m.kind === 'proposal' && m.proposal.height === 1n), 20_000, 'dropped once');
+  b.cons.deaf = false;
+  await waitFor(() => b.cons.got.some((g) => g.msg.kind === 'proposal' && g.msg.proposal.height === 1n), 20_000, 'delivered again');
+  const again = b.cons.got.find((g) => g.msg.kind === 'proposal')!;
+  if (again.msg.kind === 'proposal') t.same(again.msg.proposal.blockId, commit1.blockId, 'the committed block, handed over again after consensus dropped it');
 });
 
 t.test('max_num_inbound_peers = 0 refuses a non-persistent peer; dial to self fails', async (t) => {

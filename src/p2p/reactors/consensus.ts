@@ -9,7 +9,9 @@
  *   as CometBFT's gossipDataForCatchup, followed by the commit's precommits as Votes;
  * - received parts are collected per (height, round, PartSetHeader); once complete the block is
  *   handed to consensus with the peer's signed Proposal if one came, else as an unsigned catch-up
- *   ProposalMessage (consensus takes that block only for a +2/3-precommitted BlockID);
+ *   ProposalMessage (consensus takes that block only for a +2/3-precommitted BlockID); parts of a
+ *   complete block that arrive again (a peer's catch-up) hand it over again, at most every 500 ms;
+ * - while block sync runs, Proposal, BlockPart and Vote messages are ignored (CometBFT's WaitSync);
  * - votes go both ways on 0x22; each step change is announced with NewRoundStep, each vote
  *   consensus adds with HasVote.
  *
@@ -63,6 +65,11 @@ export const CONSENSUS_CHANNELS: readonly ChannelDescriptor[] = [
 export interface ConsensusSink {
   receive(msg: SmMessage, peerId: string): void;
   subscribe(fn: (name: ConsensusEventName, data: ConsensusEventData) => void): () => void;
+  /**
+   * True while block sync drives the node and consensus does not listen: proposals, parts and
+   * votes are then ignored (cometbft/cometbft:consensus/reactor.go Receive, WaitSync).
+   */
+  readonly syncing?: boolean;
 }
 
 const STEP_BY_NAME = new Map<string, number>();
@@ -112,6 +119,8 @@ interface Assembly {
   block: Block | null;
   deliveredSigned: boolean;
   deliveredBlock: boolean;
+  /** When the block was last handed to consensus (ms since the epoch; 0: never). */
+  deliveredAt: number;
 }
 
 /** How long a peer one height behind may stay there before it is sent the block (ms). */
@@ -123,6 +132,14 @@ const CATCHUP_GRACE_MS = 300;
  * validator) gets the proposal this way; peers the proposer reached leave Propose first.
  */
 const PROPOSAL_FORWARD_GRACE_MS = 300;
+
+/**
+ * A complete block whose parts a peer sends again (its catch-up for a height we still lack) is
+ * handed to consensus again at most this often (ms). Consensus drops a block it gets while it is
+ * being swapped (block sync ↔ consensus) or before it reached that height's commit; without a
+ * second delivery a node holding +2/3 precommits for that block would wait for it for ever.
+ */
+const REDELIVER_MS = 500;
 
 /** Assemblies kept at once (a peer cannot make us hold more than this many part sets). */
 const MAX_ASSEMBLIES = 16;
@@ -305,6 +322,9 @@ export class ConsensusReactor implements Reactor {
     const bad = validateConsensusMessage(m);
     if (bad !== null) throw new P2PError('INVALID_MESSAGE', `consensus: invalid ${m.type}: ${bad}`);
     if (channelOf(m) !== channelId) throw new P2PError('INVALID_MESSAGE', `consensus: ${m.type} on channel ${channelId}`);
+    // While block sync runs, only the peer's state is followed: a block assembled now would be
+    // handed to no one (the catch-up of peers ahead sends it again once consensus runs).
+    if (this.consensus?.syncing === true && (m.type === 'Proposal' || m.type === 'BlockPart' || m.type === 'Vote')) return;
     switch (m.type) {
       case 'NewRoundStep':
         if (m.height < ps.height || (m.height === ps.height && (m.round < ps.round || (m.round === ps.round && m.step < ps.step)))) return;
@@ -350,7 +370,7 @@ export class ConsensusReactor implements Reactor {
       for (const [k, x] of this.assemblies) if (low === null || x.height < lowH) (low = k), (lowH = x.height);
       if (low !== null) this.assemblies.delete(low);
     }
-    a = { height, round, root: rootHex, parts: PartSet.fromHeader({ total, hash: root }), proposal: null, block: null, deliveredSigned: false, deliveredBlock: false };
+    a = { height, round, root: rootHex, parts: PartSet.fromHeader({ total, hash: root }), proposal: null, block: null, deliveredSigned: false, deliveredBlock: false, deliveredAt: 0 };
     this.assemblies.set(key, a);
     return a;
   }
@@ -368,7 +388,16 @@ export class ConsensusReactor implements Reactor {
     if (root === null) throw new P2PError('INVALID_MESSAGE', 'consensus: block part proof does not fit its index/total');
     ps.mark(partKey(height, round, hexOf(root), part.index));
     const a = this.assembly(height, round, part.proof.total, root);
-    if (!a || a.parts.isComplete()) return;
+    if (!a) return;
+    if (a.parts.isComplete()) {
+      // A part of a block we hold whole: a peer ahead of us is sending it again as catch-up, so
+      // consensus may still lack it (see REDELIVER_MS).
+      if (a.block !== null && Date.now() - a.deliveredAt >= REDELIVER_MS) {
+        a.deliveredBlock = false;
+        this.deliver(a, peer);
+      }
+      return;
+    }
     a.parts.addPart(part);
     if (a.parts.isComplete()) {
       try {
@@ -383,6 +412,7 @@ export class ConsensusReactor implements Reactor {
 
   private deliver(a: Assembly, peer: Peer): void {
     if (a.block === null || this.consensus === null) return;
+    a.deliveredAt = Date.now();
     if (a.proposal !== null && !a.deliveredSigned) {
       a.deliveredSigned = true;
       a.deliveredBlock = true;
