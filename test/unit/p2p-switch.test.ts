@@ -175,6 +175,40 @@ t.test('a catch-up block consensus dropped is handed over again when the peer se
   if (again.msg.kind === 'proposal') t.same(again.msg.proposal.blockId, commit1.blockId, 'the committed block, handed over again after consensus dropped it');
 });
 
+t.test('a peer that connects after a vote was added gets the votes of its round it lacks', async (t) => {
+  const votes = commit1.signatures.map((s, i) => commitSigToVote(commit1, s, i)).filter((v): v is Vote => v !== null);
+  const v = votes[0]!;
+  const a = node();
+  await a.sw.start();
+  t.teardown(() => a.sw.stop());
+  // a is in the Precommit step and consensus added a vote before b was connected.
+  a.cons.emit('NewRoundStep', { height: v.height, round: v.round, step: 'RoundStepPrecommit' });
+  a.cons.emit('Vote', { vote: v });
+  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
+  await b.sw.start();
+  t.teardown(() => b.sw.stop());
+  await waitFor(() => a.reactor.peerState(b.id) !== undefined, 20_000, 'connected');
+  // b at another round: not sent (votes go to a peer for its own round).
+  b.cons.emit('NewRoundStep', { height: v.height, round: v.round + 1, step: 'RoundStepPropose' });
+  await waitFor(() => a.reactor.peerState(b.id)!.round === v.round + 1, 20_000, 'b\'s round on a');
+  await new Promise((r) => setTimeout(r, 600));
+  t.notOk(b.cons.got.some((g) => g.msg.kind === 'vote'), 'no vote of another round');
+  b.cons.emit('NewRoundStep', { height: v.height + 1n, round: v.round, step: 'RoundStepPrecommit' });
+  await waitFor(() => a.reactor.peerState(b.id)!.height === v.height + 1n, 20_000, 'b\'s height on a');
+  // A peer's NewRoundStep never goes back, so a second b-like peer shows the same-round case.
+  const c = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
+  await c.sw.start();
+  t.teardown(() => c.sw.stop());
+  await waitFor(() => a.reactor.peerState(c.id) !== undefined, 20_000, 'c connected');
+  c.cons.emit('NewRoundStep', { height: v.height, round: v.round, step: 'RoundStepPrecommit' });
+  await waitFor(() => c.cons.got.some((g) => g.msg.kind === 'vote'), 20_000, 'c gets the vote');
+  const got = c.cons.got.find((g) => g.msg.kind === 'vote')!;
+  if (got.msg.kind === 'vote') t.same(got.msg.vote.signature, v.signature, 'the vote consensus added before c connected');
+  await new Promise((r) => setTimeout(r, 600));
+  t.equal(c.cons.got.filter((g) => g.msg.kind === 'vote').length, 1, 'sent once');
+  t.notOk(b.cons.got.some((g) => g.msg.kind === 'vote'), 'nor to b, now a height ahead');
+});
+
 t.test('max_num_inbound_peers = 0 refuses a non-persistent peer; dial to self fails', async (t) => {
   const a = node({ maxNumInboundPeers: 0 });
   await a.sw.start();

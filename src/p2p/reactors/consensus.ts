@@ -13,7 +13,8 @@
  *   complete block that arrive again (a peer's catch-up) hand it over again, at most every 500 ms;
  * - while block sync runs, Proposal, BlockPart and Vote messages are ignored (CometBFT's WaitSync);
  * - votes go both ways on 0x22; each step change is announced with NewRoundStep, each vote
- *   consensus adds with HasVote.
+ *   consensus adds with HasVote; every 250 ms a peer at our height is sent the votes of its round
+ *   it lacks (a reduced gossipVotesRoutine: it heals votes lost with a dropped connection).
  *
  * PeerState keeps the peer's height/round/step (from NewRoundStep) and which votes, proposals and
  * parts it has (what it sent us, what we sent it, its HasVotes), so nothing is sent twice. A peer
@@ -22,7 +23,8 @@
  * height behind first gets 300 ms to finish the commit it is most likely applying).
  *
  * Simplified versus CometBFT: no per-peer data/vote/maj23 goroutines picking one missing item at a
- * time; we push each proposal, part and vote to every peer that lacks it when consensus emits it.
+ * time; we push each proposal, part and vote to every peer that lacks it when consensus emits it,
+ * and a 250 ms pass fills in what a peer still lacks (catch-up blocks, forwarded proposals, votes).
  * NewValidBlock, ProposalPOL, VoteSetMaj23 and VoteSetBits are decoded and validated, not acted on.
  */
 import type { ConsensusBlockStore } from '../../consensus/state.js';
@@ -141,6 +143,12 @@ const PROPOSAL_FORWARD_GRACE_MS = 300;
  */
 const REDELIVER_MS = 500;
 
+/** Votes of the current height kept for re-gossip (bounds memory under a flood of rounds). */
+const MAX_HEIGHT_VOTES = 20_000;
+
+/** Votes re-gossiped to one peer per tick (250 ms). */
+const VOTES_PER_TICK = 64;
+
 /** Assemblies kept at once (a peer cannot make us hold more than this many part sets). */
 const MAX_ASSEMBLIES = 16;
 
@@ -167,6 +175,8 @@ export class ConsensusReactor implements Reactor {
   private readonly ownParts = new Map<string, Part[]>();
   /** The newest complete signed proposal we hold (own or received), for forwarding. */
   private complete: { proposal: Proposal; parts: Part[]; at: number } | null = null;
+  /** Votes consensus added at our current height (own and peers'), by vote key, for re-gossip. */
+  private readonly heightVotes = new Map<string, Vote>();
 
   constructor(private readonly opts: ConsensusReactorOptions) {
     this.log = opts.logger ?? nullLogger;
@@ -290,10 +300,16 @@ export class ConsensusReactor implements Reactor {
         peer.trySend(STATE_CHANNEL, bytes);
         if (newHeight) ps.prune(d.height - 1n);
       }
-      if (newHeight) this.pruneAssemblies(d.height);
+      if (newHeight) {
+        this.pruneAssemblies(d.height);
+        for (const [k, v] of this.heightVotes) if (v.height < d.height) this.heightVotes.delete(k);
+      }
     } else if (name === 'Vote') {
       const v = (data as { vote: Vote }).vote;
       const k = voteKey(v);
+      if (this.ours === null || v.height >= this.ours.height) {
+        if (this.heightVotes.size < MAX_HEIGHT_VOTES) this.heightVotes.set(k, v);
+      }
       const bytes = encodeConsensusMessage({ type: 'HasVote', height: v.height, round: v.round, voteType: v.type, index: v.validatorIndex });
       for (const { peer, ps } of this.peers.values()) {
         if (ps.has(k)) continue;
@@ -501,11 +517,31 @@ export class ConsensusReactor implements Reactor {
     }
   }
 
-  /** Periodic pass for lagging peers (gossipDataRoutine's catch-up branch); the node calls it on a timer. */
+  /**
+   * gossipVotesRoutine, reduced: a peer at our height gets the votes of its round that it lacks
+   * (neither sent to it on this connection nor announced by its HasVote). Votes go out when
+   * consensus adds them; this pass covers a peer that connected after that (a restart, a
+   * reconnect), whose new PeerState is empty. Without it a validator that missed one precommit
+   * can sit in the Precommit step of a round for ever: it never sees +2/3 of any precommits, so
+   * its precommit timeout never starts.
+   */
+  private gossipVotes(peer: Peer, ps: PeerState): void {
+    if (this.ours === null || ps.height !== this.ours.height || ps.round < 0) return;
+    let sent = 0;
+    for (const [k, v] of this.heightVotes) {
+      if (v.round !== ps.round || v.height !== ps.height || ps.has(k)) continue;
+      if (!this.sendTo1(peer, { type: 'Vote', vote: v })) return;
+      ps.mark(k);
+      if (++sent >= VOTES_PER_TICK) return;
+    }
+  }
+
+  /** Periodic pass (gossipDataRoutine's catch-up branch, gossipVotesRoutine); the node calls it on a timer. */
   tick(): void {
     for (const { peer, ps } of this.peers.values()) {
       this.maybeCatchup(peer, ps);
       this.maybeForwardProposal(peer, ps);
+      this.gossipVotes(peer, ps);
     }
   }
 }
