@@ -1,5 +1,5 @@
 /**
- * Keep-alive on the uWS ports (node RPC, REST): a connection is only ever closed after an answer
+ * Keep-alive on the uWS ports (node RPC, REST, EVM JSON-RPC): a connection is only ever closed after an answer
  * that says so, and a request is never closed unanswered while the node computes it.
  *
  * The fuzzer's last open defect (hardening issue 8: ~1 request in 2,500 closed with no answer
@@ -20,6 +20,8 @@ import { route, routes } from '../../src/rpc/node/routes.js';
 import { NodeRpcServer } from '../../src/rpc/node/server.js';
 import { QueryRouter } from '../../src/app/query-router.js';
 import { RestGateway } from '../../src/rpc/rest/gateway.js';
+import { GethRpcServer } from '../../src/rpc/jsonrpc/geth-server.js';
+import { gethMethod } from '../../src/rpc/jsonrpc/geth.js';
 import { LoopSlice } from '../../src/rpc/server/slice.js';
 import { CONN_CLOSE_ASKED, CONN_CLOSED_BY_UWS, CONN_KEEP, connectionClose, hasCloseToken, listen, uws, uwsRefusesContentLength } from '../../src/rpc/server/uws.js';
 import { header, parseResponse, type HttpAnswer } from '../helpers/fuzz/http-conn.js';
@@ -220,6 +222,24 @@ t.test('REST: the connection is closed only after an answer that says so', async
     await checkVariant(t, gw.port, { method: 'GET', path: '/chain/fixture/v1/denoms/atom' }, next, conn, closes);
     await checkVariant(t, gw.port, { method: 'HEAD', path: '/chain/fixture/v1/denoms/atom' }, next, conn, closes);
     await checkVariant(t, gw.port, { method: 'GET', path: '/no/such/route' }, next, conn, closes);
+  }
+});
+
+t.test('EVM JSON-RPC (geth dialect): the connection is closed only after an answer that says so', async (t) => {
+  const server = new GethRpcServer({
+    laddr: 'tcp://127.0.0.1:0',
+    methods: [gethMethod({ name: 'web3_clientVersion', handler: () => 'x' })],
+    slice: new LoopSlice(5),
+  });
+  await server.start();
+  t.teardown(() => server.close());
+  const call = '{"jsonrpc":"2.0","id":1,"method":"web3_clientVersion"}';
+  const next = request('POST', '/', null, call);
+  for (const [conn, closes] of VARIANTS) {
+    await checkVariant(t, server.port, { method: 'POST', path: '/', body: call }, next, conn, closes);
+    // geth answers an empty GET with 200 (its health check) and a PUT with 405.
+    await checkVariant(t, server.port, { method: 'GET', path: '/' }, next, conn, closes);
+    await checkVariant(t, server.port, { method: 'PUT', path: '/', body: call }, next, conn, closes);
   }
 });
 

@@ -23,7 +23,7 @@
  */
 import type { Logger } from '../../log.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
-import { listen, parseContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
+import { connectionClose, CONN_DROPPED_BY_UWS, listen, parseContentLength, uwsRefusesContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
 import type { RpcMetrics } from './dispatch.js';
 import { GETH_CODES, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, type GethCallSite } from './geth.js';
 import type { Route, RouteTable } from './methods.js';
@@ -236,7 +236,14 @@ export class GethRpcServer {
     const ex: Exchange = { aborted: false, done: false, ac: null, head: method === 'HEAD', authorization: this.auth ? req.getHeader('authorization') : '' };
     // uWS does not count a HEAD answer (endWithoutBody) as one: HEAD always attaches.
     if (ex.head) this.attachAbort(res, ex);
+    // What uWS and net/http do with the connection after the answer (../server/uws.ts
+    // connectionClose): `Connection: close` is written whenever the connection ends after it.
+    const connection = req.getHeader('connection');
+    if (connection !== '') ex.connClose = connectionClose(connection);
     const clHeader = req.getHeader('content-length');
+    // uWS drops the connection right after this handler on a Content-Length it cannot read; the
+    // 400 below is written so that it leaves first (CONN_DROPPED_BY_UWS).
+    if (uwsRefusesContentLength(clHeader)) ex.connClose = CONN_DROPPED_BY_UWS;
     const cl = parseContentLength(clHeader);
     const chunked = req.getHeader('transfer-encoding') !== '';
     if (method === 'GET' && (cl === undefined || cl === 0) && !chunked && (req.getQuery() ?? '') === '') {
