@@ -197,14 +197,6 @@ async function checkChain(t: Test, ns: Node[], what: string): Promise<bigint> {
   return top;
 }
 
-/**
- * KNOWN DEFECT (issue 13): in 2 of the last 4 full runs the three live validators stopped
- * committing while the fourth was paused or cut off (a liveness bug not yet found). Until it is
- * fixed, a wait that times out is reported as a TODO failure with its message; every assertion
- * still counts, and the whole run still happens.
- */
-const LIVENESS_TODO = 'issue 13: three of four validators intermittently stop committing while the fourth is out';
-
 async function faults(t: Test): Promise<void> {
   const dir = tmpHome('chaind-p2pfaults-');
   const a = 2 + Math.floor(Math.random() * 250);
@@ -403,11 +395,4 @@ async function faults(t: Test): Promise<void> {
   t.comment(`whole test ${Date.now() - t0} ms, chain height ${top}`);
 }
 
-t.test('4 validators under kill -9, SIGSTOP, SIGTERM and a cut; a 5th node block-syncs in', async (t) => {
-  try {
-    await faults(t);
-  } catch (e) {
-    if (!/^timed out waiting for /.test((e as Error).message)) throw e;
-    t.fail((e as Error).message, { todo: LIVENESS_TODO });
-  }
-});
+t.test('4 validators under kill -9, SIGSTOP, SIGTERM and a cut; a 5th node block-syncs in', faults);
