@@ -91,14 +91,18 @@ t.test('a seed answers C once, hangs up, and C connects to what it learnt', asyn
 });
 
 /** A switch with a raw reactor on 0x00 that sends what `onPeer` says when a peer connects. */
-function rogue(onPeer: (p: Peer) => void) {
+function rogue(onPeer: (p: Peer) => void, onRequest: (p: Peer) => void = () => {}) {
   const got: string[] = [];
   const r: Reactor = {
     name: 'rogue',
     channels: [{ id: PEX_CHANNEL, priority: 1, sendQueueCapacity: 10 }],
     addPeer: onPeer,
     removePeer: () => {},
-    receive: (_ch, _p, msg) => void got.push(decodePexMessage(msg).type),
+    receive: (_ch, p, msg) => {
+      const type = decodePexMessage(msg).type;
+      got.push(type);
+      if (type === 'PexRequest') onRequest(p);
+    },
   };
   return { ...makeSwitch({}, () => [r]), got };
 }
@@ -130,4 +134,29 @@ t.test('PexRequests too often disconnect; the first two are answered', async (t)
   void x.sw.getPeer(y.id)!.send(PEX_CHANNEL, req);
   await waitFor(() => y.watch.removed.includes(x.id), 20_000, 'Y dropped X');
   t.ok(y.book.isBanned(x.id), 'and banned it');
+});
+
+t.test('an answer: addresses the book refuses are skipped, an IP that does not parse disconnects', async (t) => {
+  const y = await started(t, pexNode({}, 600_000));
+  const good = { id: 'cd'.repeat(20), ip: '127.0.0.7', port: 26656 };
+  const refused = [
+    { id: 'ef'.repeat(20), ip: '0.0.0.0', port: 26656 },
+    { id: '12'.repeat(20), ip: '127.0.0.8', port: 0 },
+    { id: 'not-hex', ip: '127.0.0.9', port: 26656 },
+    { id: y.id, ip: '127.0.0.1', port: y.sw.listenPort },
+  ];
+  let answer = [good, ...refused];
+  const x = await started(t, rogue(() => {}, (p) => void p.send(PEX_CHANNEL, encodePexMessage({ type: 'PexAddrs', addrs: answer }))));
+  // Y dials X (which puts X in Y's book): an outbound peer is asked for addresses.
+  y.sw.dialPeersAsync([x.addr()], {});
+  await waitFor(() => y.book.has(good.id), 20_000, 'the good address taken');
+  t.equal(y.book.size(), 2, 'X (dialled) and the good address; the refused ones skipped');
+  t.ok(y.sw.getPeer(x.id), 'X still connected');
+  t.notOk(y.book.has(y.id), 'Y did not add itself');
+
+  answer = [{ id: '34'.repeat(20), ip: 'not-an-ip', port: 26656 }];
+  y.pex.requestAddrs(y.sw.getPeer(x.id)!);
+  await waitFor(() => y.watch.removed.includes(x.id), 20_000, 'Y dropped X');
+  t.ok(y.book.isBanned(x.id), 'and banned it');
+  t.notOk(y.book.has('34'.repeat(20)));
 });

@@ -5,15 +5,16 @@
  *
  * Rules kept from CometBFT:
  * - we send a PexRequest to a peer only with none outstanding to it; a PexAddrs we did not ask
- *   for disconnects the peer and bans it (ErrUnsolicitedList); an address list that does not
- *   parse disconnects and bans too;
+ *   for disconnects the peer and bans it (ErrUnsolicitedList); so does a list with an IP that does
+ *   not parse or a port above 65535, or more than 250 addresses; addresses the book refuses
+ *   (invalid, non-routable under strict, ours, private, banned) are skipped one by one;
  * - a peer's PexRequests are answered at most once per ensurePeersPeriod/3 (the first two pass):
  *   one sooner disconnects and bans it;
  * - ensurePeers every ensurePeersPeriod (30 s; the first pass at once when we have no peer, else
- *   after a random part of the period): dial up to max_num_outbound_peers − (outbound + dialling)
- *   addresses picked from the book with a bias to "new" addresses that shrinks as outbound peers
- *   grow; while the book needs addresses (< 1000), ask a random peer, and dial the seeds when
- *   nothing was picked; bans that ended are lifted;
+ *   after a random part of the period), when max_num_outbound_peers − (outbound + dialling) > 0:
+ *   dial that many addresses picked from the book with a bias to "new" addresses that shrinks as
+ *   outbound peers grow; while the book needs addresses (< 1000), lift ended bans, ask a random
+ *   peer for addresses, and dial the seeds when nothing was picked;
  * - a failed dial counts an attempt; the next waits 2^attempts s (+ up to 1 s jitter, capped by
  *   persistent_peers_max_dial_period for persistent peers); after 16 the address is banned;
  *   an authentication failure bans it at once; dialling ourselves records our address;
@@ -28,6 +29,7 @@
  *
  * Simplified: a successful outbound connection marks the address good (see addrbook.ts).
  */
+import { isIP } from 'node:net';
 import { nullLogger, type Logger } from '../../log.js';
 import { P2PError } from '../errors.js';
 import type { ChannelDescriptor } from '../mconnection.js';
@@ -35,7 +37,7 @@ import { PEX_CHANNEL, decodePexMessage, encodePexMessage, type PexMessage } from
 import type { Peer, Reactor, Switch, SwitchAddrBook } from '../switch.js';
 import { parsePeerAddress, type PeerAddress } from '../transport.js';
 import { AddrBook, DEFAULT_BAN_MS, MAX_GET_SELECTION } from './addrbook.js';
-import { dialString, netAddressError, netAddressFromListen, netAddressString, normalizeNetAddress, type NetAddress } from './netaddress.js';
+import { dialString, netAddressFromListen, netAddressString, normalizeNetAddress, type NetAddress } from './netaddress.js';
 
 /** pex_reactor.go constants. */
 export const DEFAULT_ENSURE_PEERS_PERIOD_MS = 30_000;
@@ -113,6 +115,7 @@ export class PexReactor implements Reactor, SwitchAddrBook {
   start(sw: Switch): void {
     this.sw = sw;
     this.running = true;
+    this.book.addOurId(sw.nodeInfo.id);
     this.book.start();
     sw.setAddrBook(this);
     if (this.opts.seedMode) {
@@ -238,13 +241,13 @@ export class PexReactor implements Reactor, SwitchAddrBook {
       this.book.markBad(peer.id, DEFAULT_BAN_MS);
       throw new P2PError('INVALID_MESSAGE', `pex: ${raw.length} addresses in one message (at most ${MAX_GET_SELECTION})`);
     }
-    // NetAddressesFromProto: one address that is not an address fails the whole list.
+    // NetAddressesFromProto: an IP that does not parse or a port above 65535 fails the whole list;
+    // other faults (unspecified IP, bad ID, port 0, …) are the book's to refuse one by one.
     const addrs = raw.map(normalizeNetAddress);
     for (const a of addrs) {
-      const err = netAddressError(a);
-      if (err !== null) {
+      if (isIP(a.ip) === 0 || a.port > 65535) {
         this.book.markBad(peer.id, DEFAULT_BAN_MS);
-        throw new P2PError('INVALID_MESSAGE', `pex: invalid address ${JSON.stringify(a)}: ${err}`);
+        throw new P2PError('INVALID_MESSAGE', `pex: invalid address ${JSON.stringify(a)}`);
       }
     }
     this.requestsSent.delete(peer.id);
@@ -279,23 +282,22 @@ export class PexReactor implements Reactor, SwitchAddrBook {
     const { outbound, inbound, dialing } = sw.numPeers();
     const numToDial = this.opts.maxNumOutboundPeers - (outbound + dialing);
     this.log.debug('ensure peers', { outbound, inbound, dialing, numToDial });
+    if (numToDial <= 0) return;
+    // Prefer vetted addresses while we have few connections: bias 10..90 towards new.
+    const newBias = Math.min(outbound, 8) * 10 + 10;
     const toDial = new Map<string, NetAddress>();
-    if (numToDial > 0) {
-      // Prefer vetted addresses while we have few connections: bias 10..90 towards new.
-      const newBias = Math.min(outbound, 8) * 10 + 10;
-      for (let i = 0; i < numToDial * 3 && toDial.size < numToDial; i++) {
-        const a = this.book.pickAddress(newBias);
-        if (a === null || toDial.has(a.id) || sw.isDialingOrConnected(a.id) || a.id === sw.nodeInfo.id) continue;
-        toDial.set(a.id, a);
-      }
-      for (const a of toDial.values()) void this.dialPeer(a);
+    for (let i = 0; i < numToDial * 3 && toDial.size < numToDial; i++) {
+      const a = this.book.pickAddress(newBias);
+      if (a === null || toDial.has(a.id) || sw.isDialingOrConnected(a.id) || a.id === sw.nodeInfo.id) continue;
+      toDial.set(a.id, a);
     }
+    for (const a of toDial.values()) void this.dialPeer(a);
     if (this.book.needMoreAddrs()) this.book.reinstateBadPeers();
     if (this.book.needMoreAddrs()) {
       const peers = sw.peerList();
       if (peers.length > 0) this.requestAddrs(peers[Math.floor(Math.random() * peers.length)]!);
       // Also the seeds, for peers that do not take part in PEX.
-      if (numToDial > 0 && toDial.size === 0) this.dialSeeds();
+      if (toDial.size === 0) this.dialSeeds();
     }
   }
 
