@@ -1,8 +1,10 @@
 /**
  * The PEX reactor (src/p2p/pex/reactor.ts) over real loopback switches: 0x00 is advertised; a node
  * that knows only B (as a persistent peer, or as a seed in seed mode that answers and hangs up)
- * learns A's address through PEX and connects to A; a PexAddrs nobody asked for, and PexRequests
- * sent too often, disconnect the sender and ban it in the book.
+ * learns A's address through PEX and connects to A; a PexAddrs nobody asked for, PexRequests
+ * sent too often and an answer with an IP that does not parse disconnect the sender and ban it in
+ * the book, while addresses the book refuses (unspecified IP, port 0, bad ID, the node itself) are
+ * skipped without a disconnect.
  */
 import t, { type Test } from 'tap';
 import { defaultNodeConfig, type P2PConfig } from '../../src/config/node-config.js';
@@ -80,7 +82,8 @@ t.test('C knows only B (persistent) and connects to A through PEX', async (t) =>
 });
 
 t.test('a seed answers C once, hangs up, and C connects to what it learnt', async (t) => {
-  const a = await started(t, pexNode());
+  // A only answers (a long period: it sends no requests of its own).
+  const a = await started(t, pexNode({}, 600_000));
   const seed = await started(t, pexNode({ seedMode: true, persistentPeers: [a.addr()] }));
   await waitFor(() => seed.book.has(a.id) && seed.sw.getPeer(a.id) !== undefined, 20_000, 'seed knows A');
   const c = await started(t, pexNode({ seeds: [seed.addr()] }));
