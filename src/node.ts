@@ -62,6 +62,9 @@ import { MempoolReactor } from './p2p/reactors/mempool.js';
 import { EvidenceReactor } from './p2p/reactors/evidence.js';
 import { BlocksyncReactor } from './p2p/blocksync/reactor.js';
 import { BlocksyncSwitchReactor, FALL_BEHIND_BLOCKS, SyncController } from './p2p/blocksync/node-sync.js';
+import { AddrBook } from './p2p/pex/addrbook.js';
+import { PexReactor } from './p2p/pex/reactor.js';
+import { netAddressFromListen } from './p2p/pex/netaddress.js';
 import { doubleSignRequested, equivocatingBroadcast } from './p2p/reactors/double-sign.js';
 import type { P2PConfig } from './config/node-config.js';
 import { Query as AuthQuery } from './gen/chain/auth/v1beta1/query_pb.js';
@@ -347,6 +350,25 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     p2pSwitch.addReactor(new MempoolReactor({ mempool, broadcast: config.mempool.broadcast, logger: p2pLog }));
     p2pSwitch.addReactor(new EvidenceReactor({ pool: evidencePool, logger: p2pLog }));
     p2pSwitch.addReactor(new BlocksyncSwitchReactor(blocksync));
+    if (config.p2p.pex) {
+      // cometbft/cometbft:node/setup.go createAddrBookAndSetOnSwitch / createPEXReactorAndAddToSwitch.
+      const book = new AddrBook({ file: paths.addrBook, strict: config.p2p.addrBookStrict, logger: p2pLog });
+      book.addOurId(nodeId);
+      for (const la of [nodeInfoListenAddr(config.p2p), config.p2p.laddr]) {
+        const ours = netAddressFromListen(nodeId, la);
+        if (ours) book.addOurAddress(ours);
+      }
+      book.addPrivateIds(config.p2p.privatePeerIds);
+      book.load(); // now: a corrupt file stops the start here, as it does CometBFT's
+      p2pSwitch.addReactor(new PexReactor({
+        book,
+        seeds: config.p2p.seeds,
+        seedMode: config.p2p.seedMode,
+        maxNumOutboundPeers: config.p2p.maxNumOutboundPeers,
+        persistentPeersMaxDialPeriodMs: config.p2p.persistentPeersMaxDialPeriod,
+        logger: p2pLog,
+      }));
+    }
 
     // Chain module queries and the tx service: one router for gRPC, REST and abci_query.
     const queryRouter = new QueryRouter({

@@ -78,6 +78,15 @@ export class Peer {
   }
 }
 
+/** Where dialled addresses are recorded (the PEX reactor's address book; switch.go SetAddrBook). */
+export interface SwitchAddrBook {
+  /** An address given to dialPeersAsync (persistent_peers, dial_seeds, dial_peers), as DialPeersAsync adds it. */
+  addDialedAddress(pa: PeerAddress): void;
+}
+
+/** The PEX channel: a reactor on it dials the seeds itself (cometbft/cometbft:p2p/pex/pex_reactor.go). */
+const PEX_CHANNEL_ID = 0x00;
+
 export interface SwitchOptions {
   nodeKey: Ed25519PrivKey;
   /** Our NodeInfo without channels (the switch fills them in from the reactors). */
@@ -115,6 +124,7 @@ export class Switch {
   /** Until this time (ms since the epoch) the switch refuses every connection (isolate). */
   private isolatedUntil = 0;
   private readonly mconnConfig: MConnConfig;
+  private addrBook: SwitchAddrBook | null = null;
 
   constructor(private readonly opts: SwitchOptions) {
     this.log = opts.logger ?? nullLogger;
@@ -131,6 +141,11 @@ export class Switch {
       this.byChannel.set(ch.id, r);
     }
     this.reactors.push(r);
+  }
+
+  /** SetAddrBook: dialPeersAsync records its addresses there. */
+  setAddrBook(book: SwitchAddrBook | null): void {
+    this.addrBook = book;
   }
 
   get listening(): boolean {
@@ -162,12 +177,17 @@ export class Switch {
       // then closing made every peer redial at once, several times a second.
       () => this.running && !this.isolated,
     );
+    // A NodeInfo advertising port 0 (tests listening on an ephemeral port) advertises the bound
+    // one; the Transport holds this same object, and no handshake can run before this line.
+    if (/:0$/.test(this.nodeInfo.listenAddr)) this.nodeInfo.listenAddr = this.nodeInfo.listenAddr.replace(/:0$/, `:${this.listenPort}`);
     this._listening = true;
     this.log.info('P2P listening', { addr: `${host}:${this.listenPort}`, id: this.transport.id });
     const persistent = this.opts.config.persistentPeers.filter((s) => s.trim() !== '');
     if (persistent.length > 0) this.dialPeersAsync(persistent, { persistent: true });
     const seeds = this.opts.config.seeds.filter((s) => s.trim() !== '');
-    if (seeds.length > 0) this.dialPeersAsync(seeds, {});
+    // With PEX the reactor dials seeds when its address book has nothing to dial (CometBFT dials
+    // them only there).
+    if (seeds.length > 0 && !this.byChannel.has(PEX_CHANNEL_ID)) this.dialPeersAsync(seeds, {});
   }
 
   async stop(): Promise<void> {
@@ -198,6 +218,15 @@ export class Switch {
       else inbound++;
     }
     return { outbound, inbound, dialing: this.dialing.size };
+  }
+
+  /** IsDialingOrExistingAddress (by ID). */
+  isDialingOrConnected(id: string): boolean {
+    return this.peers.has(id) || this.dialing.has(id);
+  }
+
+  isPersistent(id: string): boolean {
+    return this.persistentIds.has(id);
   }
 
   isPrivate(id: string): boolean {
@@ -257,6 +286,7 @@ export class Switch {
         this.log.error('Error dialing peer', { addr: a, err: (e as Error).message });
         continue;
       }
+      this.addrBook?.addDialedAddress(pa);
       if (flags.persistent && !this.persistentIds.has(pa.id)) {
         this.persistentIds.add(pa.id);
         this.persistentAddrs.push(pa);
