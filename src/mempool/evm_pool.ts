@@ -521,6 +521,8 @@ export class EvmTxPool implements Mempool {
       // nonce is the pool's business. A replacement keeps its predecessor's place in the check state.
       applied = old?.applied ?? false;
       response = okResponse(info.gasLimit);
+      const postErr = this.postCheck?.(tx, response);
+      if (postErr !== undefined) return { response: { ...res, log: postErr.message }, added: false };
     } else {
       return { response: res, added: false };
     }
