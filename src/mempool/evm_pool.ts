@@ -10,9 +10,10 @@
  * - Limits: `accountSlots` pending and `accountQueue` queued per sender (`account limit exceeded`),
  *   `globalSlots + globalQueue` in all and `maxTxsBytes`; a full pool evicts the cheapest sender's
  *   last tx for a better-paying one, else `transaction underpriced`.
- * - `already known`, `nonce too low: next nonce N, tx nonce M`, `insufficient funds for gas * price
- *   + value: balance B, tx cost C, overshot O`, and the app's own refusals (chain id, intrinsic gas,
- *   signature) as the app words them.
+ * - `already known` (ErrTxInCache), the pool's own refusals as EvmPoolError (replacement, limits),
+ *   and, as CheckTx responses with the SDK's codes: `nonce too low: next nonce N, tx nonce M`,
+ *   `insufficient funds for gas * price + value: balance B, tx cost C, overshot O`, and the app's
+ *   own refusals (chain id, intrinsic gas, signature) as the app words them.
  *
  * The app's CheckTx still validates every tx (signature, chain id, intrinsic gas, balance): the
  * EVM ante demands nonce = the check state's sequence and bumps it, so a tx the pool holds as
@@ -142,6 +143,18 @@ export function effectiveTip(i: Pick<EvmPoolTxInfo, 'tip' | 'feeCap'>): bigint {
 
 function cost(i: EvmPoolTxInfo): bigint {
   return i.gasLimit * i.feeCap + i.value;
+}
+
+/**
+ * The SDK errors the app's EVM ante gives for the same faults (cosmos/cosmos-sdk:types/errors/errors.go):
+ * the pool answers them as CheckTx responses, as the app would, so broadcast_tx_sync reports a
+ * code; the log ends with the error's description, which eth_sendRawTransaction strips.
+ */
+const SDK_WRONG_SEQUENCE = { code: 32, description: 'incorrect account sequence' };
+const SDK_INSUFFICIENT_FUNDS = { code: 5, description: 'insufficient funds' };
+
+function refuse(info: EvmPoolTxInfo, err: { code: number; description: string }, msg: string): CheckTxResult {
+  return { response: { code: err.code, data: new Uint8Array(0), log: `${msg}: ${err.description}`, info: '', gasWanted: info.gasLimit, gasUsed: 0n, events: [], codespace: 'sdk' }, added: false };
 }
 
 function okResponse(gasWanted: bigint): ResponseCheckTx {
@@ -433,6 +446,9 @@ export class EvmTxPool implements Mempool {
     try {
       info = this.chain.inspect(tx);
     } catch (e) {
+      // Undecodable, foreign chain id, bad signature: the app's own refusal, with its code.
+      const res = await this.appCheck(tx, CheckTxType.New);
+      if (res.code !== 0) return { response: res, added: false };
       throw new EvmPoolError('EVM_TX_INVALID', (e as Error).message);
     }
     const state = this.chain.account(info.sender);
@@ -464,7 +480,7 @@ export class EvmTxPool implements Mempool {
 
   private async admitTo(a: Account, tx: Bytes, key: Bytes, ks: string, info: EvmPoolTxInfo, balance: bigint, txInfo: TxInfo): Promise<CheckTxResult> {
     const cfg = this.config;
-    if (info.nonce < a.nonce) throw new EvmPoolError('EVM_NONCE_TOO_LOW', `nonce too low: next nonce ${a.nonce}, tx nonce ${info.nonce}`);
+    if (info.nonce < a.nonce) return refuse(info, SDK_WRONG_SEQUENCE, `nonce too low: next nonce ${a.nonce}, tx nonce ${info.nonce}`);
 
     const old = a.txs.get(info.nonce);
     if (old !== undefined) {
@@ -476,14 +492,14 @@ export class EvmTxPool implements Mempool {
 
     const c = cost(info);
     if (balance < c) {
-      throw new EvmPoolError('EVM_INSUFFICIENT_FUNDS', `insufficient funds for gas * price + value: balance ${balance}, tx cost ${c}, overshot ${c - balance}`);
+      return refuse(info, SDK_INSUFFICIENT_FUNDS, `insufficient funds for gas * price + value: balance ${balance}, tx cost ${c}, overshot ${c - balance}`);
     }
     if (old !== undefined) {
       let spent = 0n;
       for (const e of a.txs.values()) spent += cost(e.info);
       const bump = c - cost(old.info);
       if (balance < spent + bump) {
-        throw new EvmPoolError('EVM_INSUFFICIENT_FUNDS', `insufficient funds for gas * price + value: balance ${balance}, queued cost ${spent}, tx bump ${bump}, overshot ${spent + bump - balance}`);
+        return refuse(info, SDK_INSUFFICIENT_FUNDS, `insufficient funds for gas * price + value: balance ${balance}, queued cost ${spent}, tx bump ${bump}, overshot ${spent + bump - balance}`);
       }
     }
 

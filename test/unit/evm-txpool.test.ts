@@ -104,13 +104,14 @@ const C = '0x000000000000000000000000000000000000000c';
 const D = '0x000000000000000000000000000000000000000d';
 const RICH = 10n ** 18n;
 
-async function refusal(p: Promise<unknown>): Promise<string> {
+/** The pool's refusal: a thrown MempoolError's message, or a CheckTx response's log. */
+async function refusal(p: Promise<{ response: ResponseCheckTx; added: boolean }>): Promise<string> {
   try {
-    await p;
+    const r = await p;
+    return r.added ? 'accepted' : `${r.response.code}: ${r.response.log}`;
   } catch (e) {
     return (e as Error).message;
   }
-  return 'accepted';
 }
 
 t.test('a nonce gap queues; filling it promotes the queued txs into the check state in order', async (t) => {
@@ -147,8 +148,8 @@ t.test('errors: already known, nonce too low, insufficient funds, the app\'s own
   t.ok(dup instanceof ErrTxInCache, 'a tx in the pool is refused as known (eth: `already known`)');
   await block(app, pool, 1n, [tx]);
   t.ok((await pool.checkTx(tx).catch((e: unknown) => e)) instanceof ErrTxInCache, 'a mined tx too');
-  t.equal(await refusal(pool.checkTx(enc({ s: A, n: 0, f: 11, t: 2 }))), 'nonce too low: next nonce 1, tx nonce 0');
-  t.equal(await refusal(pool.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }))), 'insufficient funds for gas * price + value: balance 209999, tx cost 210000, overshot 1');
+  t.equal(await refusal(pool.checkTx(enc({ s: A, n: 0, f: 11, t: 2 }))), '32: nonce too low: next nonce 1, tx nonce 0: incorrect account sequence', 'code 32 as the app\'s wrong sequence');
+  t.equal(await refusal(pool.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }))), '5: insufficient funds for gas * price + value: balance 209999, tx cost 210000, overshot 1: insufficient funds');
   t.equal(pool.size(), 0);
 });
 
