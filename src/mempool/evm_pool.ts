@@ -227,6 +227,8 @@ export class EvmTxPool implements Mempool {
   private unlockWaiters: (() => void)[] = [];
   /** CheckTx calls run one after another: each reads and changes the per-sender state across awaits. */
   private tail: Promise<void> = Promise.resolve();
+  /** The admission running now (past its lock check), if any. */
+  private inFlight: Promise<void> | undefined;
   private rechecking = false;
 
   private notifiedTxsAvailable = false;
@@ -363,7 +365,17 @@ export class EvmTxPool implements Mempool {
       await prev;
       while (this.locked) await this.waitUnlocked();
       this.localChecks(tx);
-      return await this.admit(tx, info);
+      // No await between the lock check and this: lock() waits for exactly this admission.
+      const run = this.admit(tx, info);
+      this.inFlight = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      try {
+        return await run;
+      } finally {
+        this.inFlight = undefined;
+      }
     } finally {
       done();
     }
@@ -616,8 +628,8 @@ export class EvmTxPool implements Mempool {
   async lock(): Promise<void> {
     while (this.locked) await this.waitUnlocked();
     this.locked = true;
-    // Let an admission already past its lock check finish first.
-    await this.tail;
+    // Let the admission already past its lock check finish; queued ones wait for unlock().
+    while (this.inFlight !== undefined) await this.inFlight;
   }
 
   unlock(): void {

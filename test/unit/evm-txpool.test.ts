@@ -299,3 +299,21 @@ t.test('AppMempool: Cosmos and EVM txs share the block\'s bytes and gas fairly',
   m.unlock();
   t.equal(m.size(), 14);
 });
+
+t.test('lock() while admissions are queued: it waits for the running one only; the queued ones run after unlock()', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH });
+  const pool = makePool(app);
+  const p1 = pool.checkTx(enc({ s: A, n: 0, f: 10, t: 1 }));
+  const p2 = pool.checkTx(enc({ s: A, n: 1, f: 10, t: 1 }));
+  const p3 = pool.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }));
+  // The first admission is at the app; two more wait their turn.
+  while (app.calls.length === 0) await Promise.resolve();
+  await pool.lock();
+  t.equal(pool.size(), 1, `lock() returned once the running admission finished (the queued ones did not hold it up)`);
+  app.commit([]);
+  await pool.update(1n, [], []);
+  pool.unlock();
+  const rs = await Promise.all([p1, p2, p3]);
+  t.ok(rs.every((r) => r.added && r.response.code === 0), 'all three admitted after the unlock');
+  t.same(pool.stats(), { pending: 3, queued: 0 });
+});
