@@ -111,6 +111,8 @@ export interface EvmPoolEntry extends MempoolTx {
   applied: boolean;
   /** Arrival counter: ties in price go to the earlier tx. */
   seq: number;
+  /** Its size inside a block's Data (computeProtoSizeForTxs). */
+  protoSize: number;
 }
 
 interface Account {
@@ -161,13 +163,11 @@ function okResponse(gasWanted: bigint): ResponseCheckTx {
   return { code: 0, data: new Uint8Array(0), log: '', info: '', gasWanted, gasUsed: 0n, events: [], codespace: '' };
 }
 
-/** A max-heap by effective tip, then arrival. */
-class TipHeap<T extends { e: EvmPoolEntry }> {
+/** A max-heap by effective tip (`tip`, computed once per item), then arrival. */
+class TipHeap<T extends { e: EvmPoolEntry; tip: bigint }> {
   private readonly a: T[] = [];
   private better(x: T, y: T): boolean {
-    const tx = effectiveTip(x.e.info);
-    const ty = effectiveTip(y.e.info);
-    return tx !== ty ? tx > ty : x.e.seq < y.e.seq;
+    return x.tip !== y.tip ? x.tip > y.tip : x.e.seq < y.e.seq;
   }
   get size(): number {
     return this.a.length;
@@ -301,9 +301,15 @@ export class EvmTxPool implements Mempool {
     return this.accounts.get(sender.toLowerCase())?.pendingEnd;
   }
 
-  /** Pending txs in proposal order (gossip and unconfirmed_txs see pending txs only, as geth announces only those). */
+  /** Pending txs, sender by sender in nonce order (gossip sees pending txs only, as geth announces only those). */
   *entries(): IterableIterator<MempoolTx> {
-    yield* this.ordered(-1n, -1n, Infinity).entries;
+    // Each sender's pending run in nonce order (no price sort: gossip walks this on every pass).
+    for (const a of [...this.accounts.values()]) {
+      for (let n = a.nonce; n < a.pendingEnd; n++) {
+        const e = a.txs.get(n);
+        if (e !== undefined) yield e;
+      }
+    }
   }
 
   reapMaxBytesMaxGas(maxBytes: bigint | number, maxGas: bigint | number): Bytes[] {
@@ -320,23 +326,23 @@ export class EvmTxPool implements Mempool {
    * that does not fit the bytes or gas left ends its sender's run (its later nonces could not run).
    */
   ordered(maxBytes: bigint, maxGas: bigint, maxTxs: number): { entries: EvmPoolEntry[]; bytes: bigint; gas: bigint } {
-    const heap = new TipHeap<{ e: EvmPoolEntry; a: Account }>();
+    const heap = new TipHeap<{ e: EvmPoolEntry; a: Account; tip: bigint }>();
     for (const a of this.accounts.values()) {
       const e = a.txs.get(a.nonce);
-      if (e !== undefined) heap.push({ e, a });
+      if (e !== undefined) heap.push({ e, a, tip: effectiveTip(e.info) });
     }
     const out: EvmPoolEntry[] = [];
     let bytes = 0n;
     let gas = 0n;
     while (heap.size > 0 && out.length < maxTxs) {
       const { e, a } = heap.pop()!;
-      const size = BigInt(computeProtoSizeForTxs([e.tx]));
+      const size = BigInt(e.protoSize);
       if ((maxBytes > -1n && bytes + size > maxBytes) || (maxGas > -1n && gas + e.gasWanted > maxGas)) continue;
       bytes += size;
       gas += e.gasWanted;
       out.push(e);
       const next = a.txs.get(e.info.nonce + 1n);
-      if (next !== undefined && next.info.nonce < a.pendingEnd) heap.push({ e: next, a });
+      if (next !== undefined && next.info.nonce < a.pendingEnd) heap.push({ e: next, a, tip: effectiveTip(next.info) });
     }
     return { entries: out, bytes, gas };
   }
@@ -559,7 +565,7 @@ export class EvmTxPool implements Mempool {
     const cur = a.txs.get(info.nonce);
     if (cur !== undefined) this.unlink(a, cur);
     this.accounts.set(a.addr, a);
-    const e: EvmPoolEntry = { tx, key, keyStr: ks, height: this.height, gasWanted: info.gasLimit, senders: new Set(txInfo.sender === undefined ? [] : [txInfo.sender]), info, applied, seq: this.arrivals++ };
+    const e: EvmPoolEntry = { tx, key, keyStr: ks, height: this.height, gasWanted: info.gasLimit, senders: new Set(txInfo.sender === undefined ? [] : [txInfo.sender]), info, applied, seq: this.arrivals++, protoSize: computeProtoSizeForTxs([tx]) };
     const wasEnd = a.pendingEnd;
     this.insert(a, e);
     this.settle(a);

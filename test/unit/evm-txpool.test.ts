@@ -125,6 +125,7 @@ t.test('a nonce gap queues; filling it promotes the queued txs into the check st
   await pool.checkTx(enc({ s: A, n: 1, f: 10, t: 1 }));
   t.same(pool.stats(), { pending: 0, queued: 2 }, 'both queued behind the gap at 0');
   t.same(pool.reapMaxTxs(-1), [], 'queued txs are never reaped');
+  t.same([...pool.entries()], [], 'nor gossiped');
   t.same(announced, [], 'queued txs are not announced as pending');
   t.equal(pool.pendingNonce(A), 0n);
   const r0 = await pool.checkTx(enc({ s: A, n: 0, f: 10, t: 1 }));
@@ -134,6 +135,7 @@ t.test('a nonce gap queues; filling it promotes the queued txs into the check st
   t.equal(app.check.get(A)!.nonce, 3n, 'the check state holds all three');
   t.same(announced, [0, 1, 2], 'announced in nonce order on promotion');
   t.same(pool.reapMaxTxs(-1).map((x) => dec(x).n), [0, 1, 2]);
+  t.same([...pool.entries()].map((e) => dec(e.tx).n), [0, 1, 2], 'gossip walks them in nonce order');
   const c = pool.content();
   t.same([...c.pending.get(A)!].map((e) => e.info.nonce), [0n, 1n, 2n]);
   t.equal(c.queued.size, 0);
