@@ -245,12 +245,14 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     }
     log.info('handshake done', { height: state.lastBlockHeight.toString(), app_hash: hex(state.appHash) });
 
+    // EVM txs go to the nonce-ordered pool (src/mempool/evm_pool.ts), Cosmos txs stay in arrival
+    // order; with both, the size gauges count both (AppMempool sets them).
+    const evmKeeper = app.evm?.keeper;
+    const { size: sizeGauge, sizeBytes: sizeBytesGauge, ...cosmosMetrics } = metrics?.mempool ?? {};
     const cosmosMempool = new CListMempool(
       { ...config.mempool, recheckTimeoutMs: config.mempool.recheckTimeout },
-      { app, height: state.lastBlockHeight, metrics: metrics?.mempool },
+      { app, height: state.lastBlockHeight, metrics: evmKeeper === undefined ? metrics?.mempool : cosmosMetrics },
     );
-    // EVM txs go to the nonce-ordered pool (src/mempool/evm_pool.ts), Cosmos txs stay in arrival order.
-    const evmKeeper = app.evm?.keeper;
     const evmPool = evmKeeper === undefined
       ? undefined
       : new EvmTxPool(
@@ -262,7 +264,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
           onRecheckCut: (left) => log.debug('evm pool recheck cut by recheck_timeout', { left }),
         },
       );
-    const mempool: Mempool = evmPool === undefined ? cosmosMempool : new AppMempool(cosmosMempool, evmPool, (tx) => tx.length > 0 && EVM_LEAD_BYTES.includes(tx[0]!));
+    const mempool: Mempool = evmPool === undefined ? cosmosMempool : new AppMempool(cosmosMempool, evmPool, (tx) => tx.length > 0 && EVM_LEAD_BYTES.includes(tx[0]!), { ...(sizeGauge ? { size: sizeGauge } : {}), ...(sizeBytesGauge ? { sizeBytes: sizeBytesGauge } : {}) });
 
     // Lives in the storage's LMDB environment; nothing to close of its own.
     const evidencePool = new EvidencePool({

@@ -8,17 +8,32 @@
  * the EVM txs in nonce-within-sender, tip-across-senders order).
  */
 import type { ExecTxResult } from '../abci/types.js';
+import type { Gauge } from '../metrics/types.js';
 import type { Bytes } from '../types/block.js';
 import type { CListMempool } from './clist_mempool.js';
 import type { EvmTxPool } from './evm_pool.js';
 import { computeProtoSizeForTxs, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
+
+/** mempool_size and mempool_size_bytes over both pools (the Cosmos pool is then built without them). */
+export interface AppMempoolGauges {
+  size?: Gauge;
+  sizeBytes?: Gauge;
+}
 
 export class AppMempool implements Mempool {
   constructor(
     readonly cosmos: CListMempool,
     readonly evm: EvmTxPool,
     private readonly isEvm: (tx: Bytes) => boolean,
-  ) {}
+    private readonly gauges: AppMempoolGauges = {},
+  ) {
+    this.updateGauges();
+  }
+
+  private updateGauges(): void {
+    this.gauges.size?.set(this.size());
+    this.gauges.sizeBytes?.set(this.sizeBytes());
+  }
 
   private pool(tx: Bytes): Mempool {
     return this.isEvm(tx) ? this.evm : this.cosmos;
@@ -49,12 +64,18 @@ export class AppMempool implements Mempool {
     yield* this.evm.entries();
   }
 
-  checkTx(tx: Bytes, info?: TxInfo): Promise<CheckTxResult> {
-    return this.pool(tx).checkTx(tx, info);
+  async checkTx(tx: Bytes, info?: TxInfo): Promise<CheckTxResult> {
+    try {
+      return await this.pool(tx).checkTx(tx, info);
+    } finally {
+      this.updateGauges();
+    }
   }
 
   removeTxByKey(key: Bytes): boolean {
-    return this.cosmos.removeTxByKey(key) || this.evm.removeTxByKey(key);
+    const ok = this.cosmos.removeTxByKey(key) || this.evm.removeTxByKey(key);
+    this.updateGauges();
+    return ok;
   }
 
   private cosmosGas(txs: readonly Bytes[]): bigint {
@@ -99,13 +120,18 @@ export class AppMempool implements Mempool {
       s[1].push(results[i]!);
     });
     // The Cosmos pool rechecks first, then the EVM pool: both write the app's one check state.
-    await this.cosmos.update(height, split.c[0], split.c[1], preCheck, postCheck);
-    await this.evm.update(height, split.e[0], split.e[1], preCheck, postCheck);
+    try {
+      await this.cosmos.update(height, split.c[0], split.c[1], preCheck, postCheck);
+      await this.evm.update(height, split.e[0], split.e[1], preCheck, postCheck);
+    } finally {
+      this.updateGauges();
+    }
   }
 
   flush(): void {
     this.cosmos.flush();
     this.evm.flush();
+    this.updateGauges();
   }
 
   onTxsAvailable(listener: () => void): () => void {

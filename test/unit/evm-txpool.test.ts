@@ -269,10 +269,12 @@ t.test('AppMempool: Cosmos and EVM txs share the block\'s bytes and gas fairly',
   const cosmosApp = {
     checkTx: async (): Promise<ResponseCheckTx> => ({ code: 0, log: '', data: new Uint8Array(), info: '', gasWanted: 21000n, gasUsed: 0n, events: [], codespace: '' }),
   };
+  const gauge = { size: -1, bytes: -1 };
   const mk = () => {
     const evm = makePool(app);
     const cosmos = new CListMempool({}, { app: cosmosApp });
-    return { m: new AppMempool(cosmos, evm, (tx) => tx[0] === 0x02), cosmos, evm };
+    const gauges = { size: { set: (v: number) => (gauge.size = v) }, sizeBytes: { set: (v: number) => (gauge.bytes = v) } };
+    return { m: new AppMempool(cosmos, evm, (tx) => tx[0] === 0x02, gauges), cosmos, evm };
   };
   const evmTx = (i: number) => enc({ s: `0x${String(i).repeat(40)}`, n: 0, f: 10, t: 1, pad: 100 });
   const cosmosTx = (i: number) => Uint8Array.from([0x0a, ...Buffer.from(`cosmos-${i}`.padEnd(evmTx(0).length - 1, '.'))]);
@@ -280,6 +282,8 @@ t.test('AppMempool: Cosmos and EVM txs share the block\'s bytes and gas fairly',
   for (let i = 0; i < 8; i++) await m.checkTx(cosmosTx(i));
   for (let i = 0; i < 8; i++) await m.checkTx(evmTx(i));
   t.equal(m.size(), 16);
+  t.equal(gauge.size, 16, 'mempool_size counts both pools');
+  t.equal(gauge.bytes, m.sizeBytes());
   const one = computeProtoSizeForTxs([cosmosTx(0)]);
   t.equal(computeProtoSizeForTxs([evmTx(0)]), one, 'same sizes, for a clean split');
   const reaped = m.reapMaxBytesMaxGas(one * 6, -1);
@@ -300,6 +304,7 @@ t.test('AppMempool: Cosmos and EVM txs share the block\'s bytes and gas fairly',
   await m.update(1n, [cosmosTx(0), evmTx(0)], [{ code: 0 }, { code: 0 }]);
   m.unlock();
   t.equal(m.size(), 14);
+  t.equal(gauge.size, 14, 'and follows update()');
 });
 
 t.test('lock() while admissions are queued: it waits for the running one only; the queued ones run after unlock()', async (t) => {
