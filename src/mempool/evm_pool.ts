@@ -472,10 +472,15 @@ export class EvmTxPool implements Mempool {
     const state = this.chain.account(info.sender);
     const a = this.account(info.sender);
     if (a.nonce !== state.nonce) {
-      // Blocks moved the account on since update() last saw it: forget what they made stale.
+      // A new sender, or blocks moved the account on since update() last saw it: forget what
+      // they made stale and count this sender's pending run again (O(its txs)).
+      const before = a.pendingEnd > a.nonce ? a.pendingEnd - a.nonce : 0n;
       a.nonce = state.nonce;
       for (const [n, e] of a.txs) if (n < a.nonce) this.unlink(a, e);
-      this.recount();
+      let n = a.nonce;
+      while (a.txs.has(n)) n++;
+      a.pendingEnd = n;
+      this.pendingCount += Number(n - a.nonce - before);
     }
     try {
       return await this.admitTo(a, tx, key, ks, info, state.balance, txInfo);

@@ -98,6 +98,9 @@ async function block(app: FakeEvmApp, pool: EvmTxPool, height: bigint, txs: Uint
   }
 }
 
+// Fast alone (~1 s of work), but tap's default 30 s per file is not enough on a loaded 2-core machine.
+t.setTimeout(180_000);
+
 const A = '0x000000000000000000000000000000000000000a';
 const B = '0x000000000000000000000000000000000000000b';
 const C = '0x000000000000000000000000000000000000000c';
