@@ -196,6 +196,13 @@ t.test('per-account and global limits; a full pool evicts the cheapest for a bet
   t.same(pool.content().pending.get(A)!.map((e) => e.info.nonce), [0n], 'the cheapest sender lost its last tx (no gap is left)');
   t.ok((await pool.checkTx(enc({ s: D, n: 0, f: 10, t: 9 }))).added);
   t.same([...pool.content().pending.keys()].sort(), [B, C, D], 'A, the cheapest, was evicted again');
+  // A's evicted txs are still in the check state (sequence 2): its resubmission at nonce 0 is the
+  // pool's next nonce for A, and the app's "nonce too low" only means the check state is ahead.
+  const again = await pool.checkTx(enc({ s: A, n: 0, f: 10, t: 8 }));
+  t.ok(again.added, 'A resubmits nonce 0 at a better price');
+  t.equal(again.response.code, 0);
+  t.same([...pool.content().pending.keys()].sort(), [A, B, D], 'C (tip 6) made room');
+  t.equal(pool.pendingNonce(A), 1n);
   const q = makePool(new FakeEvmApp({ [A]: RICH }), { accountQueue: 1 });
   await q.checkTx(enc({ s: A, n: 5, f: 10, t: 5 }));
   t.equal(await refusal(q.checkTx(enc({ s: A, n: 6, f: 10, t: 5 }))), 'account limit exceeded', 'second queued of one sender');
