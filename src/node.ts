@@ -29,7 +29,11 @@ import { bridgeConsensusEvents } from './events/consensus-events.js';
 import { EvidencePool } from './evidence/pool.js';
 import type { Logger } from './log.js';
 import { CListMempool } from './mempool/clist_mempool.js';
-import { postCheckMaxGas, preCheckMaxBytes } from './mempool/mempool.js';
+import { postCheckMaxGas, preCheckMaxBytes, type Mempool } from './mempool/mempool.js';
+import { AppMempool } from './mempool/app_mempool.js';
+import { EvmTxPool } from './mempool/evm_pool.js';
+import { evmPoolChain } from './app/modules/evm/pool-chain.js';
+import { EVM_LEAD_BYTES } from './app/modules/evm/kind.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
 import { createNames } from './names/index.js';
@@ -244,10 +248,26 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     }
     log.info('handshake done', { height: state.lastBlockHeight.toString(), app_hash: hex(state.appHash) });
 
-    const mempool = new CListMempool(
+    // EVM txs go to the nonce-ordered pool (src/mempool/evm_pool.ts), Cosmos txs stay in arrival
+    // order; with both, the size gauges count both (AppMempool sets them).
+    const evmKeeper = app.evm?.keeper;
+    const { size: sizeGauge, sizeBytes: sizeBytesGauge, ...cosmosMetrics } = metrics?.mempool ?? {};
+    const cosmosMempool = new CListMempool(
       { ...config.mempool, recheckTimeoutMs: config.mempool.recheckTimeout },
-      { app, height: state.lastBlockHeight, metrics: metrics?.mempool },
+      { app, height: state.lastBlockHeight, metrics: evmKeeper === undefined ? metrics?.mempool : cosmosMetrics },
     );
+    const evmPool = evmKeeper === undefined
+      ? undefined
+      : new EvmTxPool(
+        { maxTxsBytes: config.mempool.maxTxsBytes, maxTxBytes: config.mempool.maxTxBytes, cacheSize: config.mempool.cacheSize, recheck: config.mempool.recheck, recheckTimeoutMs: config.mempool.recheckTimeout },
+        {
+          app,
+          chain: evmPoolChain(evmKeeper, () => app.queryContext()),
+          height: state.lastBlockHeight,
+          onRecheckCut: (left) => log.debug('evm pool recheck cut by recheck_timeout', { left }),
+        },
+      );
+    const mempool: Mempool = evmPool === undefined ? cosmosMempool : new AppMempool(cosmosMempool, evmPool, (tx) => tx.length > 0 && EVM_LEAD_BYTES.includes(tx[0]!), { ...(sizeGauge ? { size: sizeGauge } : {}), ...(sizeBytesGauge ? { sizeBytes: sizeBytesGauge } : {}) });
 
     // Lives in the storage's LMDB environment; nothing to close of its own.
     const evidencePool = new EvidencePool({
@@ -478,7 +498,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         : undefined;
       const calls = poolCalls?.calls;
       const warm = poolCalls?.warm;
-      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock, calls,
+      const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, ...(evmPool ? { txpool: evmPool } : {}), consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock, calls,
         catchingUp: () => sync.syncing, bus, subscriptionLimits: { clients: j.subscriptionClientsCap, perClient: j.subscriptionsPerClientCap, buffer: j.subscriptionBuffer }, subscriptionMetrics: metrics?.evmSubscriptions });
       evmDeps = deps;
       const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }), ...(jwtSecret ? { jwtSecret } : {}), ...(warm ? { onFirstCall: warm } : {}) });

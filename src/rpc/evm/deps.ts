@@ -10,6 +10,10 @@ import type { EvmKeeper } from '../../app/modules/evm/keeper.js';
 import type { EventBus } from '../../events/bus.js';
 import type { SubscriptionMetrics } from '../../events/subscriptions.js';
 import type { CheckTxResult } from '../../mempool/mempool.js';
+import type { EvmTxPool } from '../../mempool/evm_pool.js';
+
+/** What the RPC reads of the EVM tx pool. */
+export type EvmTxPoolView = Pick<EvmTxPool, 'stats' | 'content' | 'pendingNonce' | 'getByHash'>;
 import type { Keystore } from '../../keys/keystore.js';
 import type { Block, BlockMeta } from '../../types/block.js';
 
@@ -35,6 +39,8 @@ export interface EvmRpcDeps {
     /** Each tx as the pool admits it (eth_subscribe newPendingTransactions); absent: none are reported. */
     onTxAdded?(listener: (tx: Uint8Array) => void): () => void;
   };
+  /** The EVM tx pool (txpool_*, the `pending` nonce, eth_getPendingTransactions); absent: the mempool's reap order is all there is. */
+  txpool?: EvmTxPoolView;
   /** The node's event bus (NewBlock drives eth_subscribe newHeads, logs and syncing); absent: no notifications. */
   bus?: EventBus;
   /** eth_subscribe limits (`[json-rpc] subscription-*`); absent: the defaults (subscribe.ts). */
@@ -74,6 +80,7 @@ export interface NodeParts {
   keeper: EvmKeeper;
   blocks: EvmRpcDeps['blocks'];
   mempool: EvmRpcDeps['mempool'];
+  txpool?: EvmTxPoolView;
   consensus: { getState(): { consensusParams: { block: { maxGas: bigint } } } };
   p2p: { numPeers(): { outbound: number; inbound: number } };
   catchingUp?: () => boolean;
@@ -115,6 +122,7 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     ...(p.filterCap === undefined ? {} : { filterCap: p.filterCap }),
     ...(p.keystore === undefined ? {} : { keystore: p.keystore }),
     ...(p.allowInsecureUnlock === undefined ? {} : { allowInsecureUnlock: p.allowInsecureUnlock }),
+    ...(p.txpool === undefined ? {} : { txpool: p.txpool }),
     ...(p.bus === undefined ? {} : { bus: p.bus }),
     ...(p.subscriptionLimits === undefined ? {} : { subscriptionLimits: p.subscriptionLimits }),
     ...(p.subscriptionMetrics === undefined ? {} : { subscriptionMetrics: p.subscriptionMetrics }),

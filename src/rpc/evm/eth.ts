@@ -145,7 +145,11 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
         const ref = parseBlockRef(1, b);
         const nonce = k.account(deps.queryContext(stateHeight(deps, ref)), address)?.nonce ?? 0n;
         if (!('tag' in ref) || ref.tag !== 'pending') return qty(nonce);
-        // pending: the next nonce after the sender's txs in the mempool (consecutive from the state's).
+        // pending: the next nonce after the sender's pending txs (consecutive from the state's).
+        if (deps.txpool !== undefined) {
+          const p = deps.txpool.pendingNonce(hex(address).toLowerCase());
+          return qty(p !== undefined && p > nonce ? p : nonce);
+        }
         const mine = new Set(mempoolTxs().filter((t) => t.sender === hex(address)).map((t) => t.nonce));
         let next = nonce;
         while (mine.has(next)) next++;
@@ -207,8 +211,14 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
           const t = blockTxs(deps, b).find((x) => x.receipt.index === r.index);
           return t?.tx ? txJson(t.tx, t.receipt, b) : null;
         }
-        // A pending tx: in the mempool, not yet in a block.
+        // A pending tx: in the mempool, not yet in a block (queued ones too, as geth's pool.Get).
         const want = hex(hash);
+        const pooled = deps.txpool?.getByHash(want);
+        if (pooled !== undefined) {
+          const etx = k.decode(pooled.tx);
+          k.sender(etx);
+          return txJson(etx.tx, undefined, undefined);
+        }
         for (const p of mempoolTxs()) {
           const etx = k.decode(p.raw);
           if (hex(etx.tx.hash()) === want) {

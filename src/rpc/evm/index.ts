@@ -1,5 +1,5 @@
 /**
- * The EVM JSON-RPC (spec §4.4): the eth, net, web3, personal and miner method modules served by the geth-dialect
+ * The EVM JSON-RPC (spec §4.4): the eth, net, web3, txpool, personal and miner method modules served by the geth-dialect
  * server (src/rpc/jsonrpc/geth-server.ts) at `[json-rpc] address` (HTTP and websocket on one port,
  * as geth serves both), and again at `[json-rpc] ws-address` when that is another address. The
  * namespaces served are `[json-rpc] api`; a method of a namespace not enabled is geth's -32601.
@@ -21,6 +21,7 @@ import { personalMethods } from './personal.js';
 import { AddrLocker, signMethods, type SignerEnv } from './sign.js';
 import { isPrivateMethod, notImplementedIn } from './status.js';
 import { peekEvmSubscriptions, subscribeMethods } from './subscribe.js';
+import { txpoolMethods } from './txpool.js';
 import { web3Methods } from './web3.js';
 
 export { evmRpcDeps, type EvmRpcDeps, type NodeParts } from './deps.js';
@@ -32,6 +33,7 @@ export const EVM_RPC_NAMESPACES: Readonly<Record<string, Build>> = {
   eth: (d, s, log) => [...s.eth(), ...signMethods(s.env, s.locker), ...subscribeMethods(d, log)],
   net: netMethods,
   web3: web3Methods,
+  txpool: txpoolMethods,
   personal: (_d, s) => personalMethods(s.env, s.locker, { allowInsecureUnlock: s.allowInsecureUnlock }),
   // Nothing mines on a BFT chain: the spec's N (status.ts).
   miner: () => notImplementedIn('miner').map(notImplemented),

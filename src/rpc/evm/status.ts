@@ -1,5 +1,5 @@
 /**
- * Spec §4.4's status table for the namespaces served here (eth, net, web3, personal, miner): each
+ * Spec §4.4's status table for the namespaces served here (eth, net, web3, txpool, personal, miner): each
  * method's status (Y functional, Stub success with empty values, N an error) and its public flag.
  * The N methods are registered from this table (they answer -32601); the unit test checks the
  * served table against it (test/unit/evm-rpc.test.ts). Where we serve more than the spec's
@@ -63,6 +63,7 @@ const rows: [SpecStatus, boolean, string, string[], SpecStatus?][] = [
     'eth',
     ['getCompilers', 'compileLLL', 'compileSolidity', 'compileSerpent', 'signTypedData_v3'],
   ],
+  ['Y', true, 'txpool', ['content', 'contentFrom', 'inspect', 'status']],
   ['Y', false, 'personal', ['listAccounts', 'newAccount', 'sign']],
   // Spec Stub (always false / null); served as geth's (spec §3's lock states are real here).
   ['Y', false, 'personal', ['lockAccount', 'unlockAccount', 'listWallets'], 'Stub'],

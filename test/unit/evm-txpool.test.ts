@@ -1,0 +1,336 @@
+/**
+ * The EVM tx pool (src/mempool/evm_pool.ts) over a stand-in app whose CheckTx behaves as the EVM
+ * ante does (nonce = the check state's sequence, balance ≥ gas × fee cap + value, effects kept in
+ * the check state until a commit resets it): gap → queued → promoted, replacement rules, limits
+ * and eviction, recheck after a block, a recheck cut by recheck_timeout, proposal order, and the
+ * AppMempool's fair share of a block between Cosmos and EVM txs.
+ */
+import t from 'tap';
+import { CheckTxType, type ResponseCheckTx } from '../../src/abci/types.js';
+import { AppMempool } from '../../src/mempool/app_mempool.js';
+import { CListMempool } from '../../src/mempool/clist_mempool.js';
+import { ErrTxInCache } from '../../src/mempool/errors.js';
+import { EvmTxPool, type EvmPoolConfig, type EvmPoolTxInfo } from '../../src/mempool/evm_pool.js';
+import { computeProtoSizeForTxs } from '../../src/mempool/mempool.js';
+
+interface FakeTx {
+  s: string;
+  n: number;
+  f: number;
+  t: number;
+  g?: number;
+  v?: number;
+  pad?: number;
+  /** The app refuses it on recheck (it became invalid). */
+  bad?: boolean;
+}
+
+const enc = (x: FakeTx): Uint8Array => {
+  const body = Buffer.from(JSON.stringify(x) + ' '.repeat(x.pad ?? 0));
+  return Uint8Array.from([0x02, ...body]);
+};
+const dec = (b: Uint8Array): FakeTx => JSON.parse(Buffer.from(b.subarray(1)).toString().trim()) as FakeTx;
+const info = (b: Uint8Array): EvmPoolTxInfo => {
+  const x = dec(b);
+  return { hash: `0x${Buffer.from(b).toString('hex').slice(0, 64)}`, sender: x.s, nonce: BigInt(x.n), gasLimit: BigInt(x.g ?? 21000), feeCap: BigInt(x.f), tip: BigInt(x.t), value: BigInt(x.v ?? 0), to: '0x00000000000000000000000000000000000000aa' };
+};
+const costOf = (x: FakeTx) => BigInt(x.g ?? 21000) * BigInt(x.f) + BigInt(x.v ?? 0);
+
+/** A stand-in app: committed accounts, and a check state CheckTx writes and a commit resets. */
+class FakeEvmApp {
+  committed = new Map<string, { nonce: bigint; balance: bigint }>();
+  check = new Map<string, { nonce: bigint; balance: bigint }>();
+  calls: { type: CheckTxType; tx: FakeTx }[] = [];
+  constructor(accounts: Record<string, bigint>) {
+    for (const [a, bal] of Object.entries(accounts)) this.committed.set(a, { nonce: 0n, balance: bal });
+    this.reset();
+  }
+  reset(): void {
+    this.check = new Map([...this.committed].map(([a, v]) => [a, { ...v }]));
+  }
+  acct(m: Map<string, { nonce: bigint; balance: bigint }>, a: string) {
+    let v = m.get(a);
+    if (v === undefined) m.set(a, (v = { nonce: 0n, balance: 0n }));
+    return v;
+  }
+  async checkTx(raw: Uint8Array, type: CheckTxType): Promise<ResponseCheckTx> {
+    await Promise.resolve();
+    const x = dec(raw);
+    this.calls.push({ type, tx: x });
+    const r = (code: number, log: string): ResponseCheckTx => ({ code, log, data: new Uint8Array(), info: '', gasWanted: BigInt(x.g ?? 21000), gasUsed: 0n, events: [], codespace: code ? 'sdk' : '' });
+    if (x.bad && type === CheckTxType.Recheck) return r(4, 'became invalid');
+    const a = this.acct(this.check, x.s);
+    if (BigInt(x.n) < a.nonce) return r(32, `nonce too low: address ${x.s}, tx: ${x.n} state: ${a.nonce}: account sequence mismatch`);
+    if (BigInt(x.n) > a.nonce) return r(32, `nonce too high: address ${x.s}, tx: ${x.n} state: ${a.nonce}: account sequence mismatch`);
+    const c = costOf(x);
+    if (a.balance < c) return r(5, 'insufficient funds for gas * price + value: insufficient funds');
+    a.nonce++;
+    a.balance -= c;
+    return r(0, '');
+  }
+  /** A block of these txs commits: committed state moves, the check state is reset. */
+  commit(txs: Uint8Array[]): void {
+    for (const raw of txs) {
+      const x = dec(raw);
+      const a = this.acct(this.committed, x.s);
+      a.nonce = BigInt(x.n) + 1n;
+      a.balance -= costOf(x);
+    }
+    this.reset();
+  }
+}
+
+function makePool(app: FakeEvmApp, cfg: Partial<EvmPoolConfig> = {}, cut?: (n: number) => void) {
+  return new EvmTxPool(cfg, {
+    app,
+    chain: { inspect: info, account: (s) => ({ ...app.acct(app.committed, s) }) },
+    ...(cut ? { onRecheckCut: cut } : {}),
+  });
+}
+
+async function block(app: FakeEvmApp, pool: EvmTxPool, height: bigint, txs: Uint8Array[]): Promise<void> {
+  await pool.lock();
+  try {
+    app.commit(txs);
+    await pool.update(height, txs, txs.map(() => ({ code: 0 })));
+  } finally {
+    pool.unlock();
+  }
+}
+
+// Fast alone (~1 s of work), but tap's default 30 s per file is not enough on a loaded 2-core machine.
+t.setTimeout(180_000);
+
+const A = '0x000000000000000000000000000000000000000a';
+const B = '0x000000000000000000000000000000000000000b';
+const C = '0x000000000000000000000000000000000000000c';
+const D = '0x000000000000000000000000000000000000000d';
+const RICH = 10n ** 18n;
+
+/** The pool's refusal: a thrown MempoolError's message, or a CheckTx response's log. */
+async function refusal(p: Promise<{ response: ResponseCheckTx; added: boolean }>): Promise<string> {
+  try {
+    const r = await p;
+    return r.added ? 'accepted' : `${r.response.code}: ${r.response.log}`;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+t.test('a nonce gap queues; filling it promotes the queued txs into the check state in order', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH });
+  const pool = makePool(app);
+  const announced: number[] = [];
+  pool.onTxAdded((tx) => announced.push(dec(tx).n));
+  const r2 = await pool.checkTx(enc({ s: A, n: 2, f: 10, t: 1 }));
+  t.ok(r2.added, 'nonce 2 admitted');
+  t.equal(r2.response.code, 0);
+  await pool.checkTx(enc({ s: A, n: 1, f: 10, t: 1 }));
+  t.same(pool.stats(), { pending: 0, queued: 2 }, 'both queued behind the gap at 0');
+  t.same(pool.reapMaxTxs(-1), [], 'queued txs are never reaped');
+  t.same([...pool.entries()], [], 'nor gossiped');
+  t.same(announced, [], 'queued txs are not announced as pending');
+  t.equal(pool.pendingNonce(A), 0n);
+  const r0 = await pool.checkTx(enc({ s: A, n: 0, f: 10, t: 1 }));
+  t.ok(r0.added);
+  t.same(pool.stats(), { pending: 3, queued: 0 }, 'the gap filled: all pending');
+  t.equal(pool.pendingNonce(A), 3n);
+  t.equal(app.check.get(A)!.nonce, 3n, 'the check state holds all three');
+  t.same(announced, [0, 1, 2], 'announced in nonce order on promotion');
+  t.same(pool.reapMaxTxs(-1).map((x) => dec(x).n), [0, 1, 2]);
+  t.same([...pool.entries()].map((e) => dec(e.tx).n), [0, 1, 2], 'gossip walks them in nonce order');
+  const c = pool.content();
+  t.same([...c.pending.get(A)!].map((e) => e.info.nonce), [0n, 1n, 2n]);
+  t.equal(c.queued.size, 0);
+});
+
+t.test('errors: already known, nonce too low, insufficient funds, the app\'s own refusal', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH, [B]: 21000n * 10n - 1n });
+  const pool = makePool(app);
+  const tx = enc({ s: A, n: 0, f: 10, t: 1 });
+  await pool.checkTx(tx);
+  const dup = await pool.checkTx(tx).catch((e: unknown) => e);
+  t.ok(dup instanceof ErrTxInCache, 'a tx in the pool is refused as known (eth: `already known`)');
+  await block(app, pool, 1n, [tx]);
+  t.ok((await pool.checkTx(tx).catch((e: unknown) => e)) instanceof ErrTxInCache, 'a mined tx too');
+  t.equal(await refusal(pool.checkTx(enc({ s: A, n: 0, f: 11, t: 2 }))), '32: nonce too low: next nonce 1, tx nonce 0: incorrect account sequence', 'code 32 as the app\'s wrong sequence');
+  t.equal(await refusal(pool.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }))), '5: insufficient funds for gas * price + value: balance 209999, tx cost 210000, overshot 1: insufficient funds');
+  t.equal(pool.size(), 0);
+});
+
+t.test('replacement needs 10% more fee cap AND tip', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH });
+  const pool = makePool(app);
+  await pool.checkTx(enc({ s: A, n: 0, f: 100, t: 10 }));
+  await pool.checkTx(enc({ s: A, n: 2, f: 100, t: 10 })); // queued
+  t.equal(await refusal(pool.checkTx(enc({ s: A, n: 0, f: 109, t: 11 }))), 'replacement transaction underpriced', 'fee cap +9%');
+  t.equal(await refusal(pool.checkTx(enc({ s: A, n: 0, f: 200, t: 10 }))), 'replacement transaction underpriced', 'tip not bumped');
+  const ok = await pool.checkTx(enc({ s: A, n: 0, f: 110, t: 11 }));
+  t.ok(ok.added, 'exactly +10% on both is accepted');
+  t.equal(ok.response.code, 0);
+  t.same(pool.stats(), { pending: 1, queued: 1 });
+  t.equal(pool.content().pending.get(A)![0]!.info.feeCap, 110n, 'the new tx took the old one\'s place');
+  t.notOk(pool.has(new Uint8Array(32)), 'sanity');
+  t.equal(pool.size(), 2, 'the old one is gone');
+  t.equal(app.check.get(A)!.nonce, 1n, 'the check state still counts one tx at nonce 0');
+  t.equal(await refusal(pool.checkTx(enc({ s: A, n: 2, f: 105, t: 11 }))), 'replacement transaction underpriced', 'queued: same rule');
+  t.ok((await pool.checkTx(enc({ s: A, n: 2, f: 120, t: 20 }))).added, 'queued replacement accepted');
+  t.equal(pool.content().queued.get(A)![0]!.info.feeCap, 120n);
+  // A new next nonce after the replaced one still passes the app (the check state's sequence is right).
+  const r1 = await pool.checkTx(enc({ s: A, n: 1, f: 100, t: 10 }));
+  t.equal(r1.response.code, 0);
+  t.same(pool.stats(), { pending: 3, queued: 0 });
+});
+
+t.test('per-account and global limits; a full pool evicts the cheapest for a better-paying tx', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH, [C]: RICH, [D]: RICH });
+  const pool = makePool(app, { accountSlots: 2, accountQueue: 1, globalSlots: 3, globalQueue: 0 });
+  await pool.checkTx(enc({ s: A, n: 0, f: 10, t: 5 }));
+  await pool.checkTx(enc({ s: A, n: 1, f: 10, t: 5 }));
+  t.equal(await refusal(pool.checkTx(enc({ s: A, n: 2, f: 10, t: 5 }))), 'account limit exceeded', 'third pending of one sender');
+  await pool.checkTx(enc({ s: B, n: 0, f: 10, t: 7 }));
+  t.equal(pool.size(), 3, 'the pool is full');
+  t.equal(await refusal(pool.checkTx(enc({ s: C, n: 0, f: 10, t: 5 }))), 'transaction underpriced', 'no cheaper tx to evict');
+  t.ok((await pool.checkTx(enc({ s: C, n: 0, f: 10, t: 6 }))).added, 'a better-paying tx is admitted');
+  t.equal(pool.size(), 3);
+  t.same(pool.content().pending.get(A)!.map((e) => e.info.nonce), [0n], 'the cheapest sender lost its last tx (no gap is left)');
+  t.ok((await pool.checkTx(enc({ s: D, n: 0, f: 10, t: 9 }))).added);
+  t.same([...pool.content().pending.keys()].sort(), [B, C, D], 'A, the cheapest, was evicted again');
+  // A's evicted txs are still in the check state (sequence 2): its resubmission at nonce 0 is the
+  // pool's next nonce for A, and the app's "nonce too low" only means the check state is ahead.
+  const again = await pool.checkTx(enc({ s: A, n: 0, f: 10, t: 8 }));
+  t.ok(again.added, 'A resubmits nonce 0 at a better price');
+  t.equal(again.response.code, 0);
+  t.same([...pool.content().pending.keys()].sort(), [A, B, D], 'C (tip 6) made room');
+  t.equal(pool.pendingNonce(A), 1n);
+  const q = makePool(new FakeEvmApp({ [A]: RICH }), { accountQueue: 1 });
+  await q.checkTx(enc({ s: A, n: 5, f: 10, t: 5 }));
+  t.equal(await refusal(q.checkTx(enc({ s: A, n: 6, f: 10, t: 5 }))), 'account limit exceeded', 'second queued of one sender');
+});
+
+t.test('after a block: mined txs leave, unpayable and now-invalid ones leave, txs behind a gap are queued, the rest rechecked', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH, [C]: RICH });
+  const pool = makePool(app);
+  const a0 = enc({ s: A, n: 0, f: 10, t: 1 });
+  await pool.checkTx(a0);
+  await pool.checkTx(enc({ s: A, n: 1, f: 10, t: 1 }));
+  await pool.checkTx(enc({ s: A, n: 2, f: 10, t: 1 }));
+  await pool.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }));
+  await pool.checkTx(enc({ s: C, n: 0, f: 10, t: 1, bad: true }));
+  await pool.checkTx(enc({ s: C, n: 1, f: 10, t: 1 }));
+  // The block mines A:0; B's balance is drained elsewhere; C:0 becomes invalid.
+  app.committed.get(B)!.balance = 1n;
+  app.calls = [];
+  await block(app, pool, 1n, [a0]);
+  t.notOk(pool.content().pending.has(B), 'B can no longer pay: dropped');
+  t.same(pool.content().pending.get(A)!.map((e) => e.info.nonce), [1n, 2n], 'A:0 mined, A:1 and A:2 stay pending');
+  t.same(pool.content().queued.get(C)!.map((e) => e.info.nonce), [1n], 'C:0 failed its recheck; C:1 is queued behind the gap');
+  t.notOk(pool.content().pending.has(C));
+  t.same(app.calls.filter((c) => c.type === CheckTxType.Recheck).map((c) => `${c.tx.s.slice(-1)}${c.tx.n}`), ['a1', 'a2', 'c0'], 'pending txs rechecked in nonce order');
+  t.equal(app.check.get(A)!.nonce, 3n, 'the check state holds A:1 and A:2 again');
+  t.same(pool.stats(), { pending: 2, queued: 1 });
+});
+
+t.test('a recheck cut by recheck_timeout: the sender\'s next tx still passes (no "nonce too high")', async (t) => {
+  const cuts: number[] = [];
+  const app = new FakeEvmApp({ [A]: RICH });
+  const pool = makePool(app, { recheckTimeoutMs: 0 }, (n) => cuts.push(n));
+  const txs = [0, 1, 2, 3].map((n) => enc({ s: A, n, f: 10, t: 1 }));
+  for (const x of txs) await pool.checkTx(x);
+  await block(app, pool, 1n, [txs[0]!]);
+  t.same(cuts, [3], 'nothing was rechecked');
+  t.equal(app.check.get(A)!.nonce, 1n, 'the check state lacks A:1..3');
+  const r = await pool.checkTx(enc({ s: A, n: 4, f: 10, t: 1 }));
+  t.equal(r.response.code, 0, 'A:4 passes the app');
+  t.ok(r.added);
+  t.equal(app.check.get(A)!.nonce, 5n, 'A:1..3 were applied first, then A:4');
+  t.same(pool.reapMaxTxs(-1).map((x) => dec(x).n), [1, 2, 3, 4]);
+
+  // The arrival-order pool under the same cut: the defect this pool fixes.
+  const app2 = new FakeEvmApp({ [A]: RICH });
+  const clist = new CListMempool({ recheckTimeoutMs: 0 }, { app: app2 });
+  for (const x of txs) await clist.checkTx(x);
+  await clist.lock();
+  app2.commit([txs[0]!]);
+  await clist.update(1n, [txs[0]!], [{ code: 0 }]);
+  clist.unlock();
+  const r2 = await clist.checkTx(enc({ s: A, n: 4, f: 10, t: 1 }));
+  t.match(r2.response.log, /nonce too high/, 'CListMempool refuses it');
+});
+
+t.test('proposal order: nonce order within a sender, highest effective tip across senders; budgets end a sender\'s run', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH, [C]: RICH });
+  const pool = makePool(app);
+  await pool.checkTx(enc({ s: A, n: 0, f: 100, t: 5 }));
+  await pool.checkTx(enc({ s: A, n: 1, f: 100, t: 20 }));
+  await pool.checkTx(enc({ s: B, n: 0, f: 100, t: 10 }));
+  await pool.checkTx(enc({ s: C, n: 0, f: 3, t: 50 })); // effective tip min(50, 3) = 3
+  const order = pool.reapMaxTxs(-1).map((x) => `${dec(x).s.slice(-1)}${dec(x).n}`);
+  t.same(order, ['b0', 'a0', 'a1', 'c0']);
+  const gas = pool.reapMaxBytesMaxGas(-1, 21000 * 2).map((x) => `${dec(x).s.slice(-1)}${dec(x).n}`);
+  t.same(gas, ['b0', 'a0'], 'gas budget of two transfers');
+  await pool.checkTx(enc({ s: B, n: 1, f: 100, t: 10, g: 50000 }));
+  const g2 = pool.reapMaxBytesMaxGas(-1, 21000 * 3 + 1000).map((x) => `${dec(x).s.slice(-1)}${dec(x).n}`);
+  t.same(g2, ['b0', 'a0', 'a1'], 'B:1 does not fit: B stops, others go on');
+});
+
+t.test('AppMempool: Cosmos and EVM txs share the block\'s bytes and gas fairly', async (t) => {
+  const app = new FakeEvmApp(Object.fromEntries([...'0123456789'].map((i) => [`0x${i.repeat(40)}`, RICH])));
+  const cosmosApp = {
+    checkTx: async (): Promise<ResponseCheckTx> => ({ code: 0, log: '', data: new Uint8Array(), info: '', gasWanted: 21000n, gasUsed: 0n, events: [], codespace: '' }),
+  };
+  const gauge = { size: -1, bytes: -1 };
+  const mk = () => {
+    const evm = makePool(app);
+    const cosmos = new CListMempool({}, { app: cosmosApp });
+    const gauges = { size: { set: (v: number) => (gauge.size = v) }, sizeBytes: { set: (v: number) => (gauge.bytes = v) } };
+    return { m: new AppMempool(cosmos, evm, (tx) => tx[0] === 0x02, gauges), cosmos, evm };
+  };
+  const evmTx = (i: number) => enc({ s: `0x${String(i).repeat(40)}`, n: 0, f: 10, t: 1, pad: 100 });
+  const cosmosTx = (i: number) => Uint8Array.from([0x0a, ...Buffer.from(`cosmos-${i}`.padEnd(evmTx(0).length - 1, '.'))]);
+  const { m } = mk();
+  for (let i = 0; i < 8; i++) await m.checkTx(cosmosTx(i));
+  for (let i = 0; i < 8; i++) await m.checkTx(evmTx(i));
+  t.equal(m.size(), 16);
+  t.equal(gauge.size, 16, 'mempool_size counts both pools');
+  t.equal(gauge.bytes, m.sizeBytes());
+  const one = computeProtoSizeForTxs([cosmosTx(0)]);
+  t.equal(computeProtoSizeForTxs([evmTx(0)]), one, 'same sizes, for a clean split');
+  const reaped = m.reapMaxBytesMaxGas(one * 6, -1);
+  t.equal(reaped.filter((x) => x[0] === 0x0a).length, 3, 'half the bytes to Cosmos txs');
+  t.equal(reaped.filter((x) => x[0] === 0x02).length, 3, 'half to EVM txs');
+  const byGas = m.reapMaxBytesMaxGas(-1, 21000 * 4);
+  t.same([byGas.filter((x) => x[0] === 0x0a).length, byGas.filter((x) => x[0] === 0x02).length], [2, 2], 'and half the gas');
+  // One side empty: the other takes all.
+  const only = mk();
+  for (let i = 0; i < 8; i++) await only.m.checkTx(cosmosTx(i));
+  t.equal(only.m.reapMaxBytesMaxGas(one * 6, -1).length, 6, 'Cosmos txs take the unused EVM half');
+  const onlyEvm = mk();
+  for (let i = 0; i < 8; i++) await onlyEvm.m.checkTx(evmTx(i));
+  t.equal(onlyEvm.m.reapMaxBytesMaxGas(one * 6, -1).length, 6, 'EVM txs take the unused Cosmos half');
+  // update() sends each tx to its own pool.
+  await m.lock();
+  app.commit([evmTx(0)]);
+  await m.update(1n, [cosmosTx(0), evmTx(0)], [{ code: 0 }, { code: 0 }]);
+  m.unlock();
+  t.equal(m.size(), 14);
+  t.equal(gauge.size, 14, 'and follows update()');
+});
+
+t.test('lock() while admissions are queued: it waits for the running one only; the queued ones run after unlock()', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH });
+  const pool = makePool(app);
+  const p1 = pool.checkTx(enc({ s: A, n: 0, f: 10, t: 1 }));
+  const p2 = pool.checkTx(enc({ s: A, n: 1, f: 10, t: 1 }));
+  const p3 = pool.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }));
+  // The first admission is at the app; two more wait their turn.
+  while (app.calls.length === 0) await Promise.resolve();
+  await pool.lock();
+  t.equal(pool.size(), 1, `lock() returned once the running admission finished (the queued ones did not hold it up)`);
+  app.commit([]);
+  await pool.update(1n, [], []);
+  pool.unlock();
+  const rs = await Promise.all([p1, p2, p3]);
+  t.ok(rs.every((r) => r.added && r.response.code === 0), 'all three admitted after the unlock');
+  t.same(pool.stats(), { pending: 3, queued: 0 });
+});
