@@ -6,9 +6,19 @@
  */
 import fs from 'node:fs';
 
-/** Inodes of the sockets listening on `port` (any local address), from /proc/net/tcp and tcp6. */
-export function listeningInodes(port: number): Set<string> {
+/** /proc/net/tcp's spelling of an IPv4 address (little-endian hex). */
+function procHex(ipv4: string): string {
+  return ipv4
+    .split('.')
+    .reverse()
+    .map((x) => Number(x).toString(16).toUpperCase().padStart(2, '0'))
+    .join('');
+}
+
+/** Inodes of the sockets listening on `port` (on `host` if given, an IPv4 address; else any), from /proc/net/tcp and tcp6. */
+export function listeningInodes(port: number, host?: string): Set<string> {
   const want = port.toString(16).toUpperCase().padStart(4, '0');
+  const wantHost = host === undefined ? undefined : procHex(host);
   const out = new Set<string>();
   for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
@@ -21,15 +31,16 @@ export function listeningInodes(port: number): Set<string> {
       const cols = line.trim().split(/\s+/);
       if (cols.length < 10) continue;
       const local = cols[1]!;
-      if (cols[3] === '0A' && local.slice(local.lastIndexOf(':') + 1) === want) out.add(cols[9]!);
+      const [addr, p] = [local.slice(0, local.lastIndexOf(':')), local.slice(local.lastIndexOf(':') + 1)];
+      if (cols[3] === '0A' && p === want && (wantHost === undefined || addr === wantHost)) out.add(cols[9]!);
     }
   }
   return out;
 }
 
 /** Whether process `pid` holds the socket listening on `port`. */
-export function listensOn(pid: number, port: number): boolean {
-  const inodes = listeningInodes(port);
+export function listensOn(pid: number, port: number, host?: string): boolean {
+  const inodes = listeningInodes(port, host);
   if (inodes.size === 0) return false;
   let fds: string[];
   try {
@@ -49,6 +60,6 @@ export function listensOn(pid: number, port: number): boolean {
 }
 
 /** Throws unless `pid` is the process listening on `port`. */
-export function assertListener(what: string, pid: number, port: number): void {
-  if (!listensOn(pid, port)) throw new Error(`${what}: the server on port ${port} is not our child (pid ${pid}); refusing to measure it`);
+export function assertListener(what: string, pid: number, port: number, host?: string): void {
+  if (!listensOn(pid, port, host)) throw new Error(`${what}: the server on ${host ?? ''}:${port} is not our child (pid ${pid}); refusing to measure it`);
 }
