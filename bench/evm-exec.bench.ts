@@ -11,6 +11,8 @@
  *
  * Signing the txs uses @noble (slow, ~1 ms each) and is outside every timed section.
  */
+// First: CHAIND_CRYPTO must be applied before any import hashes (it used to fail CRYPTO_ALREADY_CHOSEN).
+import './crypto-env.js';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -38,7 +38,7 @@ const SMOKE = {
   'p2p-join': { env: { JOIN_HEIGHT: '20' } },
   'p2p-transport': { env: { P2P_BENCH_MB: '1' } },
   rpc: { args: ['1', '1'] },
-  search: { env: { BENCH_TXS: '2000', BENCH_PER_BLOCK: '20' } },
+  search: { env: { BENCH_TXS: '6000', BENCH_PER_BLOCK: '20', BENCH_ITER: '30' } },
   'versioned-state': { env: { BENCH_KEYS: '5000', BENCH_BLOCKS: '40', BENCH_CHANGES: '100', BENCH_KEEP: '20' } },
 };
 
