@@ -432,7 +432,7 @@ async function main(): Promise<void> {
     ] as const) {
       const [a, b] = [wrk(chaind, [...bodies], tmp), wrk(anvil, [...bodies], tmp)];
       row(`${name} req/s`, a.rps, b.rps, 'req/s', goal);
-      row(`  server CPU per request`, a.cpuUs, b.cpuUs, 'µs', '', false);
+      row(`  ${name} server CPU per request`, a.cpuUs, b.cpuUs, 'µs', '', false);
     }
     // One after the other, so that the two do not share the CPU.
     const quick = () => true;

@@ -356,7 +356,7 @@ async function main(): Promise<void> {
         const ms = r.samples.filter((x) => x.at >= from && x.at <= to).map((x) => x.ms).sort((a, b) => a - b);
         return ms[Math.min(ms.length - 1, Math.floor(0.99 * ms.length))] ?? NaN;
       };
-      if (execFrom !== null) report({ area: 'RPC under load', figure: `${name} p99 while a ${txsLine?.[1] ?? '?'}-tx block executes`, unit: 'ms', value: p99(execFrom, committedSeen), peer: 'idle window (same run)', peerValue: p99(idleFrom, idleTo), better: 'lower' });
+      if (execFrom !== null && Number.isFinite(p99(execFrom, committedSeen)) && Number.isFinite(p99(idleFrom, idleTo))) report({ area: 'RPC under load', figure: `${name} p99 while a ${txsLine?.[1] ?? '?'}-tx block executes`, unit: 'ms', value: p99(execFrom, committedSeen), peer: 'idle window (same run)', peerValue: p99(idleFrom, idleTo), better: 'lower' });
     }
   } catch (e) {
     console.error(out.slice(-5000));

@@ -32,7 +32,7 @@ const SMOKE = {
   'evm-exec': { env: { BENCH_EVM_TRANSFERS: '40', BENCH_EVM_HOLDERS: '16', BENCH_EVM_BLOCKS: '1' } },
   'evm-module': { env: { BENCH_EVM_TRANSFERS: '40', BENCH_EVM_HOLDERS: '16' } },
   'evm-rpc': { args: ['1'] },
-  'exec-latency': { args: ['200', '10'], env: { BENCH_TIMEOUT_COMMIT: '4s' } },
+  'exec-latency': { args: ['100', '10'], env: { BENCH_TIMEOUT_COMMIT: '10s', BENCH_PROBE_MS: '20' } },
   flood: { args: ['0.05', '2'] },
   fuzz: { args: ['--count', '100'] },
   'p2p-join': { env: { JOIN_HEIGHT: '20' } },

@@ -546,6 +546,8 @@ interface TxRec {
   answered: boolean;
   accepted: boolean;
   committed: boolean;
+  /** Why the node refused it (a tx later seen in a block counts as accepted, not rejected). */
+  rejected?: string;
 }
 
 interface Dist {
@@ -662,7 +664,7 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
             const r = recs.get(t.hash);
             if (!r || r.committed) continue;
             r.committed = true;
-            if (!r.accepted) r.accepted = true; // its answer was lost, but the node took it
+            r.accepted = true; // even if its answer was lost or said otherwise: the node took it
             if (t.failure !== null) {
               const m = failures[r.step]!;
               m.set(t.failure, (m.get(t.failure) ?? 0) + 1);
@@ -687,7 +689,6 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
     for (let step = 0; step < o.rates.length; step++) {
       const rate = o.rates[step]!;
       const n = Math.max(1, Math.round((rate * o.durationMs) / 1000));
-      const rejects = new Map<string, number>();
       const stepRecs: TxRec[] = [];
       const startHeight = height;
       const interval = 1000 / rate;
@@ -752,8 +753,12 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
         else send(k);
       };
       const reject = (rec: TxRec, why: string) => {
-        if (rec.committed) return;
-        rejects.set(why, (rejects.get(why) ?? 0) + 1);
+        if (!rec.committed) rec.rejected = why;
+      };
+      const rejectsNow = () => {
+        const m = new Map<string, number>();
+        for (const r of stepRecs) if (r.rejected !== undefined && !r.committed) m.set(r.rejected, (m.get(r.rejected) ?? 0) + 1);
+        return m;
       };
       const counts = () => {
         let acc = 0;
@@ -763,7 +768,7 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
           if (r.committed) com++;
         }
         let rej = 0;
-        for (const v of rejects.values()) rej += v;
+        for (const r of stepRecs) if (r.rejected !== undefined && !r.committed) rej++;
         return { acc, com, rej };
       };
       const show = (phase: string) => {
@@ -822,7 +827,10 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
       const committedOk = c.com - failedInBlock;
       const span = Math.max(o.durationMs, lastCommitSeen[step]! - wall0) / 1000;
       const tps = committedOk / span;
-      const saturated = c.rej > 0 || committedOk < 0.95 * n || tps < 0.9 * rate || sentAt - perf0 > o.durationMs * 1.1;
+      const lag = dist(stepRecs.map((r) => r.lagMs));
+      // Saturated: refusals, txs lost or late, or the sends themselves fell a second behind the
+      // schedule (senders waiting on slow answers).
+      const saturated = c.rej > 0 || committedOk < 0.95 * n || tps < 0.9 * rate || sentAt - perf0 > o.durationMs * 1.1 || lag.p90 > 1000;
       steps.push({
         rate,
         duration_s: o.durationMs / 1000,
@@ -832,13 +840,13 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
         committed: c.com,
         failed_in_block: failedInBlock,
         rejected: c.rej,
-        rejected_by_reason: Object.fromEntries(rejects),
+        rejected_by_reason: Object.fromEntries(rejectsNow()),
         failed_by_reason: Object.fromEntries(failures[step]!),
         pending: c.acc - c.com,
         committed_tps: Math.round(tps * 10) / 10,
         latency_ms: latency[step]!.length ? dist(latency[step]!) : null,
         latency_seen_ms: dist(latencySeen[step]!),
-        send_lag_ms: dist(stepRecs.map((r) => r.lagMs)),
+        send_lag_ms: lag,
         block_interval_ms: dist(intervals),
         blocks: stepBlocks.length,
         saturated,

@@ -1,36 +1,40 @@
 /**
- * `make bench` in smoke mode (BENCH_SMOKE=1: every bench at a tiny size), so that no bench rots:
+ * Shared by test/e2e/bench-smoke-*.test.ts: `make bench` in smoke mode (BENCH_SMOKE=1: every bench at a tiny size), so that no bench rots:
  * each dist/bench/*.bench.js must run to exit 0 through scripts/bench.mjs and report at least one
  * figure with a named peer and a finite ratio, and the harness must write its JSON and
  * latest.md (into a temp dir, not bench/results). The figures measure nothing at these sizes.
  *
- * It runs every bench one after another with real child processes (nodes, anvil, wrk): about
- * 5 minutes on the 2-core machine under load; set BENCH_SMOKE_ONLY=a,b to run a few.
+ * The benches are split in two groups, one test file each (tap's 900 s per file): the in-process
+ * ones (about 2 minutes on the 2-core machine under load) and those that start node processes,
+ * anvil or wrk (about 8 minutes). Every bench must be in a group.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import t from 'tap';
-import { ROOT } from '../helpers/node.js';
+import type { Test } from 'tap';
+import { ROOT } from './node.js';
 
-t.setTimeout(880_000);
+export const SMOKE_GROUPS = {
+  inproc: ['blocksync', 'crypto', 'evm-exec', 'evm-module', 'p2p-transport', 'search', 'versioned-state'],
+  nodes: ['banksend', 'evm-rpc', 'exec-latency', 'flood', 'fuzz', 'p2p-join', 'rpc'],
+};
 
 /** Benches that have nothing to compare against a peer (a fuzz run counts failures). */
 const NO_FIGURES = new Set(['fuzz']);
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-smoke-'));
-t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+export function allBenches(): string[] {
+  return fs
+    .readdirSync(path.join(ROOT, 'dist/bench'))
+    .filter((f) => f.endsWith('.bench.js'))
+    .map((f) => f.replace(/\.bench\.js$/, ''))
+    .sort();
+}
 
-const all = fs
-  .readdirSync(path.join(ROOT, 'dist/bench'))
-  .filter((f) => f.endsWith('.bench.js'))
-  .map((f) => f.replace(/\.bench\.js$/, ''))
-  .sort();
-const only = (process.env.BENCH_SMOKE_ONLY ?? '').split(',').filter(Boolean);
-const benches = only.length ? all.filter((b) => only.includes(b)) : all;
-
-t.test('every bench runs in smoke mode and reports ratios against named peers', async (t) => {
+/** Runs `benches` through scripts/bench.mjs in smoke mode and checks what it wrote. */
+export async function smokeRun(t: Test, benches: string[]): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-smoke-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const { code, err } = await new Promise<{ code: number | null; err: string }>((resolve) => {
     const p = spawn(process.execPath, [path.join(ROOT, 'scripts/bench.mjs')], {
       cwd: ROOT,
@@ -66,4 +70,4 @@ t.test('every bench runs in smoke mode and reports ratios against named peers', 
   t.match(md, /SMOKE RUN/);
   for (const area of new Set<string>(doc.figures.map((f: { area: string }) => f.area))) t.match(md, `## ${area}\n`, `latest.md has a table for ${area}`);
   t.equal((md.match(/\*\*[^*]+×\*\*/g) ?? []).length, doc.figures.length, 'one ratio cell per figure');
-});
+}
