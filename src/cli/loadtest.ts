@@ -29,7 +29,7 @@
  * The transport follows the URL: http:// (one keep-alive socket per connection) or ws:// (one
  * websocket per connection; requests do not wait for earlier answers).
  */
-import { create } from '@bufbuild/protobuf';
+import { create, toBinary } from '@bufbuild/protobuf';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { createTx } from '@ethereumjs/tx';
 import { bytesToHex, createContractAddress, Address, hexToBytes } from '@ethereumjs/util';
@@ -46,7 +46,6 @@ import { packAny } from '../proto/registry.js';
 import { encodeAuthInfo, encodeTxBody, encodeTxRaw } from '../tx/codec.js';
 import { encodePubKey } from '../tx/pubkey.js';
 import { signBytesDirect } from '../tx/signbytes.js';
-import { toBinary } from '@bufbuild/protobuf';
 import { CliError, DEFAULT_NODE, nodeUrl, RpcClient } from './client.js';
 import { type CliIo, EXIT_OK, parse, UsageError } from './common.js';
 import { TOKEN_BYTECODE } from './loadtest-token.js';
@@ -651,7 +650,7 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
   const failures = o.rates.map(() => new Map<string, number>());
   let height = await kind.latestHeight();
   let watching = true;
-  let lastCommitSeen = o.rates.map(() => 0);
+  const lastCommitSeen = o.rates.map(() => 0);
   let watchError: unknown;
   const watcher = (async () => {
     while (watching) {
@@ -684,7 +683,6 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
   })();
 
   const steps: TxStepReport[] = [];
-  let submittedTotal = 0;
   try {
     for (let step = 0; step < o.rates.length; step++) {
       const rate = o.rates[step]!;
@@ -794,7 +792,6 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
         setTimeout(tick, Math.max(0, perf0 - performance.now()));
       });
       const sentAt = performance.now();
-      submittedTotal += n;
       // Every answer, then every accepted tx in a block, or no commit progress for settleMs.
       const answersBy = performance.now() + 120_000;
       while (answered < n && performance.now() < answersBy) {
@@ -863,7 +860,6 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
     if (!s.saturated && firstSaturated === null) maxSustained = s.rate;
     if (s.saturated && firstSaturated === null) firstSaturated = s.rate;
   }
-  void submittedTotal;
   return {
     mode: 'tx',
     kind: kind.name,

@@ -5,7 +5,7 @@
  * latest.md (into a temp dir, not bench/results). The figures measure nothing at these sizes.
  *
  * The benches are split in two groups, one test file each (tap's 900 s per file): the in-process
- * ones (about 2 minutes on the 2-core machine under load) and those that start node processes,
+ * ones (4 minutes on the 2-core machine at load average 20) and those that start node processes,
  * anvil or wrk (about 8 minutes). Every bench must be in a group.
  */
 import { spawn } from 'node:child_process';
