@@ -14,8 +14,9 @@
  * first ten keys per path): key 0 funds `--accounts` fresh senders (keys 1..N) in a set-up phase,
  * then tx i goes out from sender i mod N at t0 + i/rate whatever the answers so far (open loop:
  * a slow node does not slow the schedule, and latency counts from the schedule, so the queueing a
- * slow node causes is measured, not hidden). A sender's txs use one connection, in order. A
- * rejected tx rolls its sender's sequence back so later txs do not all fail behind it.
+ * slow node causes is measured, not hidden). Each step's txs are signed before it starts. A sender
+ * uses one connection and has one tx in flight: its next tx waits for the answer (reported as lag
+ * behind the schedule), so a rejected tx's sequence is reused instead of failing every later one.
  *
  * `--rate A:B:S` ramps from A to B by S, one `--duration` per step, each step settled (its
  * accepted txs committed, or no progress for `--settle`) before the next; the saturation point is
