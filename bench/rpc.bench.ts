@@ -92,9 +92,9 @@ async function main() {
   const node = spawnArgv(pin(0, [process.execPath, CLI, 'start', '--home', home, ...portFlags(ports), '--instrumentation.prometheus=false', '--log_level=error']));
   node.stdout!.resume();
   node.stderr!.resume();
-  // Wait for a few blocks.
+  // Wait for a few blocks (up to 120 s: a loaded 2-core machine starts a node slowly).
   let height = 0;
-  for (let i = 0; i < 100 && height < 3; i++) {
+  for (let i = 0; i < 600 && height < 3; i++) {
     await new Promise((r) => setTimeout(r, 200));
     try {
       const s = (await (await fetch(`http://127.0.0.1:${rpcPort}/status`)).json()) as any;

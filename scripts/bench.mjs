@@ -35,7 +35,7 @@ const SMOKE = {
   'exec-latency': { args: ['100', '10'], env: { BENCH_TIMEOUT_COMMIT: '10s', BENCH_PROBE_MS: '20' } },
   flood: { args: ['0.05', '2'] },
   fuzz: { args: ['--count', '100'] },
-  'p2p-join': { env: { JOIN_HEIGHT: '20' } },
+  'p2p-join': { env: { JOIN_HEIGHT: '10' } },
   'p2p-transport': { env: { P2P_BENCH_MB: '1' } },
   rpc: { args: ['1', '1'] },
   search: { env: { BENCH_TXS: '6000', BENCH_PER_BLOCK: '20', BENCH_ITER: '30' } },
@@ -96,7 +96,7 @@ function runOne(file, i, n, jsonl, logDir, t0) {
       process.stderr.write(line() + '\n');
       lastPrinted = Date.now();
     }
-    const limitMs = SMOKE_MODE ? 180_000 : 3_600_000;
+    const limitMs = SMOKE_MODE ? 300_000 : 3 * 3_600_000;
     const killer = setTimeout(() => child.kill('SIGKILL'), limitMs);
     child.on('exit', (code, signal) => {
       clearInterval(timer);

@@ -4,9 +4,10 @@
  * figure with a named peer and a finite ratio, and the harness must write its JSON and
  * latest.md (into a temp dir, not bench/results). The figures measure nothing at these sizes.
  *
- * The benches are split in two groups, one test file each (tap's 900 s per file): the in-process
- * ones (4 minutes on the 2-core machine at load average 20) and those that start node processes,
- * anvil or wrk (about 8 minutes). Every bench must be in a group.
+ * The benches are split in three groups, one test file each (tap's 900 s per file): the in-process
+ * ones (4 minutes on the 2-core machine at load average 20), those that load a node with txs
+ * (banksend, evm-rpc, exec-latency: 6 minutes there) and the other node-process ones (flood, fuzz,
+ * p2p-join, rpc). Every bench must be in a group.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,7 +18,8 @@ import { ROOT } from './node.js';
 
 export const SMOKE_GROUPS = {
   inproc: ['blocksync', 'crypto', 'evm-exec', 'evm-module', 'p2p-transport', 'search', 'versioned-state'],
-  nodes: ['banksend', 'evm-rpc', 'exec-latency', 'flood', 'fuzz', 'p2p-join', 'rpc'],
+  txs: ['banksend', 'evm-rpc', 'exec-latency'],
+  nodes: ['flood', 'fuzz', 'p2p-join', 'rpc'],
 };
 
 /** Benches that have nothing to compare against a peer (a fuzz run counts failures). */
