@@ -53,8 +53,11 @@ test-unit: build
 test-e2e: build
 	node scripts/run-tests.mjs dist/test/e2e/*.test.js
 
+# Every bench (or BENCH=name[,name]), figures into bench/results/<UTC date-time>.json and
+# bench/results/latest.md (scripts/bench.mjs); BENCH_SMOKE=1 for tiny sizes.
+BENCH ?=
 bench: build
-	@for f in dist/bench/*.bench.js; do echo "== $$f"; node $$f || exit 1; done
+	BENCH='$(BENCH)' node scripts/bench.mjs
 
 clean:
 	rm -rf dist native/target native/*.node .tap

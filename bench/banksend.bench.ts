@@ -30,6 +30,8 @@ import { QueryAccountRequestSchema, QueryAccountResponseSchema } from '../src/ge
 import { allocPorts, CLI, portFlags, sleep, startNode, tmpHome, waitFor } from '../test/helpers/node.js';
 import { buildTx, devKeys, freshKey, msgSend, type DevAccount } from '../test/helpers/txsign.js';
 import { topFrames } from './cpuprofile.js';
+import { assertListener } from './listener.js';
+import { report } from './report.js';
 
 const N = Number(process.argv[2] ?? 6400);
 const SENDERS = Number(process.argv[3] ?? 64);
@@ -142,7 +144,7 @@ function pct(sorted: number[], p: number): number {
 }
 
 /** Open-loop /status probe: fixed schedule, latency from the scheduled time. */
-function startProbe(port: number): { stop: () => Promise<{ sent: number; lat: number[]; errors: number }> } {
+function startProbe(port: number): { stop: () => Promise<{ sent: number; lat: number[]; errors: number }>; sofar: () => number[] } {
   const lat: number[] = [];
   let errors = 0;
   let sent = 0;
@@ -174,6 +176,7 @@ function startProbe(port: number): { stop: () => Promise<{ sent: number; lat: nu
   };
   tick();
   return {
+    sofar: () => lat.slice(),
     stop: async () => {
       stopped = true;
       if (inflight > 0) await Promise.race([new Promise<void>((r) => (drained = r)), sleep(10_000)]);
@@ -202,6 +205,11 @@ async function main(): Promise<void> {
   const port = ports.rpc;
   try {
     await waitFor('node height 1', async () => (await height(port)) >= 1n, 60_000);
+    // The node answering is the one we started (its id; its process holds the RPC socket).
+    const nodeId = JSON.parse(init.stdout).node_id as string;
+    const answering = (await get(port, '/status')).result.node_info.id as string;
+    if (answering !== nodeId) throw new Error(`port ${port} answers as node ${answering}, not ours (${nodeId})`);
+    assertListener('chaind node RPC', node.proc.pid!, port);
     const chainId = (await get(port, '/status')).result.node_info.network as string;
 
     // Setup block: one dev account funds every sender in one tx.
@@ -284,6 +292,8 @@ async function main(): Promise<void> {
     const bt0 = performance.now();
     await sleep(CALIBRATE_MS);
     const baselineMsPerSec = (((threadTicks(pid) - b0) * 1000) / CLOCK_TICKS) / ((performance.now() - bt0) / 1000);
+    const idleLat = probe.sofar().sort((a, b) => a - b);
+    const baselineP99 = pct(idleLat, 99);
     const cpu0 = threadTicks(pid);
     const t0 = performance.now();
     let rejected = 0;
@@ -324,6 +334,7 @@ async function main(): Promise<void> {
     const cpuMs = ((threadTicks(pid) - cpu0) * 1000) / CLOCK_TICKS;
     const netCpuMs = cpuMs - baselineMsPerSec * ((performance.now() - t0) / 1000);
     const { sent, lat, errors } = await probe.stop();
+    const loadLat = lat.slice(idleLat.length).sort((a, b) => a - b);
     lat.sort((a, b) => a - b);
 
     const secs = (lastCommitAt - t0) / 1000;
@@ -337,6 +348,8 @@ async function main(): Promise<void> {
         `→ ceiling ≈ ${((1000 * committed) / netCpuMs).toFixed(0)} tx/s on a free core`,
     );
     console.log(`  lost ${lost} (CheckTx rejected ${rejected}, failed in block ${failedInBlock})`);
+    report({ area: 'consensus and mempool', figure: `committed bank sends, one validator (${total} txs, ${SENDERS} senders)`, unit: 'tx/s', value: committed / secs, peer: 'CometBFT v0.38 QA saturation, 200 nodes (published)', peerValue: 400, note: 'not like for like: a devnet of one' });
+    report({ area: 'consensus and mempool', figure: '/status p99 while committing them (open loop)', unit: 'ms', value: pct(loadLat, 99), peer: '/status p99 idle (same run, probe-only baseline)', peerValue: baselineP99, better: 'lower' });
     for (const [k, n] of [...rejectLogs, ...failLogs]) console.log(`    ${n}× ${k}`);
     console.log(
       `  /status probe every ${PROBE_EVERY_MS} ms: ${sent} sent, ${lat.length} answered, ${errors} errors; ` +

@@ -12,6 +12,7 @@ import { BlocksyncReactor } from '../src/p2p/blocksync/reactor.js';
 import type { State } from '../src/types/state.js';
 import { linkReactors, makeChainGenesis, openChainNode } from '../test/helpers/blocksync-chain.js';
 import { transferTx } from '../test/helpers/mempool-tx.js';
+import { report } from './report.js';
 
 const EMPTY = Number(process.env['BS_BLOCKS'] ?? 1000);
 const TX_BLOCKS = Number(process.env['BS_TX_BLOCKS'] ?? 500);
@@ -49,6 +50,7 @@ async function run(label: string, blocks: number, txs: number): Promise<void> {
     `${label}: produced ${blocks} blocks (${txs} txs each) at ${(blocks / produceS).toFixed(0)} blocks/s; ` +
       `synced ${h} at ${(h / s).toFixed(0)} blocks/s${r.error ? ` ERROR ${r.error.message}` : ''}`,
   );
+  if (!r.error) report({ area: 'P2P', figure: `block sync catch-up, ${label} (${txs} txs each), in-process`, unit: 'blocks/s', value: h / s, peer: 'block production (same chain)', peerValue: blocks / produceS });
   r.stop();
   servers.forEach((x) => x.stop());
   links.forEach((l) => l.close());

@@ -17,6 +17,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import * as secp from '@noble/secp256k1';
 import { getJsBackend, nativeLoadError, tryNativeBackend } from '../src/crypto/backend.js';
 import { createCryptoPool, type SigItem } from '../src/pool/index.js';
+import { report } from './report.js';
 
 secp.hashes.sha256 = sha256;
 secp.hashes.hmacSha256 = (k, m) => hmac(sha256, k, m);
@@ -43,7 +44,10 @@ async function suite(name: string, ...cases: Parameters<typeof b.suite>[1][]): P
 function ratio(what: string, suiteName: string, fast: string, slow: string): void {
   const a = opsOf.get(`${suiteName} / ${fast}`);
   const s = opsOf.get(`${suiteName} / ${slow}`);
-  if (a && s) ratios.push({ what, ratio: a / s, a: fast, b: slow });
+  if (a && s) {
+    ratios.push({ what, ratio: a / s, a: fast, b: slow });
+    report({ area: 'crypto', figure: `${suiteName} (${fast})`, unit: 'ops/s', value: a, peer: slow, peerValue: s });
+  }
 }
 
 const d32 = randomBytes(32);
@@ -202,6 +206,9 @@ const poolUs: Record<string, number> = {};
 poolUs['single'] = await poolRun('single', 1);
 poolUs['piscina, 1 thread'] = await poolRun('piscina', 1);
 poolUs['piscina, 2 threads'] = await poolRun('piscina', 2);
+
+report({ area: 'crypto', figure: '4096 concurrent ed25519 verifies through the pool (piscina, 2 threads)', unit: 'µs/item', value: poolUs['piscina, 2 threads']!, peer: 'single-thread pool', peerValue: poolUs['single']!, better: 'lower' });
+report({ area: 'crypto', figure: '4096 concurrent ed25519 verifies through the pool (piscina, 1 thread)', unit: 'µs/item', value: poolUs['piscina, 1 thread']!, peer: 'single-thread pool', peerValue: poolUs['single']!, better: 'lower' });
 
 console.log('\n== ratios (ops/s of the first over the second)');
 for (const r of ratios) console.log(`${r.what.padEnd(40)} ${r.ratio.toFixed(1).padStart(7)}x   (${r.a} / ${r.b})`);

@@ -26,6 +26,7 @@ import { Storage } from '../src/store/storage.js';
 import { defaultConsensusParams } from '../src/types/params.js';
 import { deployData, makeKeys, signTx, transferData, type Key } from '../test/helpers/evm.js';
 import { sendTx } from '../test/helpers/txsign.js';
+import { report } from './report.js';
 
 const N = Number(process.env.BENCH_EVM_TRANSFERS ?? 1000);
 const HOLDERS = Number(process.env.BENCH_EVM_HOLDERS ?? 1024);
@@ -59,6 +60,7 @@ async function cosmosCost(): Promise<void> {
       }),
     );
   }
+  const perTx: number[] = [];
   for (const evm of [false, true]) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
     const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
@@ -78,11 +80,17 @@ async function cosmosCost(): Promise<void> {
       const c2 = cpuMs();
       const failed = res.txResults.filter((r) => r.code !== 0).length;
       console.log(`bank sends, EVM module ${evm ? 'on ' : 'off'}: ${N} txs, finalize ${(((c1 - c0) * 1000) / N).toFixed(0)} µs/tx CPU, commit ${(c2 - c1).toFixed(0)} ms CPU, failed ${failed}`);
+      perTx.push(((c2 - c0) * 1000) / N);
     } finally {
       await storage.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }
+  reportModuleCost(perTx);
+}
+
+function reportModuleCost(perTx: number[]): void {
+  if (perTx.length === 2) report({ area: 'block execution', figure: 'bank send, finalize + commit CPU, EVM module on', unit: 'µs/tx', value: perTx[1]!, peer: 'EVM module off', peerValue: perTx[0]!, better: 'lower' });
 }
 
 function bech(a: Uint8Array): string {

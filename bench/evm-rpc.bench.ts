@@ -33,6 +33,8 @@ import { devAccounts } from '../src/keys/devaccounts.js';
 import { balanceOfData, deployData, makeKeys, signTx, transferData } from '../test/helpers/evm.js';
 import { allocPorts, CLI, freePort, runCli, tmpHome, waitFor } from '../test/helpers/node.js';
 import { topFrames, type CpuProfile } from './cpuprofile.js';
+import { assertListener } from './listener.js';
+import { report, smoke } from './report.js';
 
 const ROOT = path.resolve(path.dirname(CLI), '../../..');
 const ANVIL = path.join(ROOT, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
@@ -43,7 +45,7 @@ const READS_ONLY = args.includes('--reads');
 /** --transfers: skip the read throughput and latency runs. */
 const TRANSFERS_ONLY = args.includes('--transfers');
 const SECONDS = Number(args.find((a) => /^\d+$/.test(a)) ?? 4);
-const N_TRANSFERS = 2000;
+const N_TRANSFERS = smoke(2000, 100);
 const SENDERS = 16;
 const HOLDERS = 1024;
 const GWEI = 1_000_000_000n;
@@ -107,6 +109,7 @@ async function startChaind(): Promise<Chain & { home: string; profDir: string }>
   ];
   const proc = spawn(process.execPath, [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), process.env.CHAIND_BENCH_CLI ?? CLI, 'start', '--home', home, ...flags], { stdio: ['ignore', fs.openSync(path.join(home, 'node.log'), 'w'), fs.openSync(path.join(home, 'node.err'), 'w')] });
   await waitFor('chaind eth_blockNumber ≥ 1', async () => BigInt(await rpc(ports.jsonRpc, 'eth_blockNumber').catch(() => '0x0')) >= 1n, 120_000, 200);
+  assertListener('chaind EVM JSON-RPC', proc.pid!, ports.jsonRpc);
   return { name: 'chaind', port: ports.jsonRpc, proc, pid: proc.pid!, home, profDir };
 }
 
@@ -114,6 +117,7 @@ async function startAnvil(): Promise<Chain> {
   const port = await freePort();
   const proc = spawn(ANVIL, ['--port', String(port), '--host', '127.0.0.1', '--hardfork', 'prague', '--chain-id', '9000', '--base-fee', '0', '--gas-price', '0', '--disable-min-priority-fee', '--gas-limit', '1000000000', '--silent', ...(process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME ? ['--block-time', process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME] : [])], { stdio: 'ignore' });
   await waitFor('anvil answers', async () => (await rpc(port, 'eth_chainId').catch(() => null)) === '0x2328', 60_000, 100);
+  assertListener('anvil', proc.pid!, port);
   return { name: 'anvil', port, proc, pid: proc.pid! };
 }
 
@@ -414,6 +418,7 @@ async function main(): Promise<void> {
       const ratio = a / b;
       rows.push(`${what.padEnd(44)} ${a.toFixed(1).padStart(9)} ${b.toFixed(1).padStart(9)} ${unit.padEnd(6)} ${ratio.toFixed(2).padStart(6)}×  ${goal.padEnd(12)} load ${load()}`);
       console.log(rows[rows.length - 1]);
+      report({ area: 'EVM RPC', figure: what.trim(), unit, value: a, peer: 'anvil', peerValue: b, better: higherIsBetter ? 'higher' : 'lower', ...(goal ? { note: `goal ${goal}` } : {}) });
       return higherIsBetter ? ratio : 1 / ratio;
     };
     console.log(`\n${'measure'.padEnd(44)} ${'chaind'.padStart(9)} ${'anvil'.padStart(9)} ${'unit'.padEnd(6)} ${'ratio'.padStart(7)}  goal`);
@@ -427,7 +432,7 @@ async function main(): Promise<void> {
     ] as const) {
       const [a, b] = [wrk(chaind, [...bodies], tmp), wrk(anvil, [...bodies], tmp)];
       row(`${name} req/s`, a.rps, b.rps, 'req/s', goal);
-      row(`  server CPU per request`, a.cpuUs, b.cpuUs, 'µs', '', false);
+      row(`  ${name} server CPU per request`, a.cpuUs, b.cpuUs, 'µs', '', false);
     }
     // One after the other, so that the two do not share the CPU.
     const quick = () => true;

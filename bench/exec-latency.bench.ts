@@ -37,6 +37,8 @@ import { QueryAccountRequestSchema, QueryAccountResponseSchema } from '../src/ge
 import { QueryBalanceRequestSchema } from '../src/gen/chain/bank/v1beta1/query_pb.js';
 import { allocPorts, CLI, portFlags, sleep, tmpHome, waitFor } from '../test/helpers/node.js';
 import { buildTx, devKeys, freshKey, msgSend, type DevAccount } from '../test/helpers/txsign.js';
+import { assertListener } from './listener.js';
+import { report } from './report.js';
 
 const N = Number(process.argv[2] ?? 5000);
 const SENDERS = Number(process.argv[3] ?? 50);
@@ -266,6 +268,8 @@ async function main(): Promise<void> {
   const port = ports.rpc;
   try {
     await waitFor('node height 1', async () => (await height(port).catch(() => 0n)) >= 1n, 120_000);
+    assertListener('chaind node RPC', proc.pid!, port);
+    assertListener('chaind gRPC', proc.pid!, ports.grpc);
     const chainId = (await request(port, 'GET', '/status')).result.node_info.network as string;
     const funder = devKeys().find((k) => k.keyType === 'secp256k1')!;
     const funderNum = await accountNumber(port, funder.bech32);
@@ -348,6 +352,11 @@ async function main(): Promise<void> {
       console.log(`    idle       ${stats(r.samples, idleFrom, idleTo)}`);
       if (execFrom !== null) console.log(`    execution  ${stats(r.samples, execFrom, committedSeen)}`);
       if (propFrom !== null) console.log(`    height     ${stats(r.samples, propFrom, committedSeen + 1000)}`);
+      const p99 = (from: number, to: number) => {
+        const ms = r.samples.filter((x) => x.at >= from && x.at <= to).map((x) => x.ms).sort((a, b) => a - b);
+        return ms[Math.min(ms.length - 1, Math.floor(0.99 * ms.length))] ?? NaN;
+      };
+      if (execFrom !== null && Number.isFinite(p99(execFrom, committedSeen)) && Number.isFinite(p99(idleFrom, idleTo))) report({ area: 'RPC under load', figure: `${name} p99 while a ${txsLine?.[1] ?? '?'}-tx block executes`, unit: 'ms', value: p99(execFrom, committedSeen), peer: 'idle window (same run)', peerValue: p99(idleFrom, idleTo), better: 'lower' });
     }
   } catch (e) {
     console.error(out.slice(-5000));

@@ -11,6 +11,8 @@
 import fs from 'node:fs';
 import { allocPorts, runCli, startNode, statusHeight, tmpHome, waitFor } from '../test/helpers/node.js';
 import { formatFlood, issueFloods, measureFlood } from '../test/helpers/flood.js';
+import { assertListener } from './listener.js';
+import { report } from './report.js';
 
 const SCALE = Number(process.argv[2] ?? 1);
 const HOLD_MS = Number(process.argv[3] ?? 8) * 1000;
@@ -24,10 +26,14 @@ async function main(): Promise<void> {
   const node = startNode(home, ports);
   try {
     await waitFor('height >= 3', async () => (await statusHeight(ports.rpc)) >= 3n, 60_000);
+    assertListener('chaind node RPC', node.proc.pid!, ports.rpc);
+    assertListener('chaind REST', node.proc.pid!, ports.api);
     for (const flood of issueFloods(SCALE, HOLD_MS).filter((f) => f.name.includes(ONLY))) {
       if (node.proc.exitCode !== null) throw new Error(`node exited: ${node.output().slice(-3000)}`);
       const r = await measureFlood(node.proc.pid!, ports, flood);
       console.log(formatFlood(r));
+      // The dev config's timeout_commit is 1 s: the interval a block takes with no flood.
+      report({ area: 'RPC under load', figure: `longest block interval during ${r.name}`, unit: 'ms', value: r.intervals.maxMs, peer: 'timeout_commit (no load)', peerValue: 1000, better: 'lower' });
     }
     if (node.proc.exitCode !== null) throw new Error(`node exited: ${node.output().slice(-3000)}`);
   } finally {

@@ -13,6 +13,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CLI, getJson, runCli, tmpHome, waitFor } from '../test/helpers/node.js';
+import { assertListener } from './listener.js';
+import { report } from './report.js';
 
 const JOIN_HEIGHT = BigInt(process.env['JOIN_HEIGHT'] ?? 500);
 const COMMIT = process.env['JOIN_COMMIT'] ?? '10ms';
@@ -57,9 +59,11 @@ try {
   const vals = [0, 1, 2, 3].map(start);
   await waitFor(`height ${JOIN_HEIGHT}`, async () => (await height(0)) >= JOIN_HEIGHT, 1_800_000, 1000);
   const chainS = (Date.now() - t0) / 1000;
+  // Fixed ports on random loopback addresses: check that each RPC is our child's.
+  vals.forEach((p, i) => assertListener(`validator ${i}`, p.pid!, 26657, ips[i]));
   const top = await height(0);
   console.log(`4 validators, timeout_commit ${COMMIT}: height ${top} after ${chainS.toFixed(0)} s (${(Number(top) / chainS).toFixed(1)} blocks/s incl. start-up)`);
-  start(4);
+  const joiner = start(4);
   let killedAt = -1n;
   await waitFor('a quarter synced', async () => {
     const h = await height(4);
@@ -70,11 +74,13 @@ try {
   }, 600_000, 20);
   const log4 = path.join(dir, 'node4.log');
   const caught = await waitFor('switch to consensus', async () => /blocksync: caught up, switching to consensus height=(\d+) blocks=(\d+)/.exec(fs.readFileSync(log4, 'utf8')), 600_000, 200);
+  assertListener('joiner', joiner.pid!, 26657, ips[4]);
   const text = fs.readFileSync(log4, 'utf8');
   const started = /^I\[([^\]]+)\] node started /m.exec(text)!;
   const at = /^I\[([^\]]+)\] blocksync: caught up/m.exec(text)!;
   const ms = Date.parse(at[1]!) - Date.parse(started[1]!);
   console.log(`joiner: ${caught[2]} blocks synced in ${ms} ms (node1 killed at ${killedAt}) → ${(Number(caught[2]) / (ms / 1000)).toFixed(0)} blocks/s, then consensus at ${caught[1]}`);
+  report({ area: 'P2P', figure: 'a fifth node joining by block sync (4 validators, one peer killed)', unit: 'blocks/s', value: Number(caught[2]) / (ms / 1000), peer: 'the network making blocks', peerValue: Number(top) / chainS });
   const follow = (await height(0)) + 3n;
   await waitFor('joiner follows consensus', async () => (await height(4)) >= follow, 300_000, 200);
   console.log(`joiner follows consensus past ${follow}`);

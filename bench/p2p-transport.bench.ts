@@ -14,6 +14,7 @@ import { createServer, connect, type Socket } from 'node:net';
 import { Ed25519PrivKey } from '../src/crypto/ed25519.js';
 import { MConnection, type MConnConfig } from '../src/p2p/mconnection.js';
 import { SecretConnection } from '../src/p2p/secret-connection.js';
+import { report as figure } from './report.js';
 
 const MB = Number(process.env['P2P_BENCH_MB'] ?? 32);
 const TOTAL = MB * 1024 * 1024;
@@ -35,7 +36,9 @@ async function secretPair(): Promise<[SecretConnection, SecretConnection]> {
   return Promise.all([SecretConnection.handshake(a, Ed25519PrivKey.generate()), SecretConnection.handshake(b, Ed25519PrivKey.generate())]);
 }
 
+const mbps = new Map<string, number>();
 function report(name: string, bytes: number, ms: number): void {
+  mbps.set(name, bytes / 1e6 / (ms / 1000));
   console.log(`${name.padEnd(48)} ${(bytes / 1e6 / (ms / 1000)).toFixed(1).padStart(7)} MB/s  (${(bytes / 1e6).toFixed(1)} MB in ${ms.toFixed(0)} ms)`);
 }
 
@@ -98,3 +101,9 @@ await benchSecret();
 await benchMConn('MConnection, 64 KiB messages, no rate limit', 64 * 1024, unlimited);
 await benchMConn('MConnection, 1 KiB messages, no rate limit', 1024, unlimited);
 await benchMConn('MConnection, 64 KiB messages, 5,120,000 B/s', 64 * 1024, {}, Math.min(TOTAL, 16 * 1024 * 1024));
+
+const secret = mbps.get('SecretConnection (64 KiB writes)')!;
+for (const name of ['MConnection, 64 KiB messages, no rate limit', 'MConnection, 1 KiB messages, no rate limit']) {
+  figure({ area: 'P2P', figure: `${name}, one connection, loopback`, unit: 'MB/s', value: mbps.get(name)!, peer: 'SecretConnection alone', peerValue: secret });
+}
+figure({ area: 'P2P', figure: 'MConnection with the default send rate', unit: 'MB/s', value: mbps.get('MConnection, 64 KiB messages, 5,120,000 B/s')!, peer: 'configured limit', peerValue: 5.12, note: 'should be ≈ 1×' });

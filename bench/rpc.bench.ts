@@ -13,6 +13,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { allocPorts, freePort, portFlags } from '../test/helpers/node.js';
+import { assertListener } from './listener.js';
+import { report } from './report.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = path.join(ROOT, 'dist/src/cli/main.js');
@@ -81,15 +84,17 @@ function cpuTicks(pid: number): number {
 
 async function main() {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
-  const rpcPort = 36657;
-  const barePort = 36658;
-  execFileSync(process.execPath, [CLI, 'init', 'bench', '--home', home, '--chain-id', 'bench-1', '--dev'], { stdio: 'ignore' });
-  const node = spawnArgv(
-    pin(0, [process.execPath, CLI, 'start', '--home', home, `--rpc.laddr=tcp://127.0.0.1:${rpcPort}`, '--p2p.laddr=tcp://127.0.0.1:0', '--instrumentation.prometheus=false', '--log_level=error']),
-  );
-  // Wait for a few blocks.
+  // Free ports (never fixed ones: another node on the machine would be measured instead).
+  const ports = await allocPorts();
+  const rpcPort = ports.rpc;
+  const barePort = await freePort();
+  const nodeId = JSON.parse(execFileSync(process.execPath, [CLI, 'init', 'bench', '--home', home, '--chain-id', 'bench-1', '--dev'], { encoding: 'utf8' })).node_id as string;
+  const node = spawnArgv(pin(0, [process.execPath, CLI, 'start', '--home', home, ...portFlags(ports), '--instrumentation.prometheus=false', '--log_level=error']));
+  node.stdout!.resume();
+  node.stderr!.resume();
+  // Wait for a few blocks (up to 120 s: a loaded 2-core machine starts a node slowly).
   let height = 0;
-  for (let i = 0; i < 100 && height < 3; i++) {
+  for (let i = 0; i < 600 && height < 3; i++) {
     await new Promise((r) => setTimeout(r, 200));
     try {
       const s = (await (await fetch(`http://127.0.0.1:${rpcPort}/status`)).json()) as any;
@@ -99,6 +104,10 @@ async function main() {
     }
   }
   if (height < 3) throw new Error('node did not start');
+  // The server answering is the node we started: its node id, and its process holds the socket.
+  const who = (await (await fetch(`http://127.0.0.1:${rpcPort}/status`)).json()) as any;
+  if (who.result.node_info.id !== nodeId) throw new Error(`port ${rpcPort} answers as node ${who.result.node_info.id}, not ours (${nodeId})`);
+  assertListener('chaind node RPC', node.pid!, rpcPort);
   const statusBody = Buffer.from(await (await fetch(`http://127.0.0.1:${rpcPort}/status`)).arrayBuffer());
   const blockBody = Buffer.from(await (await fetch(`http://127.0.0.1:${rpcPort}/block?height=2`)).arrayBuffer());
   fs.writeFileSync(path.join(home, 'status.json'), statusBody);
@@ -120,6 +129,7 @@ async function main() {
     ]),
     /ready/,
   );
+  assertListener('bare uWS handler', bare.pid!, barePort);
   const results: Record<string, { chaind: number[]; bare: number[]; ratios: number[]; cpuRatios: number[] }> = {};
   for (const [name, p, script] of [
     ['status', '/status', undefined],
@@ -165,6 +175,8 @@ async function main() {
         `ratio ${median(r.ratios).toFixed(3)} (pairs ${range(r.ratios)})  ` +
         `per CPU-second ratio ${median(r.cpuRatios).toFixed(3)} (pairs ${range(r.cpuRatios)})`,
     );
+    const spread = (xs: number[]) => (xs.length > 1 ? (Math.max(...xs) - Math.min(...xs)) / median(xs) : 0);
+    report({ area: 'node RPC', figure: `${name} throughput (wrk -c64)`, unit: 'req/s', value: median(r.chaind), peer: 'bare uWS handler', peerValue: median(r.bare), runs: PAIRS, spread: spread(r.ratios) });
   }
 }
 

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { Storage } from '../src/store/storage.js';
 import { pruningOptions } from '../src/store/pruning.js';
 import { VersionedStore, type KVChange } from '../src/store/versioned.js';
+import { report } from './report.js';
 
 const KEYS = Number(process.env['BENCH_KEYS'] ?? 1_000_000);
 const CHANGES = Number(process.env['BENCH_CHANGES'] ?? 1000);
@@ -92,6 +93,7 @@ console.log(`commit per block, pruning:               ${fmt(writePrune)}; ${prun
 const hs = storage.app.history.getStats() as { entryCount: number };
 console.log(`history rows kept: ${hs.entryCount} (${(hs.entryCount / Number(latest - store.earliestVersion + 1n)).toFixed(0)} per retained version)`);
 
+const readNs = new Map<string, number>();
 function timeReads(label: string, fn: (k: Uint8Array) => unknown): void {
   const keys = Array.from({ length: READS }, () => key(Math.floor(rand() * KEYS)));
   for (let i = 0; i < 1000; i++) fn(keys[i]!); // warm up
@@ -99,6 +101,7 @@ function timeReads(label: string, fn: (k: Uint8Array) => unknown): void {
   for (const k of keys) fn(k);
   const ns = Number(process.hrtime.bigint() - s) / keys.length;
   console.log(`${label.padEnd(44)} ${(ns / 1000).toFixed(2)} µs/read`);
+  readNs.set(label, ns / 1000);
 }
 
 // Twice, interleaved: the first pass also warms the page cache.
@@ -110,6 +113,12 @@ for (const depth of [1n, 10n, 100n, 500n]) {
   const v = latest - depth;
   if (v < store.earliestVersion) continue;
   timeReads(`read at latest-${depth}`, (k) => store.getAt(k, v));
+}
+
+// The second pass's figures (readNs keeps the last), each against the flat LMDB get.
+for (const [label, us] of readNs) {
+  if (label.startsWith('read, flat')) continue;
+  report({ area: 'state store', figure: `point ${label} (${KEYS} keys)`, unit: 'µs/read', value: us, peer: 'flat LMDB get', peerValue: readNs.get('read, flat LMDB get (baseline)')!, better: 'lower' });
 }
 
 function timeRange(label: string, version: bigint): void {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `chaind` command (package.json `bin`): init, start, testnet, auth token, version, and the client
- * commands keys, tx and query (alias q).
+ * commands keys, tx and query (alias q), and the load generator loadtest.
  *
  * Exit codes: 0 success; 1 failure (invalid config or genesis, refused overwrite, node error),
  * with the error's message alone on stderr; 2 bad usage.
@@ -23,6 +23,7 @@ Commands:
   keys add|list|show|delete|export|import|import-hex   manage account keys (chaind keys --help)
   tx bank send | tx authz grant|exec|revoke            sign and broadcast a tx (chaind tx --help)
   query auth|bank|authz <query>  (alias q)             query the chain modules (chaind query --help)
+  loadtest --kind K | --method M                       load a node: txs at a rate, or reads (chaind loadtest --help)
 
 Common options:
   --home DIR    node home (default $CHAIND_HOME or ~/.chaind)
@@ -58,6 +59,8 @@ export async function main(argv: string[], io: CliIo = processIo(), deps: StartD
       case 'query':
       case 'q':
         return await (await import('./query.js')).runQuery(rest, io);
+      case 'loadtest':
+        return await (await import('./loadtest.js')).runLoadtest(rest, io);
       case 'help':
       case '--help':
       case '-h':
