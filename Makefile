@@ -7,7 +7,7 @@ DEVNET_HOME ?= .devnet
 CHAIN_ID ?= chaind-devnet-1
 TEST_FILES ?= dist/test/unit/*.test.js dist/test/e2e/*.test.js dist/test/conformance/*.test.js
 
-.PHONY: all build deps native proto proto-check compile run test test-unit test-e2e bench clean
+.PHONY: all build deps native proto proto-check compile run test test-unit test-e2e bench bench-smoke clean
 
 all: build
 
@@ -58,6 +58,11 @@ test-e2e: build
 BENCH ?=
 bench: build
 	BENCH='$(BENCH)' node scripts/bench.mjs
+
+# Every bench at a tiny size through the harness (test/e2e/bench-smoke-*.test.ts). `make test`
+# runs the in-process group only; the node-process groups take minutes more.
+bench-smoke: build
+	CHAIND_BENCH_SMOKE=all node_modules/.bin/tap --disable-coverage --timeout=900 --jobs=1 dist/test/e2e/bench-smoke-*.test.js
 
 clean:
 	rm -rf dist native/target native/*.node .tap
