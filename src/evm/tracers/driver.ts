@@ -37,6 +37,12 @@ export function stackIn(op: number): number {
 }
 
 const CALL_OPS = new Set([0xf1, 0xf2, 0xf4, 0xfa]);
+
+/** Ops a static frame may not run: SSTORE, LOGn, CREATE, CREATE2, SELFDESTRUCT, a CALL with value. */
+function writesState(op: number, stack: bigint[]): boolean {
+  if (op === 0x55 || (op >= 0xa0 && op <= 0xa4) || op === 0xf0 || op === 0xf5 || op === 0xff) return true;
+  return op === 0xf1 && stack.length >= 3 && stack[stack.length - 3]! !== 0n;
+}
 const OPENING: Record<number, FrameType> = { 0xf0: 'CREATE', 0xf1: 'CALL', 0xf2: 'CALLCODE', 0xf4: 'DELEGATECALL', 0xf5: 'CREATE2', 0xfa: 'STATICCALL' };
 
 /** geth's opcode names where @ethereumjs's differ. */
@@ -55,7 +61,7 @@ interface StepEvent {
   stack: bigint[];
   depth: number;
   address: { bytes: Uint8Array };
-  codeAddress: { bytes: Uint8Array };
+  codeAddress?: { bytes: Uint8Array };
   memory: Uint8Array;
   memoryWordCount: bigint;
 }
@@ -92,6 +98,8 @@ interface Level {
   lastOp: number;
   lastStackLen: number;
   stepped: boolean;
+  /** The last step already carried its error. */
+  stepError: boolean;
   returnData: Uint8Array;
   /** The number of block logs when the frame began (a failed frame's logs are undone). */
   logsAtEntry: number;
@@ -157,8 +165,18 @@ export async function drive<T>(events: EventSource, tracer: Tracer, state: State
       const want = stack[stack.length - 1]!;
       cost += want < all ? want : all;
     }
+    // The errors geth finds before OnOpcode, which it reports on the step (core/vm/interpreter.go:
+    // stack validation, then the constant and dynamic gas, whose functions also refuse state
+    // changes in a static frame, core/vm/operations_acl.go, gas_table.go).
+    let error: string | undefined;
+    const need = stackIn(code);
+    if (e.opcode.name === 'INVALID') error = gethVmError('invalid opcode', { op: code });
+    else if (stack.length < need) error = gethVmError('stack underflow', { stackLen: stack.length, required: need });
+    else if ((level?.isStatic ?? false) && writesState(code, stack)) error = 'write protection';
+    else if (e.gasLeft < e.opcode.dynamicFee) error = 'out of gas';
     if (level !== undefined) {
       level.lastOp = code;
+      level.stepError = error !== undefined;
       level.lastStackLen = stack.length;
       level.stepped = true;
     }
@@ -178,9 +196,10 @@ export async function drive<T>(events: EventSource, tracer: Tracer, state: State
       stack,
       memory: e.memory,
       address: e.address.bytes,
-      codeAddress: e.codeAddress.bytes,
+      codeAddress: e.codeAddress?.bytes ?? e.address.bytes,
       refund: e.gasRefund,
       returnData: level?.returnData ?? new Uint8Array(0),
+      ...(error !== undefined ? { error } : {}),
     };
   };
 
@@ -228,18 +247,25 @@ export async function drive<T>(events: EventSource, tracer: Tracer, state: State
     else if (m.isStatic && !(parent?.isStatic ?? false)) type = 'STATICCALL';
     else if (m._codeAddress !== undefined && !bytesEqual(m._codeAddress.bytes, m.to.bytes)) type = 'CALLCODE';
     else type = 'CALL';
+    // geth's from/to: DELEGATECALL is entered from the calling contract (the EVM's message keeps
+    // the original sender as caller and the contract as `to`) into the code's address; CALLCODE
+    // goes to the code's address too.
+    const code = m._codeAddress?.bytes;
+    const from = type === 'DELEGATECALL' && m.to !== undefined ? m.to.bytes : m.caller.bytes;
+    const to = (type === 'DELEGATECALL' || type === 'CALLCODE') && code !== undefined ? code : m.to?.bytes;
     const frame: Frame = {
       type,
       depth,
-      from: Uint8Array.from(m.caller.bytes),
-      to: m.to === undefined ? undefined : Uint8Array.from(m.to.bytes),
-      input: m.data,
+      from: Uint8Array.from(from),
+      to: to === undefined ? undefined : Uint8Array.from(to),
+      // The message's data may be a view of the caller's memory, which later ops overwrite.
+      input: Uint8Array.from(m.data),
       gas: m.gasLimit,
       value: type === 'STATICCALL' ? undefined : m.value,
     };
     // geth's CREATE2 address is known at OnEnter: keccak(0xff ‖ caller ‖ salt ‖ keccak(init)).
     if (type === 'CREATE2' && m.salt !== undefined) frame.to = generateAddress2(m.caller.bytes, m.salt, m.data);
-    levels[depth] = { frame, lastOp: -1, lastStackLen: 0, stepped: false, returnData: new Uint8Array(0), logsAtEntry: logCount, isStatic: m.isStatic };
+    levels[depth] = { frame, lastOp: -1, lastStackLen: 0, stepped: false, stepError: false, returnData: new Uint8Array(0), logsAtEntry: logCount, isStatic: m.isStatic };
     levels.length = depth + 1;
     tracer.onEnter?.(frame);
   };
@@ -266,7 +292,7 @@ export async function drive<T>(events: EventSource, tracer: Tracer, state: State
     let error: string | undefined;
     if (raw !== undefined) {
       error = gethVmError(raw, { stackLen: level.lastStackLen, required: stackIn(level.lastOp), op: level.lastOp });
-      if (level.stepped && failsBeforeStep(raw)) tracer.onFault?.(depth + 1, error);
+      if (level.stepped && !level.stepError && failsBeforeStep(raw)) tracer.onFault?.(depth + 1, error);
       logCount = level.logsAtEntry;
     }
     levels.length = depth;

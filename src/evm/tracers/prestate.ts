@@ -109,6 +109,8 @@ export class PrestateTracer implements Tracer {
   }
 
   async onOpcode(s: OpStep, st: StateReader): Promise<void> {
+    // geth skips a step that fails before it runs (OnOpcode with an error).
+    if (s.error !== undefined) return;
     const stack = s.stack;
     const n = stack.length;
     const op = s.op;

@@ -88,7 +88,7 @@ export class StructLogger implements Tracer {
       memory: this.cfg.enableMemory ? memoryText(s.memory) : undefined,
       returnData: this.cfg.enableReturnData && s.returnData.length > 0 ? hex(s.returnData) : undefined,
       storage: undefined,
-      error: undefined,
+      error: s.error,
     };
     if (!this.cfg.disableStorage && (s.op === 0x54 || s.op === 0x55)) {
       const key = hex(s.address);

@@ -58,6 +58,8 @@ export interface OpStep {
   refund: bigint;
   /** The return data of the frame's last call. */
   returnData: Uint8Array;
+  /** geth's error when the op fails before it runs (out of gas, stack underflow, write protection…). */
+  error?: string;
 }
 
 export interface LogEntry {
@@ -216,5 +218,5 @@ export function gethVmError(err: string, ctx?: { stackLen?: number; required?: n
 
 /** Errors geth finds before it calls OnOpcode, so that the step carries the error. */
 export function failsBeforeStep(err: string): boolean {
-  return err === 'out of gas' || err === 'stack underflow' || err === 'stack overflow' || err === 'invalid opcode';
+  return err === 'out of gas' || err === 'stack underflow' || err === 'stack overflow' || err === 'invalid opcode' || err === 'static state change';
 }

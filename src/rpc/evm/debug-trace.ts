@@ -29,32 +29,34 @@ export const DEFAULT_TRACE_TIMEOUT_MS = 5_000;
 
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** Go's time.ParseDuration, in milliseconds; its error text when it does not parse. */
-export function parseGoDuration(s: string): number {
-  const bad = () => new Error(`time: invalid duration ${JSON.stringify(s)}`);
-  let rest = s;
-  let sign = 1;
-  if (rest.startsWith('-') || rest.startsWith('+')) {
-    if (rest[0] === '-') sign = -1;
-    rest = rest.slice(1);
+/** Go's time.ParseDuration (time/format.go), in milliseconds; its error text when it does not parse. */
+export function parseGoDuration(orig: string): number {
+  const q = JSON.stringify(orig);
+  const invalid = () => new Error(`time: invalid duration ${q}`);
+  let s = orig;
+  let neg = false;
+  if (s !== '' && (s[0] === '-' || s[0] === '+')) {
+    neg = s[0] === '-';
+    s = s.slice(1);
   }
-  if (rest === '0') return 0;
-  if (rest === '') throw bad();
+  if (s === '0') return 0;
+  if (s === '') throw invalid();
   let total = 0;
-  while (rest.length > 0) {
-    const m = /^(\d*\.?\d*)(ns|us|µs|μs|ms|s|m|h)/.exec(rest);
-    if (m === null || m[1] === '' || m[1] === '.') {
-      if (/^(\d*\.?\d*)$/.test(rest) && rest !== '') throw new Error(`time: missing unit in duration ${JSON.stringify(s)}`);
-      if (/^\d*\.?\d*[a-zA-Z]/.test(rest)) {
-        const u = /^\d*\.?\d*([^\d.]+)/.exec(rest)?.[1] ?? '';
-        if (!(u in UNITS)) throw new Error(`time: unknown unit ${JSON.stringify(u.replace(/\d.*$/, ''))} in duration ${JSON.stringify(s)}`);
-      }
-      throw bad();
-    }
-    total += Number(m[1]) * UNITS[m[2]!]!;
-    rest = rest.slice(m[0].length);
+  while (s !== '') {
+    if (!(s[0] === '.' || (s[0]! >= '0' && s[0]! <= '9'))) throw invalid();
+    const num = /^(\d*)(\.(\d*))?/.exec(s)!;
+    if ((num[1] ?? '') === '' && (num[3] ?? '') === '') throw invalid();
+    s = s.slice(num[0].length);
+    let i = 0;
+    while (i < s.length && s[i] !== '.' && !(s[i]! >= '0' && s[i]! <= '9')) i++;
+    const unit = s.slice(0, i);
+    if (unit === '') throw new Error(`time: missing unit in duration ${q}`);
+    const ms = UNITS[unit];
+    if (ms === undefined) throw new Error(`time: unknown unit ${JSON.stringify(unit)} in duration ${q}`);
+    total += Number(`${num[1] || '0'}.${num[3] || '0'}`) * ms;
+    s = s.slice(i);
   }
-  return sign * total;
+  return neg ? -total : total;
 }
 
 function bool(i: number, o: Record<string, unknown>, k: string): boolean {
