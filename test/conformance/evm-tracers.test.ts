@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { encodeFunctionData, getContractAddress, pad, toHex, type Abi, type Hex } from 'viem';
 import { bytesToHex, hexToBytes } from '@ethereumjs/util';
+import { RLP } from '@ethereumjs/rlp';
 import { signJwt, parseJwtSecret } from '../../src/config/jwt.js';
 import { createEvmCommon } from '../../src/evm/common.js';
 import { moduleAddress } from '../../src/app/address.js';
@@ -375,6 +376,11 @@ t.test('debug_traceBlockByNumber / ByHash: each tx as debug_traceTransaction tra
     const block = await rpcOk(devnet.url, 'eth_getBlockByNumber', [multi[0], false]);
     const byHash = await ok(devnet.url, 'debug_traceBlockByHash', [block.hash, cfg]);
     t.same(byHash, list, `${JSON.stringify(cfg)}: by hash = by number`);
+    // debug_traceBlock: the same block as RLP (its header from debug-free eth_getBlockByNumber is not
+    // RLP; built here from the header fields and the raw txs).
+    const raw = await Promise.all(block.transactions.map(async (h: string) => (await rpcOk(devnet.url, 'eth_getTransactionByHash', [h])) as any));
+    const rlpBlock = blockRlp(block, raw.map((x) => signed[hashes.indexOf(x.hash)]!));
+    t.same(await ok(devnet.url, 'debug_traceBlock', [rlpBlock, cfg]), list, `${JSON.stringify(cfg)}: debug_traceBlock (RLP) = by number`);
     t.equal(list.length, block.transactions.length, 'one result per tx');
     for (const [k, entry] of list.entries()) {
       t.equal(entry.txHash, block.transactions[k], `result ${k} names its tx`);
@@ -384,7 +390,17 @@ t.test('debug_traceBlockByNumber / ByHash: each tx as debug_traceTransaction tra
   }
 });
 
+/** A block as RLP: its header fields in geth's order (core/types/block.go Header), its txs, no uncles, no withdrawals. */
+function blockRlp(b: any, txs: { serialize(): Uint8Array; type: number }[]): Hex {
+  const n = (x: string | undefined) => (x === undefined || BigInt(x) === 0n ? new Uint8Array(0) : hexToBytes(toHex(BigInt(x))));
+  const h = hexToBytes;
+  const header = [h(b.parentHash), h(b.sha3Uncles), h(b.miner), h(b.stateRoot), h(b.transactionsRoot), h(b.receiptsRoot), h(b.logsBloom), n(b.difficulty), n(b.number), n(b.gasLimit), n(b.gasUsed), n(b.timestamp), h(b.extraData), h(b.mixHash), h(b.nonce), n(b.baseFeePerGas)];
+  const list = txs.map((x) => (x.type === 0 ? RLP.decode(x.serialize()) : x.serialize()));
+  return hx(RLP.encode([header, list as never, []]));
+}
+
 t.test("geth's errors", async (t) => {
+  t.match((await call(devnet.url, 'debug_traceBlock', ['0x1234'])).error, { code: -32000, message: /^could not decode block/ });
   const e = async (method: string, params: unknown[]) => (await call(devnet.url, method, params)).error;
   t.same(await e('debug_traceTransaction', [`0x${'ab'.repeat(32)}`]), { code: -32000, message: 'transaction not found' });
   t.same(await e('debug_traceBlockByNumber', ['0x0']), { code: -32000, message: 'genesis is not traceable' });

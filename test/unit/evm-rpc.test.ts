@@ -63,7 +63,7 @@ t.test('[json-rpc] api selects the namespaces; N methods answer -32601', async (
   t.same(names(['net']).sort(), ['net_listening', 'net_peerCount', 'net_version']);
   t.same(names(['web3']).sort(), ['web3_clientVersion', 'web3_sha3']);
   t.same(names(['txpool']), [], 'namespaces without a module yet add nothing');
-  t.same(names(['debug']).sort(), ['debug_traceBlockByHash', 'debug_traceBlockByNumber', 'debug_traceCall', 'debug_traceTransaction'], 'debug: the tracing methods');
+  t.same(names(['debug']).sort(), ['debug_traceBlock', 'debug_traceBlockByHash', 'debug_traceBlockByNumber', 'debug_traceCall', 'debug_traceTransaction'], 'debug: the tracing methods');
   t.ok(names(['personal']).every((n) => n.startsWith('personal_')));
   t.ok(names(['miner']).every((n) => n.startsWith('miner_')));
   const all = names(['eth', 'net', 'web3', 'eth']);

@@ -173,6 +173,50 @@ t.test('the timeout stops the run', async (t) => {
   t.equal(again.type, 'CALL');
 });
 
+t.test('JavaScript tracers: geth\'s object API in node:vm, bounded by the timeout', async (t) => {
+  const sync = {
+    balance: () => 0n,
+    nonce: () => 0n,
+    code: () => new Uint8Array(0),
+    storage: () => new Uint8Array(32),
+    exists: () => false,
+  };
+  const counter = `{
+    ops: {}, depths: [], calls: [], logs: 0,
+    step: function (log, db) {
+      var name = log.op.toString();
+      this.ops[name] = (this.ops[name] || 0) + 1;
+      if (this.depths.indexOf(log.getDepth()) < 0) this.depths.push(log.getDepth());
+      if (name === 'SSTORE') this.lastSlot = log.stack.peek(0).toString(16);
+    },
+    fault: function (log, db) { this.fault = log.getError(); },
+    enter: function (frame) { this.calls.push(frame.getType() + ':' + toHex(frame.getTo())); },
+    exit: function (res) { this.calls.push('exit:' + res.getGasUsed()); },
+    result: function (ctx, db) {
+      return { sstore: this.ops.SSTORE, depths: this.depths, calls: this.calls, type: ctx.type, to: toHex(ctx.to), gasUsed: ctx.gasUsed, block: ctx.block, balance: db.getBalance(ctx.from) };
+    }
+  }`;
+  const r = await run(callSet, createTracer(counter, undefined, {}, { deadline: Date.now() + 60_000, sync: { ...sync, balance: () => 123n } }));
+  t.equal(r.sstore, 1, "the child's one SSTORE");
+  t.same(r.depths, [1, 2]);
+  t.equal(r.calls.length, 2);
+  t.match(r.calls[0], new RegExp(`^CALL:${child.toLowerCase()}$`));
+  t.match(r.calls[1], /^exit:\d+$/);
+  t.equal(r.type, 'CALL');
+  t.equal(r.to, probe.toLowerCase());
+  t.ok(r.gasUsed > 21_000);
+  t.equal(r.balance, 123, 'db reads, BigInt as a JSON number');
+
+  const faulty = await run({ to: hexToBytes(probe), data: pc('spin'), gasLimit: 100_000n }, createTracer('{ step: function () {}, fault: function (log) { this.e = log.getError(); }, result: function () { return this.e; } }', undefined, {}, { deadline: Date.now() + 60_000, sync }));
+  t.equal(faulty, 'out of gas', 'fault() gets the failing op');
+
+  await t.rejects(run(poke, createTracer('{ step: function () { for (;;) {} }, result: function () { return 1; } }', undefined, {}, { deadline: Date.now() + 300, sync })), { message: 'execution timeout' }, 'an endless step() ends with the timeout');
+  t.throws(() => createTracer('{ step: function () {} }', undefined, {}, { sync }), { message: 'trace object must expose a function result()' });
+  t.throws(() => createTracer('noSuchTracer', undefined, {}, { sync }), { message: /^ReferenceError: noSuchTracer is not defined/ });
+  t.throws(() => createTracer('{ result: function () { return process.pid; } }', undefined, {}, { sync }).result(), /process is not defined/, 'no host globals');
+  await t.rejects(run(poke, createTracer('{ step: function (log) { null.x; }, result: function () { return 1; } }', undefined, {}, { deadline: Date.now() + 60_000, sync })), { message: /^TypeError: .* in server-side tracer function 'step'$/ });
+});
+
 t.test("Go's duration syntax", async (t) => {
   t.equal(parseGoDuration('5s'), 5000);
   t.equal(parseGoDuration('300ms'), 300);

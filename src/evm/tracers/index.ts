@@ -4,6 +4,7 @@
  * (eth/tracers/api.go TraceConfig: the logger options, `tracer`, `tracerConfig`, `timeout`).
  */
 import { CallTracer, FlatCallTracer } from './call.js';
+import { JsTracer, type SyncState } from './js.js';
 import { PrestateTracer } from './prestate.js';
 import { StructLogger, type StructLoggerConfig } from './struct-logger.js';
 import type { Frame, FrameExit, LogEntry, OpStep, StateReader, Tracer, TxContext, TxEnd } from './types.js';
@@ -13,6 +14,7 @@ export { drive, TraceAbort } from './driver.js';
 export { RawJson, toJsonText } from './raw-json.js';
 export { StructLogger } from './struct-logger.js';
 export { TracerError } from './types.js';
+export type { SyncState } from './js.js';
 export type { Tracer, TxContext, TxEnd, StateReader } from './types.js';
 
 /** geth's 4byteTracer: `{"0xselector-<input length - 4>": count}` over CALL-type frames, precompiles left out. */
@@ -97,8 +99,17 @@ function bool(o: Record<string, unknown>, k: string): boolean {
   return v;
 }
 
-/** A tracer for `name` (undefined: the struct logger), or TracerError (geth's words). */
-export function createTracer(name: string | undefined, tracerConfig: unknown, logger: StructLoggerConfig): Tracer {
+/** What a JavaScript tracer runs with: the trace's deadline (ms since the epoch) and `db`'s reads. */
+export interface TracerEnv {
+  deadline?: number;
+  sync?: SyncState;
+}
+
+/**
+ * A tracer for `name` (undefined: the struct logger); any other name is JavaScript, as in geth
+ * (js.ts). Throws TracerError (geth's words).
+ */
+export function createTracer(name: string | undefined, tracerConfig: unknown, logger: StructLoggerConfig, env: TracerEnv = {}): Tracer {
   if (name === undefined || name === '') return new StructLogger(logger);
   switch (name) {
     case 'callTracer': {
@@ -119,21 +130,11 @@ export function createTracer(name: string | undefined, tracerConfig: unknown, lo
       return new NoopTracer();
     case 'muxTracer': {
       const o = objectConfig('muxTracer', tracerConfig);
-      return new MuxTracer(Object.entries(o).map(([n, c]) => [n, createTracer(n, c, {})]));
+      return new MuxTracer(Object.entries(o).map(([n, c]) => [n, createTracer(n, c, {}, env)]));
     }
     default:
-      return unknownTracer(name);
+      // geth's directory evaluates any other name as JavaScript (eth/tracers/dir.go New): a bare
+      // unknown name fails as `ReferenceError: <name> is not defined`.
+      return new JsTracer(name, tracerConfig, env.deadline ?? Date.now() + 5_000, env.sync);
   }
-}
-
-/** Set by js.ts when custom JavaScript tracers are available. */
-let jsFactory: ((code: string, cfg: unknown) => Tracer) | undefined;
-export function setJsTracerFactory(f: (code: string, cfg: unknown) => Tracer): void {
-  jsFactory = f;
-}
-
-function unknownTracer(name: string): Tracer {
-  // geth evaluates an unknown name as JavaScript (eth/tracers/js); without that, its lookup error.
-  if (jsFactory !== undefined && /[{(]/.test(name)) return jsFactory(name, undefined);
-  throw new TracerError(`tracer ${name} not found`);
 }

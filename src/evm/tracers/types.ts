@@ -102,6 +102,8 @@ export interface TxEnd {
 
 /** Reads of the state as it is at the moment of the call (pre-state, during the run, after it). */
 export interface StateReader {
+  /** The same reads without promises (JavaScript tracers' `db`), where the state allows it. */
+  sync?: import('./js.js').SyncState;
   account(addr: Uint8Array): Promise<{ balance: bigint; nonce: bigint; codeHash: Uint8Array; code: Uint8Array } | undefined>;
   storage(addr: Uint8Array, slot: Uint8Array): Promise<Uint8Array>;
 }

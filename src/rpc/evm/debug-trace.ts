@@ -13,6 +13,7 @@
  * `block #N not found`, `block 0x… not found`, `tracer X not found`-style lookup errors,
  * `execution timeout`, `time: invalid duration "x"`.
  */
+import { RLP } from '@ethereumjs/rlp';
 import { CallError, type CallRequest } from '../../app/modules/evm/calls.js';
 import type { TraceSpec, TraceValue } from '../../app/modules/evm/trace.js';
 import { RawJson, type TraceConfig } from '../../evm/tracers/index.js';
@@ -235,6 +236,42 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
         const b = loadBlock(deps, h);
         if (b === undefined) throw gethError(`block #${h} not found`);
         return traceBlock(deps, b, c);
+      },
+    }),
+    gethMethod({
+      // eth/tracers/api.go TraceBlock: a block as RLP, traced over the state of its parent.
+      name: 'debug_traceBlock',
+      params: [{ name: 'blob', type: 'data' }, cfgParam],
+      handler: async ({ blob, config: c }) => {
+        const cfg = parseTraceConfig(1, c);
+        let header: Uint8Array[];
+        let txList: (Uint8Array | Uint8Array[])[];
+        try {
+          const d = RLP.decode(blob) as unknown as [Uint8Array[], (Uint8Array | Uint8Array[])[]];
+          if (!Array.isArray(d) || !Array.isArray(d[0]) || !Array.isArray(d[1]) || d[0].length < 15) throw new Error('rlp: too few elements for types.Header');
+          [header, txList] = d;
+        } catch (e) {
+          throw gethError(`could not decode block: ${(e as Error).message}`);
+        }
+        const num = (b: Uint8Array) => (b.length === 0 ? 0n : BigInt(hex(b)));
+        const number = num(header[8]!);
+        if (number === 0n) throw gethError('genesis is not traceable');
+        const parentHash = header[0]!;
+        const parent = heightByBlockHash(deps, parentHash);
+        if (parent === null) throw gethError(`parent ${hex(parentHash)} not found`);
+        if (parent !== deps.lastHeight() && deps.resolveQueryHeight !== undefined) {
+          try {
+            deps.resolveQueryHeight(parent);
+          } catch {
+            throw gethError('required historical state unavailable (reexec=128)');
+          }
+        }
+        // Typed txs are byte strings in the block's list, legacy ones RLP lists.
+        const txs = txList.map((x) => (x instanceof Uint8Array ? x : RLP.encode(x)));
+        if (txs.length === 0) return new RawJson('[]');
+        const time = num(header[11]!);
+        const spec: TraceSpec = { mode: 'block', block: { number, time, gasLimit: num(header[9]!) }, txs, config: config(cfg) };
+        return run(deps, parent, spec, time);
       },
     }),
     gethMethod({

@@ -68,6 +68,18 @@ const unpad = (b: Uint8Array) => {
 
 function stateReader(sm: FlatStateManager): StateReader {
   return {
+    sync: {
+      balance: (a) => sm.getAccountRecord(a)?.balance ?? 0n,
+      nonce: (a) => sm.getAccountRecord(a)?.nonce ?? 0n,
+      code: (a) => sm.getCodeSync(a),
+      storage: (a, k) => {
+        const v = sm.getStorageSync(new Address(Uint8Array.from(a)), k);
+        const out = new Uint8Array(32);
+        out.set(v.subarray(Math.max(0, v.length - 32)), 32 - Math.min(32, v.length));
+        return out;
+      },
+      exists: (a) => sm.getAccountRecord(a) !== undefined,
+    },
     account: async (addr) => {
       const a = new Address(Uint8Array.from(addr));
       const acc = await sm.getAccount(a);
@@ -99,16 +111,16 @@ export async function runTrace(engine: CallEngine, req: CallRequest): Promise<Tr
   const spec = req.trace;
   if (spec === undefined) throw new CallError(-32000, 'trace request without a trace');
   // The tracer is built first: a bad name or config fails before any work (geth's order).
-  const probe = makeTracer(spec.config);
-  void probe;
+  makeTracer(spec.config, Date.now() + spec.config.timeoutMs);
   return engine.session(req.height, req.latest, (env) => traceIn(env, spec, req));
 }
 
-function makeTracer(cfg: TraceConfig) {
+function makeTracer(cfg: TraceConfig, deadline: number, st?: StateReader) {
   try {
-    return createTracer(cfg.tracer, cfg.tracerConfig, cfg.logger);
+    return createTracer(cfg.tracer, cfg.tracerConfig, cfg.logger, { deadline, ...(st?.sync ? { sync: st.sync } : {}) });
   } catch (e) {
     if (e instanceof TracerError) throw new CallError(-32000, e.message);
+    if (e instanceof TraceAbort) throw new CallError(-32000, 'execution timeout');
     throw e;
   }
 }
@@ -130,7 +142,8 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
       logIndex += r.execResult.logs?.length ?? 0;
       return {};
     }
-    const tracer = makeTracer(spec.config);
+    const deadline = Date.now() + spec.config.timeoutMs;
+    const tracer = makeTracer(spec.config, deadline, st);
     const from = tx.getSenderAddress();
     const nonce = tx.nonce;
     const ctx: TxContext = {
@@ -150,7 +163,6 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
       txIndex: index,
       authorities: [],
     };
-    const deadline = Date.now() + spec.config.timeoutMs;
     const check = spec.config.timeoutMs > 0 ? () => {
       if (Date.now() > deadline) throw new TraceAbort('execution timeout');
     } : undefined;
