@@ -414,6 +414,14 @@ t.test("geth's errors", async (t) => {
   const mux = await ok(devnet.url, 'debug_traceTransaction', [hashes[5], { tracer: 'muxTracer', tracerConfig: { callTracer: {}, '4byteTracer': {} } }]);
   t.same(Object.keys(mux).sort(), ['4byteTracer', 'callTracer'], 'muxTracer: one result per tracer');
   t.same(mux.callTracer, await ok(devnet.url, 'debug_traceTransaction', [hashes[5], { tracer: 'callTracer' }]), 'muxTracer: the same callTracer result');
+  // A custom JavaScript tracer on the node (its worker): ops counted, db read, the timeout.
+  const js = await ok(devnet.url, 'debug_traceTransaction', [
+    hashes[5],
+    { tracer: '{ n: 0, step: function (log, db) { this.n++; }, result: function (ctx, db) { return { n: this.n, nonce: db.getNonce(ctx.from), type: ctx.type }; } }' },
+  ]);
+  const steps = (await ok(devnet.url, 'debug_traceTransaction', [hashes[5], {}])).structLogs.length;
+  t.same(js, { n: steps, nonce: 6, type: 'CALL' }, "a JavaScript tracer sees every step and reads the state (the sender's nonce after its tx)");
+  t.same(await e('debug_traceTransaction', [hashes[5], { tracer: '{ step: function () { for (;;) {} }, result: function () { return 1; } }', timeout: '500ms' }]), { code: -32000, message: 'execution timeout' }, 'an endless JavaScript tracer is stopped by the timeout');
   const noToken = await fetch(devnet.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'debug_traceTransaction', params: [hashes[5]] }) });
   t.equal(noToken.status, 401, 'debug_* without the JWT is refused');
   t.match(await noToken.text(), /missing token/);
