@@ -399,6 +399,30 @@ function blockRlp(b: any, txs: { serialize(): Uint8Array; type: number }[]): Hex
   return hx(RLP.encode([header, list as never, []]));
 }
 
+t.test('a 100,000-step struct log: whole, and the peak memory of the node reported', async (t) => {
+  // Runtime 0x5b600056 (JUMPDEST PUSH1 0 JUMP, forever: 4 gas a step), deployed by the next nonce.
+  const n = BigInt(steps.length);
+  const loop = getContractAddress({ from: S, nonce: n });
+  const deploy = signTx(common, { priv: sender.privateKey }, { nonce: n, data: hexToBytes('0x635b6000566000526004601cf3'), gasLimit: 100_000n, price: 7n });
+  const spin = signTx(common, { priv: sender.privateKey }, { nonce: n + 1n, to: hexToBytes(loop), gasLimit: 421_000n, price: 7n });
+  for (const x of [deploy, spin]) await rpcOk(devnet.url, 'eth_sendRawTransaction', [hx(x.serialize())]);
+  await waitFor('the loop tx', () => rpcOk(devnet.url, 'eth_getTransactionReceipt', [hx(spin.hash())]), 120_000, 200);
+  const hwm = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${devnet.node.proc.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  const before = hwm();
+  const res = await fetch(devnet.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', Authorization: `Bearer ${signJwt(secret)}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'debug_traceTransaction', params: [hx(spin.hash()), { timeout: '300s' }] }),
+    signal: AbortSignal.timeout(300_000),
+  });
+  const text = await res.text();
+  const out = JSON.parse(text).result;
+  t.equal(out.structLogs.length, 100_002, 'every step');
+  t.equal(out.failed, true);
+  t.equal(out.structLogs.at(-1).error, 'out of gas');
+  t.comment(`answer ${(text.length / 1e6).toFixed(1)} MB; node peak RSS (VmHWM) ${before.toFixed(0)} MiB before, ${hwm().toFixed(0)} MiB after`);
+});
+
 t.test("geth's errors", async (t) => {
   t.match((await call(devnet.url, 'debug_traceBlock', ['0x1234'])).error, { code: -32000, message: /^could not decode block/ });
   const e = async (method: string, params: unknown[]) => (await call(devnet.url, method, params)).error;

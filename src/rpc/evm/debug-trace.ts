@@ -149,10 +149,29 @@ function blockEnv(deps: EvmRpcDeps, b: LoadedBlock): TraceSpec['block'] {
   };
 }
 
+/** How long a trace waits for the pool's threads to load before it runs on this thread. */
+const POOL_WAIT_MS = 30_000;
+
+/**
+ * The request on the pool. A trace can take seconds: while the pool's threads are still loading
+ * (they load on the first EVM JSON-RPC call), it waits for them rather than run on the RPC thread;
+ * without a pool (CHAIND_POOL=single), or one that does not load in time, it runs here.
+ */
+async function onPool(deps: EvmRpcDeps, req: CallRequest): Promise<unknown> {
+  if (deps.calls === undefined) return inlineEngine(deps).handle(req);
+  const until = Date.now() + POOL_WAIT_MS;
+  for (;;) {
+    const p = deps.calls(req);
+    if (p !== undefined) return p;
+    if (Date.now() > until) return inlineEngine(deps).handle(req);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function run(deps: EvmRpcDeps, height: bigint, spec: TraceSpec, time: bigint): Promise<RawJson> {
   const req: CallRequest = { kind: 'trace', height, latest: deps.lastHeight(), time, gasLimit: gasLimitOf(deps), gasCap: gasCap(deps), args: { value: 0n, data: new Uint8Array(0) }, trace: spec };
   try {
-    const v = (await (deps.calls?.(req) ?? inlineEngine(deps).handle(req))) as TraceValue;
+    const v = (await onPool(deps, req)) as TraceValue;
     return new RawJson(v.traceJson);
   } catch (e) {
     if (e instanceof CallError || (e as { code?: unknown })?.code === 'EVM_CALL_ERROR') {
