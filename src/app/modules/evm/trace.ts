@@ -203,7 +203,12 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
         const hash = `"txHash":"${hex(tx.hash())}"`;
         try {
           const out = await run(tx, i, true);
-          parts.push(out.error !== undefined ? `{${hash},"error":${JSON.stringify(out.error)}}` : `{${hash},"result":${out.json}}`);
+          if (out.error !== undefined) {
+            // geth's entry for a tx that could not be traced (its error), the block goes on.
+            parts.push(`{${hash},"error":${JSON.stringify(`tracing failed: ${out.error}`)}}`);
+            continue;
+          }
+          parts.push(`{${hash},"result":${out.json}}`);
         } catch (e) {
           if (e instanceof CallError && e.message === 'execution timeout') {
             parts.push(`{${hash},"error":"execution timeout"}`);
@@ -225,14 +230,23 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
         fromAddr,
       );
       const out = await run(tx, 0, true);
-      if (out.error !== undefined) throw new CallError(-32000, out.error);
+      if (out.error !== undefined) throw new CallError(-32000, `tracing failed: ${out.error}`);
       return { traceJson: out.json! };
     }
   }
 }
 
+/**
+ * An earlier tx of the block, untraced. One the VM refuses outright (the keeper records it as a
+ * failed tx that paid its whole gas limit, keeper.ts failInBlock) is skipped here: its fee and
+ * nonce are then missing from the state the traced tx sees.
+ */
 async function runReplay(run: (tx: TypedTransaction, i: number, traced: boolean) => Promise<unknown>, tx: TypedTransaction, i: number): Promise<void> {
-  await run(tx, i, false);
+  try {
+    await run(tx, i, false);
+  } catch {
+    // see above
+  }
 }
 
 /** eth_call's state overrides (internal/ethapi/override), on the session's checkpoint. */
