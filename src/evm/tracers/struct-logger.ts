@@ -9,8 +9,8 @@
  * with the value read, SSTORE with the value written. The value an SLOAD reads is the top of the
  * stack at the frame's next step, so the SLOAD entry is written then.
  *
- * Entries are JSON text from the start (raw-json.ts). With `sink`, finished entries are handed on
- * in chunks instead of kept (streaming); the result then holds none of them.
+ * Entries are JSON text from the start (raw-json.ts): the result is one string, never an object
+ * graph of 100,000 entries to clone and stringify again.
  */
 import { RawJson } from './raw-json.js';
 import type { OpStep, Tracer, TxEnd } from './types.js';
@@ -63,7 +63,7 @@ export class StructLogger implements Tracer {
   private error: string | undefined;
   private count = 0;
 
-  constructor(cfg: StructLoggerConfig = {}, private readonly sink?: (chunk: string) => void) {
+  constructor(cfg: StructLoggerConfig = {}) {
     this.cfg = cfg;
   }
 
@@ -141,38 +141,15 @@ export class StructLogger implements Tracer {
     }
     if (s.refund !== 0n) text += `,"refund":${s.refund}`;
     text += '}';
-    // An SLOAD's map is the live one: later SLOADs and SSTOREs must not change what it showed.
     this.size += text.length;
     this.count++;
-    if (this.sink !== undefined) {
-      this.entries.push(text);
-      if (this.entries.length >= 256) this.drain();
-    } else this.entries.push(text);
-  }
-
-  private drain(): void {
-    if (this.sink === undefined || this.entries.length === 0) return;
-    const first = this.count === this.entries.length;
-    this.sink(`${first ? '' : ','}${this.entries.join(',')}`);
-    this.entries.length = 0;
-  }
-
-  /** The text before and after the entries (streaming: the caller writes the entries between). */
-  head(): string {
-    return '{';
+    this.entries.push(text);
   }
 
   private tail(): string {
     const failed = this.error !== undefined;
     const ret = failed && this.error !== 'execution reverted' ? '0x' : hex(this.output);
     return `"gas":${this.end?.gasUsed ?? 0n},"failed":${failed},"returnValue":"${ret}"`;
-  }
-
-  /** Streaming: hands on what is left; returns the fields after `structLogs`. */
-  finish(): string {
-    this.flush();
-    this.drain();
-    return `],${this.tail()}}`;
   }
 
   result(): RawJson {
