@@ -222,7 +222,12 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   async getCode(address: Address): Promise<Uint8Array> {
-    const rec = this.loadAccount(bytesKey(address.bytes), address.bytes);
+    return this.getCodeSync(address.bytes);
+  }
+
+  /** getCode without the promise (the reads are synchronous underneath): JS tracers' `db`. */
+  getCodeSync(address: Uint8Array): Uint8Array {
+    const rec = this.loadAccount(bytesKey(address), address);
     return rec === null ? EMPTY : this.codeByHash(rec.codeHash);
   }
 
@@ -242,6 +247,11 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   async getStorage(address: Address, key: Uint8Array): Promise<Uint8Array> {
+    return this.getStorageSync(address, key);
+  }
+
+  /** getStorage without the promise: JS tracers' `db`. */
+  getStorageSync(address: Address, key: Uint8Array): Uint8Array {
     if (key.length !== 32) throw new StateManagerError('storage key must be 32 bytes', 'EVM_STATE_BAD_KEY');
     const ak = bytesKey(address.bytes);
     const m = this.slotMap(ak);

@@ -183,12 +183,17 @@ export interface EvmDevnet {
  * A devnet node as a separate process (`chaind init --dev`, `chaind start`, real LMDB) with
  * `timeout_commit` shortened for fast blocks; resolves once eth_blockNumber ≥ 1.
  */
-export async function startEvmDevnet(opts: { timeoutCommit?: string } = {}): Promise<EvmDevnet> {
+export async function startEvmDevnet(opts: { timeoutCommit?: string; api?: string[] } = {}): Promise<EvmDevnet> {
   const home = tmpHome();
   const init = runCli(['init', 'evm', '--home', home, '--chain-id', 'evm-1', '--dev']);
   if (init.status !== 0) throw new Error(`chaind init failed: ${init.stderr}`);
   const cfgPath = join(home, 'config/config.toml');
   writeFileSync(cfgPath, readFileSync(cfgPath, 'utf8').replace(/timeout_commit = "[^"]*"/, `timeout_commit = "${opts.timeoutCommit ?? '200ms'}"`));
+  if (opts.api !== undefined) {
+    // `[json-rpc] api`: the namespaces served (e.g. debug for the tracer tests).
+    const appPath = join(home, 'config/app.toml');
+    writeFileSync(appPath, readFileSync(appPath, 'utf8').replace(/^api = "[^"]*"/m, `api = "${opts.api.join(',')}"`));
+  }
   const ports = await allocPorts();
   const node = startNode(home, ports);
   const url = `http://127.0.0.1:${ports.jsonRpc}/`;

@@ -63,7 +63,7 @@ t.test('[json-rpc] api selects the namespaces; N methods answer -32601', async (
   t.same(names(['net']).sort(), ['net_listening', 'net_peerCount', 'net_version']);
   t.same(names(['web3']).sort(), ['web3_clientVersion', 'web3_sha3']);
   t.same(names(['txpool']).sort(), ['txpool_content', 'txpool_contentFrom', 'txpool_inspect', 'txpool_status']);
-  t.same(names(['debug']), [], 'namespaces without a module yet add nothing');
+  t.same(names(['debug']).sort(), ['debug_traceBlock', 'debug_traceBlockByHash', 'debug_traceBlockByNumber', 'debug_traceCall', 'debug_traceTransaction'], 'debug: the tracing methods');
   t.ok(names(['personal']).every((n) => n.startsWith('personal_')));
   t.ok(names(['miner']).every((n) => n.startsWith('miner_')));
   const all = names(['eth', 'net', 'web3', 'eth']);
@@ -81,7 +81,7 @@ t.test('[json-rpc] api selects the namespaces; N methods answer -32601', async (
 });
 
 t.test('the served methods against the spec status table', async (t) => {
-  const served = new Set(evmRpcMethods({} as EvmRpcDeps, ['eth', 'net', 'web3', 'txpool', 'personal', 'miner']).map((r) => r.name));
+  const served = new Set(evmRpcMethods({} as EvmRpcDeps, ['eth', 'net', 'web3', 'txpool', 'personal', 'miner', 'debug']).map((r) => r.name));
   for (const name of served) t.ok(EVM_METHOD_STATUS.has(name), `${name} is in the spec table`);
   const missing = [...EVM_METHOD_STATUS].filter(([n, s]) => s.status !== 'N' && !served.has(n)).map(([n]) => n).sort();
   t.same(missing, [], 'every Y and Stub method is served');

@@ -93,7 +93,7 @@ function gasCap(deps: EvmRpcDeps): bigint {
 /** The inline engine of a keeper (pool off): built once, warm across calls. */
 const inlineEngines = new WeakMap<object, CallEngine>();
 
-function inlineEngine(deps: EvmRpcDeps): CallEngine {
+export function inlineEngine(deps: EvmRpcDeps): CallEngine {
   let e = inlineEngines.get(deps.keeper);
   if (e === undefined) {
     e = new CallEngine({ keeper: deps.keeper, queryContext: (h) => deps.queryContext(h) });

@@ -69,6 +69,8 @@ const rows: [SpecStatus, boolean, string, string[], SpecStatus?][] = [
   ['Y', false, 'personal', ['lockAccount', 'unlockAccount', 'listWallets'], 'Stub'],
   ['Y', false, 'personal', ['importRawKey', 'sendTransaction', 'ecRecover'], 'N'],
   ['N', false, 'personal', ['initializeWallet', 'unpair', 'signTransaction', 'signAndSendTransaction', 'openWallet', 'deriveAccount']],
+  // The tracing methods (debug-trace.ts); spec Y/N: served, private (every debug method needs the JWT).
+  ['Y', false, 'debug', ['traceTransaction', 'traceCall', 'traceBlock', 'traceBlockByNumber', 'traceBlockByHash']],
   // Nothing mines on a BFT chain.
   ['N', false, 'miner', ['start', 'stop', 'setEtherbase', 'setGasPrice', 'setGasLimit', 'setExtra', 'setRecommitInterval', 'getHashrate']],
 ];

@@ -26,6 +26,7 @@ import type { Args, ArgValue } from './cometbft-params.js';
 import { invoke, recordRejected, UNKNOWN_METHOD, type RpcMetrics } from './dispatch.js';
 import { RouteTable, type Route, type RouteContext, type Transport } from './methods.js';
 import type { WsConnection } from './ws.js';
+import { RawJson } from '../../evm/tracers/raw-json.js';
 
 /** ethereum/go-ethereum:rpc/errors.go and rpc/json.go codes. */
 export const GETH_CODES = {
@@ -327,7 +328,8 @@ export function gethErrorEnvelope(id: unknown, code: number, message: string, da
 function successEnvelope(id: unknown, result: unknown): string {
   let json: string | undefined;
   try {
-    json = JSON.stringify(result === undefined ? null : result);
+    // A tracer's result arrives as JSON text already (src/evm/tracers/raw-json.ts): written as is.
+    json = result instanceof RawJson ? result.json : JSON.stringify(result === undefined ? null : result);
   } catch (e) {
     return gethErrorEnvelope(id, GETH_CODES.INTERNAL_ERROR, (e as Error).message);
   }

@@ -27,6 +27,7 @@ import { FlatStateManager } from '../../../evm/state-manager.js';
 import { blockHashChain } from './header.js';
 import type { EvmKeeper } from './keeper.js';
 import { ContextFlatState } from './state.js';
+import { runTrace, type TraceSpec, type TraceValue } from './trace.js';
 
 export interface AccountOverride {
   address: Uint8Array;
@@ -52,7 +53,8 @@ export interface CallArgs {
 
 /** One request, as plain data (structured clone: bigint and Uint8Array survive). */
 export interface CallRequest {
-  kind: 'call' | 'estimate' | 'accessList';
+  /** trace: a debug_trace* request (trace.ts), its details in `trace`. */
+  kind: 'call' | 'estimate' | 'accessList' | 'trace';
   /** The state height (already resolved and checked by the RPC thread). */
   height: bigint;
   /** The RPC thread's latest committed height when it sent the request. */
@@ -64,10 +66,11 @@ export interface CallRequest {
   /** The gas of a call without `gas`: `[json-rpc] gas-cap`, or the block gas limit. */
   gasCap: bigint;
   args: CallArgs;
+  trace?: TraceSpec;
 }
 
 export type AccessListResult = { accessList: { address: string; storageKeys: string[] }[]; gasUsed: string; error?: string };
-export type CallValue = string | bigint | AccessListResult;
+export type CallValue = string | bigint | AccessListResult | TraceValue;
 
 /** A geth JSON-RPC error as plain data: `rpcCode` 3 (revert, with `data`) or -32000. */
 export class CallError extends Error {
@@ -153,6 +156,31 @@ export class CallEngine {
         return this.estimate(req);
       case 'accessList':
         return this.accessList(req);
+      case 'trace':
+        return runTrace(this, req);
+    }
+  }
+
+  /**
+   * The warm VM bound to the state of `height`, for `f` (debug tracing, trace.ts), inside one
+   * checkpoint of the state manager that is reverted afterwards, as a call's is. Runs in the
+   * engine's queue (the caller is handleNow).
+   */
+  async session<T>(height: bigint, latest: bigint, f: (w: { vm: VM; sm: FlatStateManager; common: Common; keeper: EvmKeeper }) => Promise<T>): Promise<T> {
+    const w = await this.engine();
+    this.bind(w, height, latest);
+    const { sm, vm } = w;
+    vm.evm.journal.cleanJournal();
+    delete vm.evm.journal.accessList;
+    (vm.evm as unknown as { transientStorage: { clear(): void } }).transientStorage.clear();
+    sm.originalStorageCache.clear();
+    await sm.checkpoint();
+    try {
+      return await f({ vm, sm, common: w.common, keeper: this.src.keeper });
+    } finally {
+      while (sm.checkpointDepth > 0) await sm.revert();
+      sm.flush();
+      sm.originalStorageCache.clear();
     }
   }
 
