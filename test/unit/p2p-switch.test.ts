@@ -6,7 +6,7 @@
  * its precommits from the block store, and an invalid message disconnects the peer, which the
  * persistent dialler then reconnects.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { defaultNodeConfig, type P2PConfig } from '../../src/config/node-config.js';
 import type { ConsensusEventData, ConsensusEventName, ConsensusMessage } from '../../src/consensus/types.js';
 import { commitSigToVote } from '../../src/consensus/vote_set.js';
@@ -70,7 +70,8 @@ function node(over: Partial<P2PConfig> = {}, store: { loadBlock: (h: bigint) => 
   return { sw, cons, reactor, id: sw.nodeInfo.id };
 }
 
-t.test('switch + consensus reactor over loopback', async (t) => {
+/** a, whose block store holds block 1 and its commit, and b, which has a as persistent peer; both started. */
+async function storePair(t: Test) {
   const store = {
     loadBlock: (h: bigint) => (h === 1n ? block1 : null),
     loadSeenCommit: () => null,
@@ -82,6 +83,11 @@ t.test('switch + consensus reactor over loopback', async (t) => {
   const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
   await b.sw.start();
   t.teardown(() => b.sw.stop());
+  return { a, b };
+}
+
+t.test('switch + consensus reactor over loopback', async (t) => {
+  const { a, b } = await storePair(t);
 
   await waitFor(() => a.sw.peerList().length === 1 && b.sw.peerList().length === 1, 20_000, 'connected');
   const bOnA = a.sw.getPeer(b.id)!;
@@ -143,17 +149,7 @@ t.test('switch + consensus reactor over loopback', async (t) => {
 });
 
 t.test('a catch-up block consensus dropped is handed over again when the peer sends it again; nothing is taken while syncing', async (t) => {
-  const store = {
-    loadBlock: (h: bigint) => (h === 1n ? block1 : null),
-    loadSeenCommit: () => null,
-    loadBlockCommit: (h: bigint) => (h === 1n ? commit1 : null),
-  };
-  const a = node({}, store);
-  await a.sw.start();
-  t.teardown(() => a.sw.stop());
-  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
-  await b.sw.start();
-  t.teardown(() => b.sw.stop());
+  const { a, b } = await storePair(t);
   await waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
   a.cons.emit('NewRoundStep', { height: 5n, round: 0, step: 'RoundStepPropose' });
 
