@@ -245,15 +245,7 @@ export class CallEngine {
     sm.originalStorageCache.clear();
     await sm.checkpoint();
     try {
-      for (const o of a.overrides ?? []) {
-        const addr = new Address(o.address);
-        if (o.balance !== undefined || o.nonce !== undefined) {
-          await sm.modifyAccountFields(addr, { ...(o.balance !== undefined ? { balance: o.balance } : {}), ...(o.nonce !== undefined ? { nonce: o.nonce } : {}) });
-        }
-        if (o.code !== undefined) await sm.putCode(addr, o.code);
-        if (o.state !== undefined) await sm.clearStorage(addr);
-        for (const [k, v] of o.state ?? o.stateDiff ?? []) await sm.putStorage(addr, k, unpad(v));
-      }
+      await applyOverrides(sm, a);
       const block = this.block(req, common);
       // What runTx warms before a tx runs (EIP-2929, EIP-3651): sender, recipient, coinbase, precompiles.
       for (const p of PRECOMPILES) journal.addAlwaysWarmAddress(p);
@@ -408,4 +400,17 @@ function failure(r: RunResult): CallError {
     return new CallError(3, reason === undefined ? 'execution reverted' : `execution reverted: ${reason}`, hex(r.returnValue));
   }
   return new CallError(DEFAULT_ERROR, r.error ?? 'execution failed');
+}
+
+/** eth_call's state overrides (internal/ethapi/override), on the session's checkpoint. */
+export async function applyOverrides(sm: FlatStateManager, a: CallArgs): Promise<void> {
+  for (const o of a.overrides ?? []) {
+    const addr = new Address(o.address);
+    if (o.balance !== undefined || o.nonce !== undefined) {
+      await sm.modifyAccountFields(addr, { ...(o.balance !== undefined ? { balance: o.balance } : {}), ...(o.nonce !== undefined ? { nonce: o.nonce } : {}) });
+    }
+    if (o.code !== undefined) await sm.putCode(addr, o.code);
+    if (o.state !== undefined) await sm.clearStorage(addr);
+    for (const [k, v] of o.state ?? o.stateDiff ?? []) await sm.putStorage(addr, k, unpad(v));
+  }
 }

@@ -836,7 +836,7 @@ export class EvmKeeper implements AccountModel {
  * pool returns addresses, not the public key the tx's own cache would need). Every other member is
  * the tx's own, methods bound to it.
  */
-function withSender(tx: TypedTransaction, sender: Address): TypedTransaction {
+export function withSender(tx: TypedTransaction, sender: Address): TypedTransaction {
   const getSenderAddress = () => sender;
   return new Proxy(tx, {
     get(target, prop) {

@@ -24,8 +24,8 @@ import { createTracer, drive, toJsonText, TraceAbort, TracerError, type StateRea
 import type { TraceConfig } from '../../../evm/tracers/index.js';
 import { createAddress } from '../../../evm/tracers/driver.js';
 import { gethVmError } from '../../../evm/tracers/types.js';
-import { CallError, type CallArgs, type CallEngine, type CallRequest } from './calls.js';
-import type { EvmKeeper } from './keeper.js';
+import { applyOverrides, CallError, type CallArgs, type CallEngine, type CallRequest } from './calls.js';
+import { withSender, type EvmKeeper } from './keeper.js';
 
 export interface TraceBlockEnv {
   number: bigint;
@@ -95,17 +95,6 @@ function stateReader(sm: FlatStateManager): StateReader {
   };
 }
 
-/** The tx with getSenderAddress answering `sender` (an unsigned call, or a recovered sender). */
-function withSender(tx: TypedTransaction, sender: Address): TypedTransaction {
-  const getSenderAddress = () => sender;
-  return new Proxy(tx, {
-    get(target, prop) {
-      if (prop === 'getSenderAddress') return getSenderAddress;
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}
 
 export async function runTrace(engine: CallEngine, req: CallRequest): Promise<TraceValue> {
   const spec = req.trace;
@@ -249,15 +238,3 @@ async function runReplay(run: (tx: TypedTransaction, i: number, traced: boolean)
   }
 }
 
-/** eth_call's state overrides (internal/ethapi/override), on the session's checkpoint. */
-async function applyOverrides(sm: FlatStateManager, a: CallArgs): Promise<void> {
-  for (const o of a.overrides ?? []) {
-    const addr = new Address(o.address);
-    if (o.balance !== undefined || o.nonce !== undefined) {
-      await sm.modifyAccountFields(addr, { ...(o.balance !== undefined ? { balance: o.balance } : {}), ...(o.nonce !== undefined ? { nonce: o.nonce } : {}) });
-    }
-    if (o.code !== undefined) await sm.putCode(addr, o.code);
-    if (o.state !== undefined) await sm.clearStorage(addr);
-    for (const [k, v] of o.state ?? o.stateDiff ?? []) await sm.putStorage(addr, k, unpad(v));
-  }
-}
