@@ -15,6 +15,7 @@ import { GethRpcServer, type GethRpcAuth } from '../jsonrpc/geth-server.js';
 import { gethTable } from '../jsonrpc/geth.js';
 import type { Route, RouteContext } from '../jsonrpc/methods.js';
 import type { EvmRpcDeps } from './deps.js';
+import { debugNodeMethods } from './debug-node.js';
 import { ethMethods, notImplemented } from './eth.js';
 import { netMethods } from './net.js';
 import { personalMethods } from './personal.js';
@@ -33,6 +34,8 @@ export const EVM_RPC_NAMESPACES: Readonly<Record<string, Build>> = {
   net: netMethods,
   web3: web3Methods,
   personal: (_d, s) => personalMethods(s.env, s.locker, { allowInsecureUnlock: s.allowInsecureUnlock }),
+  // Raw data and profiling the node (debug-node.ts); private: JWT (status.ts).
+  debug: (d, _s, log) => debugNodeMethods(d, log),
   // Nothing mines on a BFT chain: the spec's N (status.ts).
   miner: () => notImplementedIn('miner').map(notImplemented),
 };
