@@ -30,12 +30,7 @@ export class ProfilesDir {
    * made. Throws ProfilePathError when it would land outside.
    */
   resolve(file: unknown): string {
-    if (typeof file !== 'string' || file.trim() === '') throw new ProfilePathError('a file name is required');
-    if (file.includes('\0')) throw new ProfilePathError('file name contains a NUL byte');
-    const target = path.resolve(this.dir, file);
-    if (!inside(this.dir, target) || target === this.dir) {
-      throw new ProfilePathError(`file ${JSON.stringify(file)} is outside the profiles directory (${this.dir})`);
-    }
+    const target = this.checkName(file);
     fs.mkdirSync(this.dir, { recursive: true });
     const realDir = fs.realpathSync(this.dir);
     // Every existing component between the directory and the file must be a plain directory (no link).
@@ -56,6 +51,17 @@ export class ProfilesDir {
     const parent = path.dirname(target);
     fs.mkdirSync(parent, { recursive: true });
     if (!inside(realDir, fs.realpathSync(parent))) throw new ProfilePathError(`file ${JSON.stringify(file)} resolves outside the profiles directory`);
+    return target;
+  }
+
+  /** The lexical checks alone (a name given, inside the directory, not the directory): the path. */
+  checkName(file: unknown): string {
+    if (typeof file !== 'string' || file.trim() === '') throw new ProfilePathError('a file name is required');
+    if (file.includes('\0')) throw new ProfilePathError('file name contains a NUL byte');
+    const target = path.resolve(this.dir, file);
+    if (!inside(this.dir, target) || target === this.dir) {
+      throw new ProfilePathError(`file ${JSON.stringify(file)} is outside the profiles directory (${this.dir})`);
+    }
     return target;
   }
 

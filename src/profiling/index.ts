@@ -30,8 +30,17 @@ export class ProfilingError extends Error {
   }
 }
 
-/** A worker's file tag: `worker-<threadId>`. */
-const workerTag = (w: WorkerInfo) => `worker-${w.workerId}`;
+/** A worker's file tag: `worker-<threadId>`, then its name when it has one (`[worker 3] busy` → `worker-3-busy`). */
+export function workerTag(w: WorkerInfo): string {
+  const id = threadOf(w);
+  const name = w.title.replace(/^\[worker \d+\]\s*/, '').replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, 40);
+  return name === '' || name === '_' ? `worker-${id}` : `worker-${id}-${name}`;
+}
+
+/** The worker's threadId, from its inspector title `[worker <threadId>] <name>`. */
+export function threadOf(w: WorkerInfo): string {
+  return /^\[worker (\d+)\]/.exec(w.title)?.[1] ?? w.workerId;
+}
 
 interface CpuRun {
   file: string;
@@ -54,6 +63,7 @@ export class NodeProfiler {
   async startCpuProfile(dir: ProfilesDir, file: string): Promise<void> {
     if (this.cpu !== null || this.cpuStarting) throw new ProfilingError('CPU profiling already in progress');
     // Refuse a bad name before anything starts.
+    dir.checkName(file);
     dir.resolve(threadFileName(file, 'main', '.cpuprofile'));
     this.cpuStarting = true;
     let insp: ThreadInspector | undefined;
@@ -123,6 +133,7 @@ export class NodeProfiler {
   /** A heap snapshot of every thread: `<file>.main.heapsnapshot`, `<file>.worker-<id>.heapsnapshot`. */
   async writeHeapSnapshots(dir: ProfilesDir, file: string): Promise<string[]> {
     if (this.heapBusy) throw new ProfilingError('heap snapshot already in progress');
+    dir.checkName(file);
     dir.resolve(threadFileName(file, 'main', '.heapsnapshot'));
     this.heapBusy = true;
     const insp = await ThreadInspector.open().catch((e) => {
@@ -212,7 +223,7 @@ export class NodeProfiler {
   }
 
   private async workerStack(insp: ThreadInspector, w: WorkerInfo): Promise<string> {
-    const head = `thread ${w.workerId} [${w.title}`;
+    const head = `thread ${threadOf(w)} [${w.title}`;
     let off: (() => void) | undefined;
     try {
       await insp.worker(w.sessionId, 'Debugger.enable', {}, 10_000);

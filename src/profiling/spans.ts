@@ -59,6 +59,9 @@ export function startSpans(): void {
 
 /** Stops recording and hands back what was recorded. */
 export function stopSpans(): { events: TraceEvent[]; dropped: number } {
+  // Steps still open end now.
+  for (const seq of [...steps.keys()]) spanStep(seq, '');
+  steps.clear();
   state.on = false;
   const out = { events: state.events, dropped: state.dropped };
   state.events = [];
@@ -114,4 +117,26 @@ export function withSpan<T>(name: string, cat: string, fn: () => T, args?: Recor
   }
   spanEnd(t, name, cat, args);
   return r;
+}
+
+/** The open span of each sequence (spanStep). */
+const steps = new Map<string, { begin: number; name: string; args: Record<string, unknown> | undefined }>();
+
+/**
+ * One step of a sequence (e.g. the consensus state machine): ends the sequence's previous step's
+ * span and begins this one, so each step shows as long as it lasted.
+ */
+export function spanStep(seq: string, name: string, args?: Record<string, unknown>): void {
+  if (!state.on) {
+    if (steps.size > 0) steps.clear();
+    return;
+  }
+  const now = nowUs();
+  const prev = steps.get(seq);
+  if (prev !== undefined) {
+    const e: TraceEvent = { name: prev.name, cat: seq, ph: 'X', ts: prev.begin, dur: Math.max(0, now - prev.begin), pid: process.pid, tid: threadId };
+    if (prev.args !== undefined) e.args = prev.args;
+    push(e);
+  }
+  steps.set(seq, { begin: now, name, args });
 }

@@ -241,6 +241,8 @@ function profileMethods(deps: EvmRpcDeps, log?: Logger): Route[] {
       name: 'debug_freeOSMemory',
       handler: guarded(async () => {
         await p.collectGarbage();
+        // Inspector-driven GCs carry no `forced` flag in their perf entries: count them here.
+        gcRecorder().numForcedGC++;
         return null;
       }),
     }),
