@@ -175,7 +175,7 @@ export class NodeProfiler {
     return files;
   }
 
-  /** A full, forced GC of every thread (geth's FreeOSMemory: debug.FreeOSMemory). */
+  /** A full, forced GC of every thread (geth's FreeOSMemory: debug.FreeOSMemory); how many threads collected. */
   async collectGarbage(): Promise<number> {
     const insp = await ThreadInspector.open();
     let threads = 1;
@@ -183,8 +183,12 @@ export class NodeProfiler {
       await insp.main('HeapProfiler.collectGarbage');
       for (const w of [...insp.workers.values()]) {
         try {
-          await insp.worker(w.sessionId, 'HeapProfiler.collectGarbage', {}, 30_000);
-          threads++;
+          // Not HeapProfiler.collectGarbage: V8 runs it as a platform task, which a pool thread
+          // parked in Piscina's Atomics.wait loop never gets to. An evaluation runs at once (an
+          // interrupt); the inspector's command-line API gives it `require`, and a full GC is
+          // `gc` from a context made after --expose-gc (a process-wide V8 flag).
+          const r = await insp.worker<{ exceptionDetails?: unknown }>(w.sessionId, 'Runtime.evaluate', { expression: WORKER_GC, includeCommandLineAPI: true, returnByValue: true }, 30_000);
+          if (r.exceptionDetails === undefined) threads++;
         } catch {
           // ended meanwhile
         }
@@ -289,6 +293,9 @@ export function traceDocument(events: TraceEvent[], dropped: number): Record<str
   }
   return { traceEvents: [...lanes, ...events], displayTimeUnit: 'ms', otherData: { producer: 'chaind debug_goTrace', droppedEvents: dropped } };
 }
+
+/** A full GC of the evaluating thread (see collectGarbage). */
+const WORKER_GC = "(() => { require('v8').setFlagsFromString('--expose-gc'); require('vm').runInNewContext('gc')(); return true; })()";
 
 let profiler: NodeProfiler | undefined;
 

@@ -70,7 +70,7 @@ export class ThreadInspector {
     return new Promise<R>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new InspectorError(`${method} on worker ${this.workers.get(sessionId)?.workerId ?? sessionId}: no answer in ${timeoutMs} ms`));
+        reject(new InspectorError(`${method} on ${this.workers.get(sessionId)?.title ?? `worker session ${sessionId}`}: no answer in ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       this.session.post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method, params }) }, (err) => {

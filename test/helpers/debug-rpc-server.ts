@@ -27,6 +27,9 @@ const server = await startEvmRpc({ deps: deps(), address: '127.0.0.1:0', api: ['
 const plain = await startEvmRpc({ deps: deps(), address: '127.0.0.1:0', api: ['eth', 'net'], jwtSecret });
 process.stdout.write(`${JSON.stringify({ port: server.port, plainPort: plain.port })}\n`);
 
+// The test's end: SIGTERM, or its stdin closing (the runner died without a teardown).
+process.stdin.on('close', () => process.exit(0));
+process.stdin.resume();
 process.on('SIGTERM', async () => {
   clearInterval(jobs);
   await server.close();

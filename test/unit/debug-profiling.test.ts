@@ -66,7 +66,7 @@ t.before(async () => {
   // A bare environment: the runner's (NODE_OPTIONS and its loaders) would add threads of their own.
   const env = { PATH: process.env.PATH ?? '', PROFILES: profiles, JWT_SECRET: Buffer.from(secret).toString('hex') };
   // Through env(1): the runner's spawn hook puts its NODE_OPTIONS back into any env it is given.
-  const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, HELPER], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, HELPER], { env, stdio: ['pipe', 'pipe', 'inherit'] });
   t.teardown(() => new Promise<void>((r) => {
     if (child.exitCode !== null) return r();
     child.once('exit', () => r());
