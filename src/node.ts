@@ -15,7 +15,7 @@ import { appStateBytes, type GenesisDoc } from './config/genesis.js';
 import { DEFAULT_ENV_SWITCHES, type RunningNode, type StartNodeOptions } from './config/index.js';
 import { nodeIdFromPubKey, readNodeKey } from './config/keyfiles.js';
 import { readJwtSecret } from './config/jwt.js';
-import { displayPath } from './config/load.js';
+import { displayPath, rootify } from './config/load.js';
 import { Keystore, LIGHT_SCRYPT_N, LIGHT_SCRYPT_P } from './keys/keystore.js';
 import { FilePV } from './consensus/privval.js';
 import { ConsensusState } from './consensus/state.js';
@@ -499,7 +499,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       const calls = poolCalls?.calls;
       const warm = poolCalls?.warm;
       const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, ...(evmPool ? { txpool: evmPool } : {}), consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock, calls,
-        catchingUp: () => sync.syncing, bus, subscriptionLimits: { clients: j.subscriptionClientsCap, perClient: j.subscriptionsPerClientCap, buffer: j.subscriptionBuffer }, subscriptionMetrics: metrics?.evmSubscriptions });
+        catchingUp: () => sync.syncing, bus, subscriptionLimits: { clients: j.subscriptionClientsCap, perClient: j.subscriptionsPerClientCap, buffer: j.subscriptionBuffer }, subscriptionMetrics: metrics?.evmSubscriptions, profilesDir: rootify(paths.home, j.profilesDir) });
       evmDeps = deps;
       const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }), ...(jwtSecret ? { jwtSecret } : {}), ...(warm ? { onFirstCall: warm } : {}) });
       parts.push({ name: 'EVM JSON-RPC', close: () => evmRpc.close() });

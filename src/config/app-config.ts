@@ -72,6 +72,8 @@ export interface JsonRpcConfig {
   batchRequestLimit: number;
   batchResponseMaxSize: number;
   wsOrigins: string[];
+  /** Where debug_ profiling methods write; relative to the home directory unless absolute. */
+  profilesDir: string;
 }
 
 export interface EvmConfig {
@@ -290,6 +292,12 @@ const jsonRpc: SectionSpec = {
     { key: 'batch-request-limit', kind: nonNeg, def: 1000, doc: 'Maximum number of requests in a batch; 0 = unlimited.' },
     { key: 'batch-response-max-size', kind: nonNeg, def: 25_000_000, doc: 'Maximum size of a batch response, in bytes; 0 = unlimited.' },
     { key: 'ws-origins', kind: { t: 'list' }, def: ['127.0.0.1', 'localhost'], doc: 'Origins allowed to open a WebSocket; ["*"] allows all.' },
+    {
+      key: 'profiles-dir',
+      kind: { t: 'string' },
+      def: 'profiles',
+      doc: 'Directory the debug_ profiling methods write into (CPU profiles, heap snapshots, traces), relative\nto the home directory unless absolute; a file name resolving outside it is refused.',
+    },
   ],
   compat: { 'enable-indexer': undefined, 'metrics-address': undefined, 'fix-revert-gas-refund-height': undefined, 'enable-profiling': undefined },
 };

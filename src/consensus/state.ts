@@ -65,6 +65,7 @@ import {
 } from './types.js';
 import { blockIdEqual, blockIdKey, bytesEqual, hexUpper, isNilBlockId, nilBlockId, nowNs, proposerOf, validatorAt } from './util.js';
 import { roundStateJSON, roundStateSimpleJSON, type RoundStateJSONOptions } from './round_state_json.js';
+import { spanStep } from '../profiling/spans.js';
 
 const MS = 1_000_000n;
 /** types/block.go timeIota: a vote is never timed before its block's time + 1 ms (BFT time). */
@@ -1014,6 +1015,7 @@ export class ConsensusState {
   private newStep(): void {
     this.lastProgressMs = Date.now();
     const rs = this.rs;
+    spanStep('consensus', roundStepName(rs.step), { height: String(rs.height), round: rs.round });
     const m = this.opts.metrics;
     if (m !== undefined) {
       m.height?.set(Number(rs.height));

@@ -8,6 +8,8 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { cryptoBackendSetting, type CryptoBackendSetting } from '../crypto/backend.js';
+import { LANE, spanBegin, spanEnd } from '../profiling/spans.js';
+import { recordWait } from '../profiling/waits.js';
 import { IDLE_TIMEOUT_MS, MAX_BUFFER_WAIT_MS, MAX_ITEMS_PER_JOB, MAX_QUEUED_JOBS, MIN_ITEMS_TO_SKIP_BUFFER } from './constants.js';
 import { nowMs, observeJob, packJob, recoverPoolItem, ResultCode, sigPoolItem, type CryptoJob, type CryptoJobResult, type PoolItem } from './job.js';
 import {
@@ -116,8 +118,9 @@ export class PiscinaCryptoPool implements CryptoPool {
    */
   runTask<T, R>(name: string, task: T): Promise<R> {
     if (this.closed) return Promise.reject(new CryptoPoolError('crypto pool is closed', 'POOL_CLOSED'));
+    const t = spanBegin();
     const p = (this.pool as unknown as Piscina<T, R>).run(task, { name });
-    const settled = p.catch(() => undefined).finally(() => this.settling.delete(settled));
+    const settled = p.catch(() => undefined).finally(() => (this.settling.delete(settled), spanEnd(t, name, 'pool', undefined, LANE.pool)));
     this.settling.add(settled);
     return p;
   }
@@ -211,6 +214,7 @@ export class PiscinaCryptoPool implements CryptoPool {
 
   private runJob(items: PoolItem[]): Promise<CryptoJobResult> {
     const job = packJob(items);
+    const t = spanBegin();
     this.jobsPending++;
     this.gaugeQueue();
     const p = this.pool
@@ -231,6 +235,7 @@ export class PiscinaCryptoPool implements CryptoPool {
         },
       )
       .finally(() => {
+        spanEnd(t, 'crypto job', 'pool', { items: items.length }, LANE.pool);
         this.jobsPending--;
         this.settling.delete(p);
         this.gaugeQueue();
@@ -245,6 +250,7 @@ export class PiscinaCryptoPool implements CryptoPool {
 
   private report(items: number, res: CryptoJobResult, sent: number, seen: number): void {
     observeJob(this.modules.metrics, items, res.workerStart - sent, res.workerEnd - res.workerStart, res.error !== null);
+    recordWait('pool-queue', (res.workerStart - sent) * 1e6);
     if (!this.modules.onJob) return;
     try {
       this.modules.onJob({

@@ -59,6 +59,7 @@ import type { BlockExecutor } from './executor.js';
 export type { BlockIndexHook, ExecutorApp } from './block-writer.js';
 import type { State } from './state.js';
 import { bytesEqual, hexUpper } from '../crypto/bytes.js';
+import { spanBegin, spanEnd } from '../profiling/spans.js';
 
 /** What the executor needs of the mempool (src/mempool/mempool.ts). */
 export interface ExecutorMempool {
@@ -366,17 +367,24 @@ export class Executor implements BlockExecutor {
       locked = true;
     };
     let res: WriteResult;
+    const span = { height: String(height), txs: block.data.txs.length };
+    let t = spanBegin();
     try {
       res = await this.writer.write({ state, blockId, block, seenCommit }, lock);
+      spanEnd(t, 'finalizeBlock+commit', 'block', span);
+      t = spanBegin();
       await lock();
       const checks = this.deps.mempoolChecks?.(res.newState) ?? {};
       await mempool.update(height, block.data.txs, Array.from(res.codes, (code) => ({ code })), checks.preCheck, checks.postCheck);
+      spanEnd(t, 'mempool update', 'block', span);
     } finally {
       if (locked) mempool.unlock();
     }
     this.observeBlock(height, block);
     // Nobody listens (no subscription, no broadcast_tx_commit waiting): no response to decode.
+    t = spanBegin();
     if (bus && bus.listenerCount > 0) await this.fireEvents(bus, block, blockId, await res.response());
+    spanEnd(t, 'fire events', 'block', span);
     return res.newState;
   }
 

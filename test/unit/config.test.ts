@@ -235,6 +235,7 @@ t.test('app.toml defaults', async (t) => {
       batchRequestLimit: 1000,
       batchResponseMaxSize: 25_000_000,
       wsOrigins: ['127.0.0.1', 'localhost'],
+      profilesDir: 'profiles',
     },
     evm: { tracer: '', maxTxGasWanted: 0, cachePreimage: false },
     compat: { upstreamNames: false },

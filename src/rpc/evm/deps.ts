@@ -72,6 +72,8 @@ export interface EvmRpcDeps {
    * throws CallError. Absent: they run inline on this thread (src/rpc/evm/call.ts).
    */
   calls?: (req: CallRequest) => Promise<CallValue> | undefined;
+  /** `[json-rpc] profiles-dir`, absolute: where debug_ profiling methods write (absent: they refuse). */
+  profilesDir?: string;
 }
 
 /** The node's parts as the composition root has them (src/node.ts). */
@@ -98,6 +100,7 @@ export interface NodeParts {
   subscriptionLimits?: EvmRpcDeps['subscriptionLimits'];
   subscriptionMetrics?: SubscriptionMetrics;
   calls?: EvmRpcDeps['calls'];
+  profilesDir?: string;
 }
 
 export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
@@ -127,5 +130,6 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     ...(p.subscriptionLimits === undefined ? {} : { subscriptionLimits: p.subscriptionLimits }),
     ...(p.subscriptionMetrics === undefined ? {} : { subscriptionMetrics: p.subscriptionMetrics }),
     ...(p.calls === undefined ? {} : { calls: p.calls }),
+    ...(p.profilesDir === undefined ? {} : { profilesDir: p.profilesDir }),
   };
 }

@@ -15,6 +15,7 @@ import { GethRpcServer, type GethRpcAuth } from '../jsonrpc/geth-server.js';
 import { gethTable } from '../jsonrpc/geth.js';
 import type { Route, RouteContext } from '../jsonrpc/methods.js';
 import type { EvmRpcDeps } from './deps.js';
+import { debugNodeMethods } from './debug-node.js';
 import { debugTraceMethods } from './debug-trace.js';
 import { ethMethods, notImplemented } from './eth.js';
 import { netMethods } from './net.js';
@@ -36,10 +37,11 @@ export const EVM_RPC_NAMESPACES: Readonly<Record<string, Build>> = {
   web3: web3Methods,
   txpool: txpoolMethods,
   personal: (_d, s) => personalMethods(s.env, s.locker, { allowInsecureUnlock: s.allowInsecureUnlock }),
+  // Raw data and profiling the node (debug-node.ts) and the tracers (debug-trace.ts); private:
+  // JWT (status.ts).
+  debug: (d, _s, log) => [...debugNodeMethods(d, log), ...debugTraceMethods(d)],
   // Nothing mines on a BFT chain: the spec's N (status.ts).
   miner: () => notImplementedIn('miner').map(notImplemented),
-  // debug: the tracing methods (debug-trace.ts); private (status.ts PRIVATE_NAMESPACES: JWT).
-  debug: (d) => debugTraceMethods(d),
 };
 
 /** What the signing methods of eth and personal share: eth's own routes, one nonce lock. */

@@ -1,5 +1,5 @@
 /**
- * Spec §4.4's status table for the namespaces served here (eth, net, web3, txpool, personal, miner): each
+ * Spec §4.4's status table for the namespaces served here (eth, net, web3, txpool, personal, debug, miner): each
  * method's status (Y functional, Stub success with empty values, N an error) and its public flag.
  * The N methods are registered from this table (they answer -32601); the unit test checks the
  * served table against it (test/unit/evm-rpc.test.ts). Where we serve more than the spec's
@@ -69,8 +69,29 @@ const rows: [SpecStatus, boolean, string, string[], SpecStatus?][] = [
   ['Y', false, 'personal', ['lockAccount', 'unlockAccount', 'listWallets'], 'Stub'],
   ['Y', false, 'personal', ['importRawKey', 'sendTransaction', 'ecRecover'], 'N'],
   ['N', false, 'personal', ['initializeWallet', 'unpair', 'signTransaction', 'signAndSendTransaction', 'openWallet', 'deriveAccount']],
-  // The tracing methods (debug-trace.ts); spec Y/N: served, private (every debug method needs the JWT).
-  ['Y', false, 'debug', ['traceTransaction', 'traceCall', 'traceBlock', 'traceBlockByNumber', 'traceBlockByHash']],
+  // debug (spec §5: every method private). The raw-data rows are spec N; served (issue 12).
+  [
+    'Y',
+    false,
+    'debug',
+    [
+      'blockProfile', 'cpuProfile', 'gcStats', 'goTrace', 'freeOSMemory', 'memStats', 'mutexProfile', 'setBlockProfileRate',
+      'setGCPercent', 'setMutexProfileFraction', 'stacks', 'startCPUProfile', 'startGoTrace', 'stopCPUProfile', 'stopGoTrace',
+      'traceBlock', 'traceBlockByNumber', 'traceBlockByHash', 'traceTransaction', 'traceCall', 'writeBlockProfile',
+      'writeMemProfile', 'writeMutexProfile', 'printBlock', 'intermediateRoots',
+    ],
+  ],
+  ['Y', false, 'debug', ['getRawBlock', 'getRawHeader', 'getRawReceipts', 'getRawTransaction', 'getHeaderRlp', 'getBlockRlp'], 'N'],
+  [
+    'N',
+    false,
+    'debug',
+    [
+      'backtraceAt', 'dumpBlock', 'seedHash', 'setHead', 'traceBlockFromFile', 'standardTraceBlockToFile', 'standardTraceBadBlockToFile',
+      'traceChain', 'traceBadBlock', 'verbosity', 'vmodule', 'getBadBlocks', 'storageRangeAt', 'getModifiedAccountsByNumber',
+      'getModifiedAccountsByHash',
+    ],
+  ],
   // Nothing mines on a BFT chain.
   ['N', false, 'miner', ['start', 'stop', 'setEtherbase', 'setGasPrice', 'setGasLimit', 'setExtra', 'setRecommitInterval', 'getHashrate']],
 ];

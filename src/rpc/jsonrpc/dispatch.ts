@@ -6,6 +6,7 @@
  * The dialects (cometbft.ts: CometBFT 0.38's Go rules; geth.ts: go-ethereum's rpc package) decode
  * requests, look methods up, validate parameters and word errors; they all call `invoke`.
  */
+import { spanBegin, spanEnd, tracing } from '../../profiling/spans.js';
 import type { Args } from './cometbft-params.js';
 import type { Route, RouteContext, Transport } from './methods.js';
 
@@ -39,6 +40,19 @@ function isThenable(r: unknown): r is PromiseLike<unknown> {
  * ~25% of /status throughput. With `metrics`, the call is counted and timed.
  */
 export function invoke(route: Route, args: Args, ctx: RouteContext, metrics?: RpcMetrics): Outcome | Promise<Outcome> {
+  if (tracing()) return invokeTraced(route, args, ctx, metrics);
+  return invokePlain(route, args, ctx, metrics);
+}
+
+/** While debug_goTrace records: the call as an `rpc` span (src/profiling/spans.ts). */
+function invokeTraced(route: Route, args: Args, ctx: RouteContext, metrics?: RpcMetrics): Outcome | Promise<Outcome> {
+  const t = spanBegin();
+  const end = (o: Outcome): Outcome => (spanEnd(t, route.name, 'rpc', { transport: ctx.transport, ok: o.ok }), o);
+  const o = invokePlain(route, args, ctx, metrics);
+  return o instanceof Promise ? o.then(end) : end(o);
+}
+
+function invokePlain(route: Route, args: Args, ctx: RouteContext, metrics?: RpcMetrics): Outcome | Promise<Outcome> {
   if (metrics !== undefined) return invokeMeasured(route, args, ctx, metrics);
   try {
     const r = route.handler(args, ctx);
