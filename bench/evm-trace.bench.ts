@@ -12,6 +12,7 @@
  *        BENCH_TRACE_GAS=<gas of the looping tx, default 400000>
  * Not part of `make test`; the load average is printed (the machine is shared).
  */
+import { report, smoke } from './report.js';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -22,8 +23,8 @@ import { devAccounts } from '../src/keys/devaccounts.js';
 import { rpcOk, signTx, startAnvil, startEvmDevnet } from '../test/helpers/evm.js';
 import { waitFor } from '../test/helpers/node.js';
 
-const RUNS = Number(process.argv[2] ?? 5);
-const GAS = BigInt(process.env.BENCH_TRACE_GAS ?? 400_000);
+const RUNS = Number(process.argv[2] ?? smoke(5, 1));
+const GAS = BigInt(process.env.BENCH_TRACE_GAS ?? smoke(400_000, 40_000));
 const CHAIN_ID = 9000;
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 
@@ -87,6 +88,7 @@ try {
   const h1 = await height();
   const before = await intervals(Math.max(2, h0), h1);
 
+  let blockIntervals: { before: number[]; during: number[] } = { before: [], during: [] };
   const rssBefore = vmHwm();
   const results: Record<string, { steps: number; ms: number[]; bytes: number }> = {};
   for (const [name, url] of [['chaind', devnet.url], ['anvil', anvil.url]] as const) {
@@ -102,6 +104,7 @@ try {
     if (name === 'chaind') {
       const hEnd = await height();
       const during = await intervals(hStart, hEnd);
+      blockIntervals = { before: [...before], during: [...during] };
       const stat = (xs: number[]) => (xs.length === 0 ? 'n/a' : `median ${xs.sort((a, b) => a - b)[xs.length >> 1]!.toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms over ${xs.length}`);
       console.log(`block interval before the traces: ${stat(before)}`);
       console.log(`block interval while chaind traced (heights ${hStart}..${hEnd}): ${stat(during)}`);
@@ -119,6 +122,11 @@ try {
   const ratio = [...c.ms].sort((x, y) => x - y)[c.ms.length >> 1]! / [...a.ms].sort((x, y) => x - y)[a.ms.length >> 1]!;
   console.log(`chaind/anvil time ratio: ${ratio.toFixed(2)}`);
   console.log(`chaind node peak RSS (VmHWM): ${rssBefore.toFixed(0)} MiB before the traces, ${rssAfter.toFixed(0)} MiB after`);
+  const medMs = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
+  report({ area: 'tracing', figure: `struct-log steps/s, ${c.steps}-step tx (debug_traceTransaction)`, unit: 'steps/s', value: (c.steps / medMs(c.ms)) * 1000, peer: 'anvil', peerValue: (a.steps / medMs(a.ms)) * 1000, runs: RUNS });
+  if (blockIntervals.before.length > 0 && blockIntervals.during.length > 0) {
+    report({ area: 'tracing', figure: 'median block interval while a worker traces', unit: 'ms', value: medMs(blockIntervals.during), peer: 'the same node before the traces', peerValue: medMs(blockIntervals.before), better: 'lower' });
+  }
 } finally {
   devnet.stop();
   anvil.stop();

@@ -7,7 +7,8 @@
  *   nonce, `queued` after a gap. A tx that fills the gap promotes the queued ones behind it.
  * - Same sender and nonce: a replacement, accepted only when both the fee cap and the tip are at
  *   least `priceBump` % (10) above the old tx's (`replacement transaction underpriced`).
- * - Limits: `accountSlots` pending and `accountQueue` queued per sender (`account limit exceeded`),
+ * - Limits: `accountQueue` queued per sender (`account limit exceeded`; pending txs of a sender are
+ *   not limited by number, as in geth),
  *   `globalSlots + globalQueue` in all and `maxTxsBytes`; a full pool evicts the cheapest sender's
  *   last tx for a better-paying one, else `transaction underpriced`.
  * - `already known` (ErrTxInCache), the pool's own refusals as EvmPoolError (replacement, limits),
@@ -532,7 +533,10 @@ export class EvmTxPool implements Mempool {
       let pend = 0;
       for (const n of a.txs.keys()) if (n < a.pendingEnd) pend++;
       const queued = a.txs.size - pend;
-      if (willPend ? pend >= cfg.accountSlots : queued >= cfg.accountQueue) throw new EvmPoolError('EVM_ACCOUNT_LIMIT', ERR_ACCOUNT_LIMIT);
+      // geth admits any number of executable txs of an ordinary account (legacypool's
+      // UsedAndLeftSlots answers MaxInt; AccountSlots only shields 16 of them from the eviction of
+      // an over-full pool); a sender's queue, behind a gap, is bounded.
+      if (!willPend && queued >= cfg.accountQueue) throw new EvmPoolError('EVM_ACCOUNT_LIMIT', ERR_ACCOUNT_LIMIT);
       // Global limits: make room by evicting the cheapest, or refuse.
       while (this.byKey.size >= cfg.globalSlots + cfg.globalQueue || this.bytes + tx.length > cfg.maxTxsBytes) {
         const victim = this.cheapestTail(a.addr);

@@ -4,8 +4,8 @@
  * figure with a named peer and a finite ratio, and the harness must write its JSON and
  * latest.md (into a temp dir, not bench/results). The figures measure nothing at these sizes.
  *
- * The benches are split in three groups, one test file each (tap's 900 s per file): the in-process
- * ones (4 minutes on the 2-core machine at load average 20), those that load a node with txs
+ * The benches are split in four groups, one test file each (tap's 900 s per file): the light in-process
+ * ones (about 45 s), the heavy in-process ones (crypto, evm-exec: about 50 s), those that load a node with txs
  * (banksend, evm-rpc, exec-latency: 6 minutes there) and the other node-process ones (flood, fuzz,
  * p2p-join, rpc). Every bench must be in a group.
  */
@@ -17,9 +17,11 @@ import type { Test } from 'tap';
 import { ROOT } from './node.js';
 
 export const SMOKE_GROUPS = {
-  inproc: ['blocksync', 'crypto', 'evm-exec', 'evm-module', 'p2p-transport', 'search', 'versioned-state'],
+  inproc: ['blocksync', 'evm-module', 'p2p-transport', 'search', 'versioned-state'],
+  /** In one process too, but 20–30 s each even at smoke size (crypto's many figures, evm-exec's native/JS children). */
+  heavy: ['crypto', 'evm-exec'],
   txs: ['banksend', 'evm-rpc', 'exec-latency'],
-  nodes: ['flood', 'fuzz', 'p2p-join', 'rpc'],
+  nodes: ['evm-trace', 'flood', 'fuzz', 'p2p-join', 'rpc'],
 };
 
 /** Benches that have nothing to compare against a peer (a fuzz run counts failures). */

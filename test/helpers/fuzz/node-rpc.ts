@@ -380,15 +380,46 @@ const CLEAN_CLOSE = new Set([1000, 1001, 1002, 1003, 1007, 1008, 1009, 1011]);
 
 export function nodeWsSurface(t: FuzzTarget): Surface<WsCase> {
   const seeds = nodeRpcSeeds(t);
-  return {
+  return jsonRpcWsSurface({
     name: 'node-ws',
+    url: `ws://127.0.0.1:${t.ports.rpc}/websocket`,
     seedNames: seeds.map((s) => s.method),
+    message: (rng) => jsonRpcBody(rng, t, seeds, true),
+    maxMessage: WS_MAX_MESSAGE,
+    sentinelMethod: 'health',
+    judge: envelopeProblem,
+  });
+}
+
+export interface JsonRpcWsSurfaceOptions {
+  name: string;
+  url: string;
+  seedNames: string[];
+  /** One (mutated) message: its seed, its bytes and the mutators applied. */
+  message(rng: Rng): { seed: string; body: Buffer; applied: string[] };
+  /** The server's read limit: a longer message may fail the connection (RFC 6455 §10.4). */
+  maxMessage: number;
+  /** A method that always answers: its answer marks the end of a case. */
+  sentinelMethod: string;
+  /** Problem with one message from the server (an answer or a notification), or null. */
+  judge(v: unknown): string | null;
+}
+
+/**
+ * A JSON-RPC-over-websocket surface: each case sends 1–3 mutated messages, then a sentinel call,
+ * and every message up to the sentinel's answer must be protocol-shaped; a close must be a clean
+ * one (or follow a message the server may fail the connection for).
+ */
+export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
+  return {
+    name: o.name,
+    seedNames: o.seedNames,
     generate(rng, index) {
       const messages: WsCase['messages'] = [];
       const mutations: string[] = [];
       let seed = '';
       for (let n = rng.weighted([[8, 1], [2, 2], [1, 3]] as const); n > 0; n--) {
-        const m = jsonRpcBody(rng, t, seeds, true);
+        const m = o.message(rng);
         seed ||= m.seed;
         mutations.push(...m.applied);
         const binary = rng.chance(0.05);
@@ -400,7 +431,7 @@ export function nodeWsSurface(t: FuzzTarget): Surface<WsCase> {
         seed,
         mutations,
         messages,
-        violation: messages.some((m) => m.data.length > WS_MAX_MESSAGE || (!m.binary && !isUtf8(m.data))),
+        violation: messages.some((m) => m.data.length > o.maxMessage || (!m.binary && !isUtf8(m.data))),
         describe: () => messages.map((m) => (m.binary ? 'binary ' : '') + printable(m.data, 1000)).join(' | '),
       };
     },
@@ -413,7 +444,7 @@ export function nodeWsSurface(t: FuzzTarget): Surface<WsCase> {
       const open = async () => {
         closeCode = null;
         inbox = [];
-        const sock = new WebSocket(`ws://127.0.0.1:${t.ports.rpc}/websocket`, { maxPayload: 64 * 1024 * 1024 });
+        const sock = new WebSocket(o.url, { maxPayload: 64 * 1024 * 1024 });
         sock.on('message', (d: Buffer) => {
           inbox.push(d.toString('utf8'));
           wake?.();
@@ -447,7 +478,7 @@ export function nodeWsSurface(t: FuzzTarget): Surface<WsCase> {
           const sock = ws!;
           for (const m of c.messages) sock.send(m.data, { binary: m.binary });
           const sentinel = `${SENTINEL}-${++seq}`;
-          sock.send(JSON.stringify({ jsonrpc: '2.0', id: sentinel, method: 'health' }));
+          sock.send(JSON.stringify({ jsonrpc: '2.0', id: sentinel, method: o.sentinelMethod }));
           const deadline = Date.now() + 20_000;
           for (;;) {
             while (inbox.length > 0) {
@@ -460,7 +491,7 @@ export function nodeWsSurface(t: FuzzTarget): Surface<WsCase> {
               }
               const leak = jsLeak(text);
               if (leak) return { problem: `a JavaScript error leaks into a websocket answer (${leak}): ${printable(text, 300)}`, tag: 'leak' };
-              const p = envelopeProblem(v);
+              const p = o.judge(v);
               if (p) return { problem: `websocket message: ${p}: ${printable(text, 300)}`, tag: 'bad' };
               if ((v as { id?: unknown }).id === sentinel) return { problem: null, tag: 'answered' };
             }

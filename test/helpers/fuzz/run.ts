@@ -13,6 +13,8 @@ export interface SessionOptions {
   seed: number;
   /** Cases per surface. */
   count: number;
+  /** Cases of particular surfaces, where they differ from `count`. */
+  counts?: Record<string, number>;
   surfaces?: string[];
   lanes?: number;
   /** Run the surfaces at the same time (the test's default: the node serves all ports at once). */
@@ -90,8 +92,9 @@ export async function runSession(opts: SessionOptions, during?: (node: FuzzNode,
       const t0 = Date.now();
       const nodeCpu0 = cpuMs(node.node.proc.pid!) ?? 0;
       const clientCpu0 = process.cpuUsage();
-      log(`surface ${name}: ${surface.seedNames.length} seeds, ${opts.count} cases, seed ${opts.seed}`);
-      const result = await runSurface(surface, { seed: opts.seed, count: opts.count, lanes: opts.lanes ?? DEFAULT_LANES[name] ?? 8, stop: () => !node.alive() || (opts.stopAt !== undefined && Date.now() > opts.stopAt) });
+      const count = opts.counts?.[name] ?? opts.count;
+      log(`surface ${name}: ${surface.seedNames.length} seeds, ${count} cases, seed ${opts.seed}`);
+      const result = await runSurface(surface, { seed: opts.seed, count, lanes: opts.lanes ?? DEFAULT_LANES[name] ?? 8, stop: () => !node.alive() || (opts.stopAt !== undefined && Date.now() > opts.stopAt) });
       const t1 = Date.now();
       const nodeCpu = (cpuMs(node.node.proc.pid!) ?? nodeCpu0) - nodeCpu0;
       const clientCpu = process.cpuUsage(clientCpu0);

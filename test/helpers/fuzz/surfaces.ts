@@ -1,7 +1,8 @@
 /**
- * The fuzz surfaces, by name. A new surface (the EVM JSON-RPC HTTP and websocket ports, when they
- * exist) is one more entry: a function from the target to a Surface (surface.ts).
+ * The fuzz surfaces, by name. A new surface is one more entry: a function from the target to a
+ * Surface (surface.ts).
  */
+import { evmHttpSurface, evmWsSurface } from './evm-rpc.js';
 import { grpcSurface } from './grpc.js';
 import { nodeJsonRpcSurface, nodeUriSurface, nodeWsSurface } from './node-rpc.js';
 import { restSurface } from './rest.js';
@@ -14,9 +15,9 @@ export const SURFACES: Record<string, (t: FuzzTarget) => Surface<FuzzCase>> = {
   'node-ws': nodeWsSurface,
   rest: restSurface,
   grpc: grpcSurface,
-  // 'evm-http': (t) => evmHttpSurface(t),   // extension point: t.ports.jsonRpc
-  // 'evm-ws': (t) => evmWsSurface(t),       // extension point: t.ports.jsonRpcWs
+  'evm-http': evmHttpSurface,
+  'evm-ws': evmWsSurface,
 };
 
 /** Lanes (parallel connections) per surface in the default run. */
-export const DEFAULT_LANES: Record<string, number> = { 'node-uri': 16, 'node-jsonrpc': 24, 'node-ws': 32, rest: 16, grpc: 32 };
+export const DEFAULT_LANES: Record<string, number> = { 'node-uri': 16, 'node-jsonrpc': 24, 'node-ws': 32, rest: 16, grpc: 32, 'evm-http': 16, 'evm-ws': 16 };
