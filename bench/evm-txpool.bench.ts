@@ -13,7 +13,7 @@
 import { CheckTxType, type ResponseCheckTx } from '../src/abci/types.js';
 import { EvmTxPool, type EvmPoolTxInfo } from '../src/mempool/evm_pool.js';
 
-const SENDERS = Number(process.env['BENCH_SENDERS'] ?? 500);
+const SENDERS = Number(process.env['BENCH_SENDERS'] ?? (process.env['BENCH_SMOKE'] === '1' ? 50 : 500));
 const NONCES = Number(process.env['BENCH_NONCES'] ?? 10);
 
 interface T { s: string; n: number; tip: number }

@@ -19,13 +19,16 @@ import { ROOT } from './node.js';
 export const SMOKE_GROUPS = {
   inproc: ['blocksync', 'evm-module', 'p2p-transport', 'search', 'versioned-state'],
   /** In one process too, but 20–30 s each even at smoke size (crypto's many figures, evm-exec's native/JS children). */
-  heavy: ['crypto', 'evm-exec'],
+  heavy: ['crypto', 'evm-exec', 'evm-txpool'],
   txs: ['banksend', 'evm-rpc', 'exec-latency'],
   nodes: ['evm-trace', 'flood', 'fuzz', 'p2p-join', 'rpc'],
 };
 
-/** Benches that have nothing to compare against a peer (a fuzz run counts failures). */
-const NO_FIGURES = new Set(['fuzz']);
+/**
+ * Benches that have nothing to compare against a peer: a fuzz run counts failures; the EVM pool's
+ * admission, reap and update times have no peer that runs here (geth's pool is Go).
+ */
+const NO_FIGURES = new Set(['fuzz', 'evm-txpool']);
 
 export function allBenches(): string[] {
   return fs
