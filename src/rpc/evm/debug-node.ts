@@ -234,6 +234,37 @@ function profileMethods(deps: EvmRpcDeps, log?: Logger): Route[] {
   const file = [{ name: 'file', type: 'any' }] as const;
   const fileSecs = [{ name: 'file', type: 'any' }, { name: 'nsec', type: 'any' }] as const;
   const rate = [{ name: 'rate', type: 'any' }] as const;
+  /**
+   * debug_write<Kind>Profile(file) and debug_<kind>Profile(file, nsec) over one sampled profile:
+   * `collect` reads it; `start` turns sampling on and returns how to turn it back.
+   */
+  const sampledProfileMethods = (kind: 'Block' | 'Mutex', what: string, collect: () => unknown, start: (on: true) => () => void): Route[] => [
+    gethMethod({
+      name: `debug_write${kind}Profile`,
+      params: file,
+      handler: guarded(({ file }: { file: unknown }) => {
+        const name = goString(0, file);
+        const d = dir();
+        d.resolve(name);
+        return wrote(what, d.write(name, JSON.stringify(collect(), null, 1)));
+      }),
+    }),
+    gethMethod({
+      name: `debug_${kind.toLowerCase()}Profile`,
+      params: fileSecs,
+      handler: guarded(async ({ file, nsec }: { file: unknown; nsec: unknown }) => {
+        const name = goString(0, file);
+        const secs = seconds(nsec);
+        const d = dir();
+        d.resolve(name);
+        const stop = start(true);
+        await new Promise((r) => setTimeout(r, secs * 1000));
+        const doc = collect();
+        stop();
+        return wrote(what, d.write(name, JSON.stringify(doc, null, 1)));
+      }),
+    }),
+  ];
   return [
     gethMethod({ name: 'debug_memStats', handler: () => memStats() }),
     gethMethod({ name: 'debug_gcStats', handler: () => gcStats() }),
@@ -303,60 +334,19 @@ function profileMethods(deps: EvmRpcDeps, log?: Logger): Route[] {
       },
     }),
     gethMethod({
-      name: 'debug_writeBlockProfile',
-      params: file,
-      handler: guarded(({ file }: { file: unknown }) => {
-        const name = goString(0, file);
-        const d = dir();
-        d.resolve(name);
-        return wrote('block profile', d.write(name, JSON.stringify(blockProfile(), null, 1)));
-      }),
-    }),
-    gethMethod({
-      name: 'debug_blockProfile',
-      params: fileSecs,
-      // geth: rate 1, sleep, write, rate 0.
-      handler: guarded(async ({ file, nsec }: { file: unknown; nsec: unknown }) => {
-        const name = goString(0, file);
-        const secs = seconds(nsec);
-        const d = dir();
-        d.resolve(name);
-        setBlockProfileRate(1);
-        await new Promise((r) => setTimeout(r, secs * 1000));
-        const doc = blockProfile();
-        setBlockProfileRate(0);
-        return wrote('block profile', d.write(name, JSON.stringify(doc, null, 1)));
-      }),
-    }),
-    gethMethod({
       name: 'debug_setMutexProfileFraction',
       params: rate,
       handler: ({ rate }) => setMutexProfileFraction(goInt(0, rate, 'int')),
     }),
-    gethMethod({
-      name: 'debug_writeMutexProfile',
-      params: file,
-      handler: guarded(({ file }: { file: unknown }) => {
-        const name = goString(0, file);
-        const d = dir();
-        d.resolve(name);
-        return wrote('mutex profile', d.write(name, JSON.stringify(mutexProfile(), null, 1)));
-      }),
+    // debug_write<X>Profile writes what was sampled so far; debug_<x>Profile samples for `nsec`
+    // seconds (geth: rate on, sleep, write, rate back).
+    ...sampledProfileMethods('Block', 'block profile', blockProfile, () => {
+      setBlockProfileRate(1);
+      return () => setBlockProfileRate(0);
     }),
-    gethMethod({
-      name: 'debug_mutexProfile',
-      params: fileSecs,
-      handler: guarded(async ({ file, nsec }: { file: unknown; nsec: unknown }) => {
-        const name = goString(0, file);
-        const secs = seconds(nsec);
-        const d = dir();
-        d.resolve(name);
-        const prev = setMutexProfileFraction(1);
-        await new Promise((r) => setTimeout(r, secs * 1000));
-        const doc = mutexProfile();
-        setMutexProfileFraction(prev);
-        return wrote('mutex profile', d.write(name, JSON.stringify(doc, null, 1)));
-      }),
+    ...sampledProfileMethods('Mutex', 'mutex profile', mutexProfile, () => {
+      const prev = setMutexProfileFraction(1);
+      return () => setMutexProfileFraction(prev);
     }),
   ];
 }
