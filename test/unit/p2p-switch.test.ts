@@ -115,19 +115,6 @@ t.test('switch + consensus reactor over loopback', async (t) => {
     t.same(got.msg.proposal.signature, proposal.signature, 'the signed proposal');
     t.same(Buffer.from(encodeBlock(got.msg.block)), Buffer.from(encodeBlock(big)), 'the whole block, reassembled from its parts');
   }
-  // Sending the same proposal again sends nothing new.
-  a.reactor.broadcast({ kind: 'proposal', proposal, block: big });
-
-  // Votes: the same vote twice reaches b once (ordered channel: v2 after both).
-  const votes = commit1.signatures.map((s, i) => commitSigToVote(commit1, s, i)).filter((v): v is Vote => v !== null);
-  const v1 = votes[0]!;
-  const v2 = { ...v1, round: 1 };
-  a.reactor.broadcast({ kind: 'vote', vote: v1 });
-  a.reactor.broadcast({ kind: 'vote', vote: v1 });
-  a.reactor.broadcast({ kind: 'vote', vote: v2 });
-  await waitFor(() => b.cons.got.some((g) => g.msg.kind === 'vote' && g.msg.vote.round === 1), 10_000, 'v2');
-  t.equal(b.cons.got.filter((g) => g.msg.kind === 'vote' && g.msg.vote.round === 0).length, 1, 'v1 delivered once');
-  t.equal(b.cons.got.filter((g) => g.msg.kind === 'proposal').length, 1, 'the repeated proposal was not resent');
 
   // Catch-up: b says it is at height 1 while a is at 5 → a sends block 1's parts and its precommits.
   const before = b.cons.got.length;
@@ -203,6 +190,61 @@ t.test('a peer that connects after a vote was added gets the votes of its round 
   await new Promise((r) => setTimeout(r, 600));
   t.equal(c.cons.got.filter((g) => g.msg.kind === 'vote').length, 1, 'sent once');
   t.notOk(b.cons.got.some((g) => g.msg.kind === 'vote'), 'nor to b, now a height ahead');
+});
+
+t.test('to a peer at their height, a proposal and a vote go once', async (t) => {
+  const a = node();
+  await a.sw.start();
+  t.teardown(() => a.sw.stop());
+  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
+  await b.sw.start();
+  t.teardown(() => b.sw.stop());
+  await waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
+  a.cons.emit('NewRoundStep', { height: 2n, round: 0, step: 'RoundStepPropose' });
+  b.cons.emit('NewRoundStep', { height: 2n, round: 0, step: 'RoundStepPropose' });
+  await waitFor(() => a.reactor.peerState(b.id)?.height === 2n, 10_000, 'a learns b\'s height');
+  const big = blockFromJSON(BLOCKS[1]!.block, new Uint8Array(150_000).fill(5));
+  const { blockId } = blockIdOf(big);
+  const proposal: Proposal = { type: SignedMsgType.Proposal, height: 2n, round: 0, polRound: -1, blockId, timestamp: big.header.time, signature: new Uint8Array(64).fill(3) };
+  a.reactor.broadcast({ kind: 'proposal', proposal, block: big });
+  await waitFor(() => b.cons.got.some((g) => g.msg.kind === 'proposal'), 20_000, 'proposal delivered');
+  a.reactor.broadcast({ kind: 'proposal', proposal, block: big });
+  // Votes: the same vote twice reaches b once (ordered channel: v2 after both).
+  const votes = commit1.signatures.map((s, i) => commitSigToVote(commit1, s, i)).filter((v): v is Vote => v !== null);
+  const v1 = { ...votes[0]!, height: 2n };
+  const v2 = { ...v1, round: 1 };
+  a.reactor.broadcast({ kind: 'vote', vote: v1 });
+  a.reactor.broadcast({ kind: 'vote', vote: v1 });
+  a.reactor.broadcast({ kind: 'vote', vote: v2 });
+  await waitFor(() => b.cons.got.some((g) => g.msg.kind === 'vote' && g.msg.vote.round === 1), 10_000, 'v2');
+  // Longer than the 500 ms after which a complete block whose parts came again is handed over again.
+  await new Promise((r) => setTimeout(r, 800));
+  t.equal(b.cons.got.filter((g) => g.msg.kind === 'vote' && g.msg.vote.round === 0).length, 1, 'v1 delivered once');
+  t.equal(b.cons.got.filter((g) => g.msg.kind === 'proposal').length, 1, 'the repeated proposal was not resent');
+});
+
+t.test('a vote sent while the peer was still block-syncing is sent again once it is at that height', async (t) => {
+  const votes = commit1.signatures.map((s, i) => commitSigToVote(commit1, s, i)).filter((v): v is Vote => v !== null);
+  const v = votes[0]!;
+  const a = node();
+  await a.sw.start();
+  t.teardown(() => a.sw.stop());
+  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
+  await b.sw.start();
+  t.teardown(() => b.sw.stop());
+  await waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
+  a.cons.emit('NewRoundStep', { height: v.height, round: v.round, step: 'RoundStepPrevote' });
+  // b's consensus is not running (block sync): it ignores the vote a pushes when consensus adds it.
+  b.cons.syncing = true;
+  a.cons.emit('Vote', { vote: v });
+  a.reactor.broadcast({ kind: 'vote', vote: v });
+  await new Promise((r) => setTimeout(r, 500));
+  t.equal(b.cons.got.length, 0, 'nothing reached b\'s consensus while it synced');
+  // b switches to consensus and announces its height and round: a sends the vote again.
+  b.cons.syncing = false;
+  b.cons.emit('NewRoundStep', { height: v.height, round: v.round, step: 'RoundStepPrevote' });
+  await waitFor(() => b.cons.got.some((g) => g.msg.kind === 'vote'), 20_000, 'the vote reaches b');
+  t.pass('the vote a pushed while b was syncing reached b once it was in consensus');
 });
 
 t.test('max_num_inbound_peers = 0 refuses a non-persistent peer; dial to self fails', async (t) => {

@@ -238,21 +238,30 @@ export class ConsensusReactor implements Reactor {
     return peer.trySend(channelOf(m), encodeConsensusMessage(m));
   }
 
+  /**
+   * Pushes a proposal (with its parts) or a vote to one peer. What is sent counts as the peer's
+   * only when its NewRoundStep put it at that height: a peer still block-syncing (or not yet
+   * heard from) ignores consensus messages, so they stay unmarked and the 250 ms pass (votes,
+   * forwarded proposals) sends them again once the peer is there. Marking them made a validator
+   * that switched to consensus a moment after its peers miss their round-0 votes for good: at
+   * height 1 all four then waited in round 0, none with +2/3 of any votes to start a timeout.
+   */
   private sendSm(peer: Peer, ps: PeerState, msg: SmMessage): void {
     if (msg.kind === 'vote') {
       const k = voteKey(msg.vote);
       if (ps.has(k)) return;
-      if (this.sendTo1(peer, { type: 'Vote', vote: msg.vote })) ps.mark(k);
+      if (this.sendTo1(peer, { type: 'Vote', vote: msg.vote }) && ps.height === msg.vote.height) ps.mark(k);
       return;
     }
     const p = msg.proposal;
+    const there = ps.height === p.height;
     const parts = this.partsOf(p, msg.block);
     const root = hexOf(p.blockId.partSetHeader.hash);
     if (p.signature.length > 0) {
       const pk = proposalKey(p.height, p.round);
       if (!ps.has(pk)) {
         if (!this.sendTo1(peer, { type: 'Proposal', proposal: p })) return;
-        ps.mark(pk);
+        if (there) ps.mark(pk);
       }
     }
     for (const part of parts) {
@@ -260,7 +269,7 @@ export class ConsensusReactor implements Reactor {
       if (ps.has(k)) continue;
       // Parts wait for queue space (send, not trySend): a block may have more parts than the queue.
       void peer.send(DATA_CHANNEL, encodeConsensusMessage({ type: 'BlockPart', height: p.height, round: p.round, part }));
-      ps.mark(k);
+      if (there) ps.mark(k);
     }
   }
 
