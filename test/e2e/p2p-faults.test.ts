@@ -33,7 +33,7 @@ import t, { type Test } from 'tap';
 import { decodeRecords } from '../../src/consensus/wal.js';
 import { alive, CLI, getJson, runCli, sleep, tmpHome, waitFor } from '../helpers/node.js';
 
-t.setTimeout(420_000);
+t.setTimeout(600_000);
 
 const CHAIN = 'tn-faults';
 const TIMEOUT_COMMIT = '100ms';
