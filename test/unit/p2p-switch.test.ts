@@ -70,24 +70,41 @@ function node(over: Partial<P2PConfig> = {}, store: { loadBlock: (h: bigint) => 
   return { sw, cons, reactor, id: sw.nodeInfo.id };
 }
 
-/** a, whose block store holds block 1 and its commit, and b, which has a as persistent peer; both started. */
-async function storePair(t: Test) {
-  const store = {
-    loadBlock: (h: bigint) => (h === 1n ? block1 : null),
-    loadSeenCommit: () => null,
-    loadBlockCommit: (h: bigint) => (h === 1n ? commit1 : null),
-  };
-  const a = node({}, store);
-  await a.sw.start();
-  t.teardown(() => a.sw.stop());
-  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
-  await b.sw.start();
-  t.teardown(() => b.sw.stop());
-  return { a, b };
+type TestNode = ReturnType<typeof node>;
+
+/** A started switch, stopped with the test. */
+async function started(t: Test, over: Partial<P2PConfig> = {}, store?: Parameters<typeof node>[1]): Promise<TestNode> {
+  const n = node(over, store);
+  await n.sw.start();
+  t.teardown(() => n.sw.stop());
+  return n;
+}
+
+/** A started switch that has `a` as its persistent peer. */
+function dialling(t: Test, a: TestNode): Promise<TestNode> {
+  return started(t, { persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
+}
+
+/** Both consensus reactors hold the other's PeerState. */
+function connected(a: TestNode, b: TestNode): Promise<unknown> {
+  return waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
+}
+
+/** Block 1 and its commit, as a block store serves them for catch-up. */
+const STORE1 = {
+  loadBlock: (h: bigint) => (h === 1n ? block1 : null),
+  loadSeenCommit: () => null,
+  loadBlockCommit: (h: bigint) => (h === 1n ? commit1 : null),
+};
+
+/** a (over `store`) and b, which has a as persistent peer; both started. */
+async function pair(t: Test, store?: Parameters<typeof node>[1]): Promise<{ a: TestNode; b: TestNode }> {
+  const a = await started(t, {}, store);
+  return { a, b: await dialling(t, a) };
 }
 
 t.test('switch + consensus reactor over loopback', async (t) => {
-  const { a, b } = await storePair(t);
+  const { a, b } = await pair(t, STORE1);
 
   await waitFor(() => a.sw.peerList().length === 1 && b.sw.peerList().length === 1, 20_000, 'connected');
   const bOnA = a.sw.getPeer(b.id)!;
@@ -136,8 +153,8 @@ t.test('switch + consensus reactor over loopback', async (t) => {
 });
 
 t.test('a catch-up block consensus dropped is handed over again when the peer sends it again; nothing is taken while syncing', async (t) => {
-  const { a, b } = await storePair(t);
-  await waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
+  const { a, b } = await pair(t, STORE1);
+  await connected(a, b);
   a.cons.emit('NewRoundStep', { height: 5n, round: 0, step: 'RoundStepPropose' });
 
   // b is block-syncing: a's catch-up for height 1 reaches b's reactor and is not assembled.
@@ -161,15 +178,11 @@ t.test('a catch-up block consensus dropped is handed over again when the peer se
 t.test('a peer that connects after a vote was added gets the votes of its round it lacks', async (t) => {
   const votes = commit1.signatures.map((s, i) => commitSigToVote(commit1, s, i)).filter((v): v is Vote => v !== null);
   const v = votes[0]!;
-  const a = node();
-  await a.sw.start();
-  t.teardown(() => a.sw.stop());
+  const a = await started(t);
   // a is in the Precommit step and consensus added a vote before b was connected.
   a.cons.emit('NewRoundStep', { height: v.height, round: v.round, step: 'RoundStepPrecommit' });
   a.cons.emit('Vote', { vote: v });
-  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
-  await b.sw.start();
-  t.teardown(() => b.sw.stop());
+  const b = await dialling(t, a);
   await waitFor(() => a.reactor.peerState(b.id) !== undefined, 20_000, 'connected');
   // b at another round: not sent (votes go to a peer for its own round).
   b.cons.emit('NewRoundStep', { height: v.height, round: v.round + 1, step: 'RoundStepPropose' });
@@ -179,9 +192,7 @@ t.test('a peer that connects after a vote was added gets the votes of its round 
   b.cons.emit('NewRoundStep', { height: v.height + 1n, round: v.round, step: 'RoundStepPrecommit' });
   await waitFor(() => a.reactor.peerState(b.id)!.height === v.height + 1n, 20_000, 'b\'s height on a');
   // A peer's NewRoundStep never goes back, so a second b-like peer shows the same-round case.
-  const c = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
-  await c.sw.start();
-  t.teardown(() => c.sw.stop());
+  const c = await dialling(t, a);
   await waitFor(() => a.reactor.peerState(c.id) !== undefined, 20_000, 'c connected');
   c.cons.emit('NewRoundStep', { height: v.height, round: v.round, step: 'RoundStepPrecommit' });
   await waitFor(() => c.cons.got.some((g) => g.msg.kind === 'vote'), 20_000, 'c gets the vote');
@@ -193,13 +204,9 @@ t.test('a peer that connects after a vote was added gets the votes of its round 
 });
 
 t.test('to a peer at their height, a proposal and a vote go once', async (t) => {
-  const a = node();
-  await a.sw.start();
-  t.teardown(() => a.sw.stop());
-  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
-  await b.sw.start();
-  t.teardown(() => b.sw.stop());
-  await waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
+  const a = await started(t);
+  const b = await dialling(t, a);
+  await connected(a, b);
   a.cons.emit('NewRoundStep', { height: 2n, round: 0, step: 'RoundStepPropose' });
   b.cons.emit('NewRoundStep', { height: 2n, round: 0, step: 'RoundStepPropose' });
   await waitFor(() => a.reactor.peerState(b.id)?.height === 2n, 10_000, 'a learns b\'s height');
@@ -226,13 +233,9 @@ t.test('to a peer at their height, a proposal and a vote go once', async (t) => 
 t.test('a vote sent while the peer was still block-syncing is sent again once it is at that height', async (t) => {
   const votes = commit1.signatures.map((s, i) => commitSigToVote(commit1, s, i)).filter((v): v is Vote => v !== null);
   const v = votes[0]!;
-  const a = node();
-  await a.sw.start();
-  t.teardown(() => a.sw.stop());
-  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
-  await b.sw.start();
-  t.teardown(() => b.sw.stop());
-  await waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
+  const a = await started(t);
+  const b = await dialling(t, a);
+  await connected(a, b);
   a.cons.emit('NewRoundStep', { height: v.height, round: v.round, step: 'RoundStepPrevote' });
   // b's consensus is not running (block sync): it ignores the vote a pushes when consensus adds it.
   b.cons.syncing = true;
@@ -294,19 +297,15 @@ t.test('mempool reactor: txs gossiped once, never back to their sender; evidence
 });
 
 t.test('a peer left in the Propose step gets the complete proposal forwarded', async (t) => {
-  const a = node();
-  await a.sw.start();
-  t.teardown(() => a.sw.stop());
+  const a = await started(t);
   // a holds a complete signed proposal (its own, broadcast while it had no peers).
   const big = blockFromJSON(BLOCKS[1]!.block, new Uint8Array(150_000).fill(9));
   const { blockId } = blockIdOf(big);
   const proposal: Proposal = { type: SignedMsgType.Proposal, height: 2n, round: 0, polRound: -1, blockId, timestamp: big.header.time, signature: new Uint8Array(64).fill(2) };
   a.reactor.broadcast({ kind: 'proposal', proposal, block: big });
 
-  const b = node({ persistentPeers: [`${a.id}@127.0.0.1:${a.sw.listenPort}`] });
-  await b.sw.start();
-  t.teardown(() => b.sw.stop());
-  await waitFor(() => a.reactor.peerState(b.id) !== undefined && b.reactor.peerState(a.id) !== undefined, 20_000, 'connected');
+  const b = await dialling(t, a);
+  await connected(a, b);
   b.cons.emit('NewRoundStep', { height: 2n, round: 0, step: 'RoundStepNewHeight' });
   await waitFor(() => a.reactor.peerState(b.id)!.height === 2n, 20_000, 'b at height 2 on a');
   await new Promise((r) => setTimeout(r, 800));
