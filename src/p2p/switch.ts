@@ -16,6 +16,7 @@ import { nullLogger, type Logger } from '../log.js';
 import { P2PError } from './errors.js';
 import { MConnection, mconnConfigFromP2P, type ChannelDescriptor, type ConnectionStatus, type MConnConfig } from './mconnection.js';
 import { hasChannel, parseListenAddr, type NodeInfo } from './node-info.js';
+import { Timers } from './timers.js';
 import { Transport, parsePeerAddress, type PeerAddress, type UpgradedConnection } from './transport.js';
 
 /** A reactor: a protocol on some channels (cometbft/cometbft:p2p/base_reactor.go). */
@@ -116,7 +117,7 @@ export class Switch {
   private readonly unconditionalIds = new Set<string>();
   private readonly privateIds = new Set<string>();
   private transport: Transport | null = null;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Timers(() => this.running);
   private running = false;
   private _listening = false;
   listenPort = 0;
@@ -192,7 +193,6 @@ export class Switch {
 
   async stop(): Promise<void> {
     this.running = false;
-    for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     // net.Server.close() resolves only once every connection has ended: stop the peers first.
     const closing = this.transport?.close();
@@ -304,13 +304,7 @@ export class Switch {
   }
 
   private later(ms: number, fn: () => void): void {
-    if (!this.running) return;
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      if (this.running) fn();
-    }, ms);
-    t.unref?.();
-    this.timers.add(t);
+    this.timers.later(ms, fn);
   }
 
   /** Dials one address and adds the peer; throws on failure. */

@@ -36,6 +36,7 @@ import type { ChannelDescriptor } from '../mconnection.js';
 import { PEX_CHANNEL, decodePexMessage, encodePexMessage, type PexMessage } from '../messages/pex.js';
 import type { Peer, Reactor, Switch, SwitchAddrBook } from '../switch.js';
 import { parsePeerAddress, type PeerAddress } from '../transport.js';
+import { Timers } from '../timers.js';
 import { AddrBook, DEFAULT_BAN_MS, MAX_GET_SELECTION } from './addrbook.js';
 import { dialString, netAddressFromListen, netAddressString, normalizeNetAddress, type NetAddress } from './netaddress.js';
 
@@ -90,7 +91,7 @@ export class PexReactor implements Reactor, SwitchAddrBook {
   private readonly lastReceivedRequests = new Map<string, number>();
   private readonly attemptsToDial = new Map<string, DialAttempts>();
   private readonly crawled = new Map<string, number>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Timers(() => this.running);
   private running = false;
 
   constructor(private readonly opts: PexReactorOptions) {
@@ -141,30 +142,17 @@ export class PexReactor implements Reactor, SwitchAddrBook {
 
   stop(): void {
     this.running = false;
-    for (const t of this.timers) {
-      clearTimeout(t);
-      clearInterval(t);
-    }
     this.timers.clear();
     this.sw?.setAddrBook(null);
     this.book.stop();
   }
 
   private later(ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      if (this.running) fn();
-    }, ms);
-    t.unref?.();
-    this.timers.add(t);
+    this.timers.later(ms, fn);
   }
 
   private every(fn: () => void): void {
-    const t = setInterval(() => {
-      if (this.running) fn();
-    }, this.period);
-    t.unref?.();
-    this.timers.add(t);
+    this.timers.every(this.period, fn);
   }
 
   /** Our address as a source of addresses dialled by hand (DialPeersAsync uses NetAddress()). */
