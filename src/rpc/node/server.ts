@@ -483,14 +483,16 @@ export class NodeRpcServer {
         this.cfg.maxBodyBytes,
         cl,
         (body) => {
-          // Called from uWS's data callback, where the socket is corked as in onHttp.
+          // Called from uWS's data callback, where the socket is corked as in onHttp (or from
+          // onHttp itself, for an empty body).
+          const outer = this.inUwsHandler;
           this.inUwsHandler = true;
           try {
             if (body === null) this.bodyTooLarge(res, ex);
             else if (this.slice.admitHttp()) void this.serveHttp(res, ex, info, body);
             else this.later(res, ex, () => void this.serveHttp(res, ex, info, body));
           } finally {
-            this.inUwsHandler = false;
+            this.inUwsHandler = outer;
           }
         },
         (e) => this.internalError(res, ex, [], e),
