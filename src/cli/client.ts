@@ -28,13 +28,14 @@ export class CliError extends Error {
 
 // ---- terminal ----
 
-export function stdinIsTty(): boolean {
-  return process.stdin.isTTY === true;
+export function stdinIsTty(io: CliIo): boolean {
+  return io.stdin === undefined && process.stdin.isTTY === true;
 }
 
 /** Everything on stdin (a pipe or file); '' when stdin is a terminal or closed. */
-export function readStdin(): string {
-  if (stdinIsTty()) return '';
+export function readStdin(io: CliIo): string {
+  if (io.stdin !== undefined) return io.stdin;
+  if (stdinIsTty(io)) return '';
   try {
     return readFileSync(0, 'utf8');
   } catch {
@@ -299,7 +300,7 @@ export function openKeyring(values: Record<string, unknown>, io: CliIo): Keyring
   const passphrase =
     given !== undefined
       ? given
-      : stdinIsTty()
+      : stdinIsTty(io)
         ? async ({ confirm: fresh }: { confirm: boolean }) => {
             const p = await prompt('Enter keyring passphrase (attempt 1/1): ', true);
             if (fresh) {

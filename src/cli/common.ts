@@ -8,6 +8,11 @@ export interface CliIo {
   out(text: string): void;
   err(text: string): void;
   env: Record<string, string | undefined>;
+  /**
+   * What stdin holds, when the caller supplies it (an in-process run, as the tests do); unset, the
+   * process's own stdin is read and may be a terminal.
+   */
+  stdin?: string;
 }
 
 export function processIo(): CliIo {

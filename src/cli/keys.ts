@@ -152,7 +152,7 @@ async function keysAdd(args: string[], io: CliIo): Promise<number> {
   const kr = openKeyring(values, io);
   let mnemonic: string | undefined;
   if (values.recover) {
-    mnemonic = stdinIsTty() ? await prompt('> Enter your bip39 mnemonic\n') : (readStdin().split('\n').find((l) => l.trim() !== '') ?? '');
+    mnemonic = stdinIsTty(io) ? await prompt('> Enter your bip39 mnemonic\n') : (readStdin(io).split('\n').find((l) => l.trim() !== '') ?? '');
     if (mnemonic.trim() === '') throw new CliError('no mnemonic given on stdin', 'INVALID_MNEMONIC');
   }
   const hdPath = values['hd-path'] as string | undefined;
@@ -231,7 +231,7 @@ async function keysDelete(args: string[], io: CliIo): Promise<number> {
   for (const name of positionals) {
     const rec = kr.get(name);
     if (!values.yes) {
-      if (!stdinIsTty()) throw new CliError('refusing to delete a key without confirmation: pass --yes', 'ABORTED');
+      if (!stdinIsTty(io)) throw new CliError('refusing to delete a key without confirmation: pass --yes', 'ABORTED');
       if (!(await confirm(`Key reference ${rec.name} will be deleted. Continue?`))) throw new CliError('aborted', 'ABORTED');
     }
     kr.delete(rec.name);
@@ -240,10 +240,10 @@ async function keysDelete(args: string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
-async function passphraseFor(what: string, given: unknown, env: string | undefined, twice: boolean): Promise<string> {
+async function passphraseFor(io: CliIo, what: string, given: unknown, env: string | undefined, twice: boolean): Promise<string> {
   const p = (given as string | undefined) ?? env;
   if (p !== undefined) return p;
-  if (!stdinIsTty()) throw new CliError(`no ${what} passphrase: pass --${what}-passphrase`, 'NO_PASSPHRASE');
+  if (!stdinIsTty(io)) throw new CliError(`no ${what} passphrase: pass --${what}-passphrase`, 'NO_PASSPHRASE');
   const a = await prompt(`Enter passphrase to ${what === 'export' ? 'encrypt the exported' : 'decrypt your'} key: `, true);
   if (twice && (await prompt('Repeat the passphrase: ', true)) !== a) throw new CliError('passphrases do not match', 'NO_PASSPHRASE');
   return a;
@@ -262,14 +262,14 @@ async function keysExport(args: string[], io: CliIo): Promise<number> {
   if (values['unarmored-hex']) {
     if (!values.unsafe) throw new UsageError('the --unarmored-hex flag must be used together with --unsafe');
     kr.get(name);
-    if (stdinIsTty() && !values.yes && !(await confirm('**WARNING** this is an unsafe way to export your unencrypted private key, are you sure?'))) {
+    if (stdinIsTty(io) && !values.yes && !(await confirm('**WARNING** this is an unsafe way to export your unencrypted private key, are you sure?'))) {
       throw new CliError('aborted', 'ABORTED');
     }
     io.out(`${await kr.exportHex(name)}\n`);
     return EXIT_OK;
   }
   kr.get(name);
-  const pass = await passphraseFor('export', values['export-passphrase'], io.env.CHAIND_EXPORT_PASSPHRASE, true);
+  const pass = await passphraseFor(io, 'export', values['export-passphrase'], io.env.CHAIND_EXPORT_PASSPHRASE, true);
   io.out(await kr.exportArmored(name, pass));
   return EXIT_OK;
 }
@@ -281,13 +281,13 @@ async function keysImport(args: string[], io: CliIo): Promise<number> {
   const [name, file] = positionals as [string, string];
   let armor: string;
   try {
-    armor = file === '-' ? readStdin() : readFileSync(file, 'utf8');
+    armor = file === '-' ? readStdin(io) : readFileSync(file, 'utf8');
   } catch (e) {
     throw new CliError(`cannot read ${file}: ${(e as Error).message}`, 'READ_FAILED');
   }
   const kr = openKeyring(values, io);
   if (kr.has(name) && !values.overwrite) throw new CliError(`cannot overwrite key: ${name}: key already exists`, 'KEY_EXISTS');
-  const pass = await passphraseFor('import', values['import-passphrase'], io.env.CHAIND_EXPORT_PASSPHRASE, false);
+  const pass = await passphraseFor(io, 'import', values['import-passphrase'], io.env.CHAIND_EXPORT_PASSPHRASE, false);
   await kr.importArmored(name, armor, pass, { overwrite: values.overwrite === true });
   return EXIT_OK;
 }

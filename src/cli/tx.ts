@@ -403,7 +403,7 @@ export async function generateOrBroadcast(ctx: Ctx, signer: { address: string; r
   if (signer.record === undefined) throw new CliError(`${signer.address}.info: key not found`, 'KEY_NOT_FOUND');
   const chainId = await resolveChainId(values, io, rpc);
 
-  if (values['yes'] !== true && stdinIsTty()) {
+  if (values['yes'] !== true && stdinIsTty(io)) {
     const unsigned = create(TxSchema, { body: buildBody(plan), authInfo: buildAuthInfo(plan), signatures: [] });
     io.err(goJsonStringify(toProtoJson(TxSchema, unsigned)) + '\n\n');
     if (!(await confirm('confirm transaction before signing and broadcasting'))) {
@@ -559,7 +559,7 @@ async function authzExec(args: string[], io: CliIo): Promise<number> {
   const file = positionals[0]!;
   let text: string;
   try {
-    text = file === '-' ? readStdin() : readFileSync(file, 'utf8');
+    text = file === '-' ? readStdin(io) : readFileSync(file, 'utf8');
   } catch (e) {
     throw new CliError(`cannot read ${file}: ${(e as Error).message}`, 'READ_FAILED');
   }
