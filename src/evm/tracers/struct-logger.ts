@@ -9,8 +9,9 @@
  * with the value read, SSTORE with the value written. The value an SLOAD reads is the top of the
  * stack at the frame's next step, so the SLOAD entry is written then.
  *
- * Entries are JSON text from the start (raw-json.ts): the result is one string, never an object
- * graph of 100,000 entries to clone and stringify again.
+ * Entries are JSON text from the start (raw-json.ts): the result is their list of parts, never an
+ * object graph of 100,000 entries to clone and stringify again, nor one string unless a buffered
+ * answer needs it (a single HTTP request streams the parts to its socket).
  */
 import { RawJson } from './raw-json.js';
 import type { OpStep, Tracer, TxEnd } from './types.js';
@@ -143,7 +144,8 @@ export class StructLogger implements Tracer {
     text += '}';
     this.size += text.length;
     this.count++;
-    this.entries.push(text);
+    // Each entry after the first carries its separating comma: the entries are the result's parts.
+    this.entries.push(this.count === 1 ? text : `,${text}`);
   }
 
   private tail(): string {
@@ -154,6 +156,6 @@ export class StructLogger implements Tracer {
 
   result(): RawJson {
     this.flush();
-    return new RawJson(`{${this.tail()},"structLogs":[${this.entries.join(',')}]}`);
+    return new RawJson([`{${this.tail()},"structLogs":[`, ...this.entries, ']}']);
   }
 }
