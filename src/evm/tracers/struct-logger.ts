@@ -52,10 +52,16 @@ function stackText(s: bigint[]): string {
   return `${out}]`;
 }
 
+/** Entries joined into one flat string at a time. */
+const ENTRIES_PER_BLOCK = 256;
+
 export class StructLogger implements Tracer {
   readonly steps = true;
   private readonly cfg: StructLoggerConfig;
+  /** Blocks of ENTRIES_PER_BLOCK entries, each one flat string (see flush). */
   private readonly entries: string[] = [];
+  /** The entries of the block being filled. */
+  private block: string[] = [];
   private size = 0;
   private pending: Entry | undefined;
   private readonly storage = new Map<string, Map<string, string>>();
@@ -144,8 +150,17 @@ export class StructLogger implements Tracer {
     text += '}';
     this.size += text.length;
     this.count++;
-    // Each entry after the first carries its separating comma: the entries are the result's parts.
-    this.entries.push(this.count === 1 ? text : `,${text}`);
+    // Each entry after the first carries its separating comma: the blocks are the result's parts.
+    // An entry built by concatenation is a V8 rope of ~10 strings; joined into blocks, 100,000
+    // steps are ~7 MB of flat text instead of ~46 MiB of string objects (bench/evm-trace.bench.ts).
+    this.block.push(this.count === 1 ? text : `,${text}`);
+    if (this.block.length >= ENTRIES_PER_BLOCK) this.seal();
+  }
+
+  private seal(): void {
+    if (this.block.length === 0) return;
+    this.entries.push(this.block.join(''));
+    this.block = [];
   }
 
   private tail(): string {
@@ -156,6 +171,7 @@ export class StructLogger implements Tracer {
 
   result(): RawJson {
     this.flush();
+    this.seal();
     return new RawJson([`{${this.tail()},"structLogs":[`, ...this.entries, ']}']);
   }
 }
