@@ -6,9 +6,16 @@
  * the tracer (src/evm/tracers), as geth's eth/tracers/api.go traceTx does over the parent's state
  * (ethereum/go-ethereum:eth/tracers/api.go). Everything written is reverted afterwards.
  *
- * What differs from geth, by construction: the Cosmos transactions of a block (and its
- * BeginBlock) are not EVM transactions and are not replayed, so an EVM tx that follows a Cosmos
- * tx touching the same accounts in the same block is traced over state without that change.
+ * What differs from the block's own execution (not done yet, issue 12): the block's Cosmos txs
+ * (bank sends, their fees and sequence bumps, authz…) and its BeginBlock are not replayed here,
+ * only its EVM txs. An EVM tx that follows, in the same block, a Cosmos tx touching an account
+ * it reads (a balance, a nonce) is traced over state without that change: its trace (gas, balances
+ * in prestateTracer, a balance check's branch) and debug_intermediateRoots of such a block can
+ * differ from what the block did. Blocks of EVM txs only, and Cosmos txs that touch no account the
+ * EVM txs read, are exact. Doing it needs BaseApp to run a block's txs up to an index on a branch
+ * of the parent's state (its Finalize path, Cosmos and EVM alike, as finalizeBlock does) and this
+ * engine's view bound to that branch for the traced tx: a public method on BaseApp (baseapp.ts
+ * runPrepared is private) and a context argument to CallEngine.session.
  *
  * The timeout is checked at every opcode of the traced tx (geth stops the EVM the same way:
  * `execution timeout`). The result travels back as JSON text in parts (RawJson): a struct log of
@@ -18,7 +25,7 @@
 import { createBlock } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { createLegacyTx, type TypedTransaction } from '@ethereumjs/tx';
-import { Address } from '@ethereumjs/util';
+import { Address, eoaCode7702RecoverAuthority, KECCAK256_NULL } from '@ethereumjs/util';
 import { runTx, type VM } from '@ethereumjs/vm';
 import type { FlatStateManager } from '../../../evm/state-manager.js';
 import { createTracer, drive, toJsonParts, TraceAbort, TracerError, type StateReader, type TxContext } from '../../../evm/tracers/index.js';
@@ -29,7 +36,6 @@ import { createAddress } from '../../../evm/tracers/driver.js';
 import { EMPTY_TRIE_ROOT, StateTrie } from '../../../evm/trie.js';
 import type { AccountRecord, FlatState, StateChanges, StorageChange } from '../../../evm/flat-state.js';
 import type { KVStore as EvmKV } from '../../../evm/kv.js';
-import { KECCAK256_NULL } from '@ethereumjs/util';
 import type { ContextFlatState } from './state.js';
 import { gethVmError } from '../../../evm/tracers/types.js';
 import { applyOverrides, CallError, type CallArgs, type CallEngine, type CallRequest } from './calls.js';
@@ -184,7 +190,7 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
       time: b.time,
       txHash: spec.mode === 'call' ? undefined : tx.hash(),
       txIndex: index,
-      authorities: [],
+      authorities: authoritiesOf(tx),
     };
     const check = spec.config.timeoutMs > 0 ? () => {
       if (Date.now() > deadline) throw new TraceAbort('execution timeout');
@@ -274,6 +280,23 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
       return { traceParts: out.json! };
     }
   }
+}
+
+/**
+ * The EIP-7702 authorities of a set-code tx (prestateTracer reads them before the tx runs, as
+ * geth's OnTxStart does); an authorization whose signature does not recover is skipped, as the
+ * EVM skips it.
+ */
+function authoritiesOf(tx: TypedTransaction): Uint8Array[] {
+  const list = (tx as unknown as { authorizationList?: Parameters<typeof eoaCode7702RecoverAuthority>[0][] }).authorizationList;
+  if (list === undefined) return [];
+  return list.flatMap((a) => {
+    try {
+      return [eoaCode7702RecoverAuthority(a).bytes];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /**
