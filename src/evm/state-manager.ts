@@ -400,6 +400,45 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   /**
+   * What flush() would hand over now, without clearing anything and with checkpoints open: the
+   * accounts and slots changed since the last flush, at their current values (code left out).
+   * For debug_intermediateRoots (src/app/modules/evm/trace.ts), which needs the state after each
+   * tx of a block replayed under one open checkpoint.
+   */
+  pendingChanges(): Omit<StateChanges, 'code'> {
+    const storage: StorageChange[] = [];
+    const accountKeys = new Set(this.dirtyAccounts);
+    for (const ak of new Set<string>([...this.dirtyWiped, ...this.dirtyStorage.keys()])) {
+      const rec = this.accounts.get(ak);
+      if (rec === undefined) continue;
+      const address = keyBytes(ak);
+      if (rec === null) {
+        storage.push({ address, wiped: true, slots: [] });
+        accountKeys.add(ak);
+        continue;
+      }
+      const wiped = this.wiped.has(ak);
+      const m = this.storage.get(ak);
+      const slots: { slot: Uint8Array; value: Uint8Array }[] = [];
+      for (const sk of this.dirtyStorage.get(ak) ?? []) {
+        const v = m?.get(sk);
+        if (v !== undefined) slots.push({ slot: keyBytes(sk), value: v });
+      }
+      if (!wiped && slots.length === 0) continue;
+      storage.push({ address, wiped, slots });
+      accountKeys.add(ak);
+    }
+    const accounts: StateChanges['accounts'] = [];
+    for (const ak of accountKeys) {
+      let rec = this.accounts.get(ak);
+      if (rec === undefined) continue;
+      if (rec !== null && this.wiped.has(ak)) rec = { ...rec, storageRoot: KECCAK256_RLP };
+      accounts.push({ address: keyBytes(ak), account: rec ?? undefined });
+    }
+    return { accounts, storage };
+  }
+
+  /**
    * After the trie computed the block's storage roots (StateTrie.commit set them on the
    * records in `changes`): the cache takes the new records and the new state root.
    */

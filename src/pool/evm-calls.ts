@@ -61,7 +61,9 @@ export function poolEvmCalls(pool: PiscinaCryptoPool, setup: Job['setup'], onLoa
     );
   };
   const run = async (req: CallRequest): Promise<CallValue> => {
-    const a = await pool.runTask<Job, Answer>('evmCall', { setup, req });
+    // A debug trace may carry the port its result streams through (trace.ts TraceSpec.stream).
+    const port = req.trace?.stream;
+    const a = await pool.runTask<Job, Answer>('evmCall', { setup, req }, port === undefined ? undefined : [port]);
     if (a.ok) return a.value;
     if (a.internal !== undefined) throw new EvmCallPoolError(`evm call worker failed: ${a.internal}`);
     throw new CallError(a.rpcCode ?? -32000, a.message ?? 'execution failed', a.data);

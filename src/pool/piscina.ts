@@ -116,10 +116,11 @@ export class PiscinaCryptoPool implements CryptoPool {
    * (workers/crypto.worker.ts `evmCall`, src/pool/evm-calls.ts). Not batched, not counted in the
    * signature back-pressure; rejects with POOL_CLOSED after close().
    */
-  runTask<T, R>(name: string, task: T): Promise<R> {
+  runTask<T, R>(name: string, task: T, transferList?: readonly import("node:worker_threads").TransferListItem[]): Promise<R> {
     if (this.closed) return Promise.reject(new CryptoPoolError('crypto pool is closed', 'POOL_CLOSED'));
     const t = spanBegin();
-    const p = (this.pool as unknown as Piscina<T, R>).run(task, { name });
+    // transferList: a MessagePort a job streams its result through (evm-calls.ts, debug traces).
+    const p = (this.pool as unknown as Piscina<T, R>).run(task, transferList === undefined ? { name } : { name, transferList: transferList as never });
     const settled = p.catch(() => undefined).finally(() => (this.settling.delete(settled), spanEnd(t, name, 'pool', undefined, LANE.pool)));
     this.settling.add(settled);
     return p;

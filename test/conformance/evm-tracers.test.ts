@@ -390,6 +390,26 @@ t.test('debug_traceBlockByNumber / ByHash: each tx as debug_traceTransaction tra
   }
 });
 
+t.test('debug_intermediateRoots: the root after each tx, the last one the block\'s stateRoot', async (t) => {
+  const heights = [...new Set(receipts[0]!.map((r: any) => r.blockNumber as string))];
+  let multi = 0;
+  for (const n of heights) {
+    const block = await rpcOk(devnet.url, 'eth_getBlockByNumber', [n, false]);
+    const roots = (await ok(devnet.url, 'debug_intermediateRoots', [block.hash])) as string[];
+    t.equal(roots.length, block.transactions.length, `block ${BigInt(n)}: one root per tx`);
+    t.ok(roots.every((r) => /^0x[0-9a-f]{64}$/.test(r)), 'hashes');
+    // The block holds EVM txs only: its stateRoot is the state after its last tx.
+    t.equal(roots.at(-1), block.stateRoot, `block ${BigInt(n)}: the last root is the block's stateRoot`);
+    if (roots.length > 1) multi++;
+    t.equal(new Set(roots).size, roots.length, 'each tx moves the root (every tx pays its fee)');
+  }
+  t.comment(`${heights.length} blocks, ${multi} with more than one tx`);
+  const e = async (params: unknown[]) => (await call(devnet.url, 'debug_intermediateRoots', params)).error;
+  const genesis = await rpcOk(devnet.url, 'eth_getBlockByNumber', ['0x0', false]);
+  t.same(await e([genesis.hash]), { code: -32000, message: 'genesis is not traceable' });
+  t.same(await e([`0x${'cd'.repeat(32)}`]), { code: -32000, message: `block 0x${'cd'.repeat(32)} not found` });
+});
+
 /** A block as RLP: its header fields in geth's order (core/types/block.go Header), its txs, no uncles, no withdrawals. */
 function blockRlp(b: any, txs: { serialize(): Uint8Array; type: number }[]): Hex {
   const n = (x: string | undefined) => (x === undefined || BigInt(x) === 0n ? new Uint8Array(0) : hexToBytes(toHex(BigInt(x))));
@@ -407,20 +427,43 @@ t.test('a 100,000-step struct log: whole, and the peak memory of the node report
   const spin = signTx(common, { priv: sender.privateKey }, { nonce: n + 1n, to: hexToBytes(loop), gasLimit: 421_000n, price: 7n });
   for (const x of [deploy, spin]) await rpcOk(devnet.url, 'eth_sendRawTransaction', [hx(x.serialize())]);
   await waitFor('the loop tx', () => rpcOk(devnet.url, 'eth_getTransactionReceipt', [hx(spin.hash())]), 120_000, 200);
-  const hwm = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${devnet.node.proc.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-  const before = hwm();
-  const res = await fetch(devnet.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', Authorization: `Bearer ${signJwt(secret)}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'debug_traceTransaction', params: [hx(spin.hash()), { timeout: '300s' }] }),
-    signal: AbortSignal.timeout(300_000),
-  });
-  const text = await res.text();
-  const out = JSON.parse(text).result;
+  // Peak memory of the node while one request runs: VmHWM (the process's high-water mark) and the
+  // highest VmRSS sampled every 20 ms. The streamed answer (a single request) goes first, then the
+  // same trace as a batch of one, which is answered whole (the buffered path), for comparison.
+  const status = () => readFileSync(`/proc/${devnet.node.proc.pid}/status`, 'utf8');
+  const mib = (k: string, s = status()) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0) / 1024;
+  const measure = async (body: unknown) => {
+    const before = { hwm: mib('VmHWM'), rss: mib('VmRSS') };
+    let peak = before.rss;
+    const timer = setInterval(() => (peak = Math.max(peak, mib('VmRSS'))), 20);
+    try {
+      const res = await fetch(devnet.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', Authorization: `Bearer ${signJwt(secret)}` },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(300_000),
+      });
+      const text = await res.text();
+      return { text, chunked: res.headers.get('transfer-encoding') === 'chunked', before, peakRss: Math.max(peak, mib('VmRSS')), hwm: mib('VmHWM') };
+    } finally {
+      clearInterval(timer);
+    }
+  };
+  const request = { jsonrpc: '2.0', id: 1, method: 'debug_traceTransaction', params: [hx(spin.hash()), { timeout: '300s' }] };
+  const streamed = await measure(request);
+  const out = JSON.parse(streamed.text).result;
   t.equal(out.structLogs.length, 100_002, 'every step');
   t.equal(out.failed, true);
   t.equal(out.structLogs.at(-1).error, 'out of gas');
-  t.comment(`answer ${(text.length / 1e6).toFixed(1)} MB; node peak RSS (VmHWM) ${before.toFixed(0)} MiB before, ${hwm().toFixed(0)} MiB after`);
+  t.ok(streamed.chunked, 'a single request: the result is streamed (chunked transfer encoding)');
+  const buffered = await measure([request]);
+  t.notOk(buffered.chunked, 'a batch: answered whole');
+  const batchOut = JSON.parse(buffered.text)[0].result;
+  t.equal(batchOut.structLogs.length, 100_002);
+  t.same(batchOut.structLogs.at(-1), out.structLogs.at(-1), 'the same trace either way');
+  const say = (name: string, m: typeof streamed) =>
+    `${name}: RSS ${m.before.rss.toFixed(0)} MiB before, peak ${m.peakRss.toFixed(0)} MiB (+${(m.peakRss - m.before.rss).toFixed(0)}); VmHWM ${m.before.hwm.toFixed(0)} -> ${m.hwm.toFixed(0)} MiB`;
+  t.comment(`answer ${(streamed.text.length / 1e6).toFixed(1)} MB; node ${say('streamed', streamed)}; ${say('buffered (batch)', buffered)}`);
 });
 
 t.test("geth's errors", async (t) => {

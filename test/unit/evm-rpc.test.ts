@@ -85,8 +85,7 @@ t.test('the served methods against the spec status table', async (t) => {
   const served = new Set(evmRpcMethods({} as EvmRpcDeps, ['eth', 'net', 'web3', 'txpool', 'personal', 'debug', 'miner']).map((r) => r.name));
   for (const name of served) t.ok(EVM_METHOD_STATUS.has(name), `${name} is in the spec table`);
   const missing = [...EVM_METHOD_STATUS].filter(([n, s]) => s.status !== 'N' && !served.has(n)).map(([n]) => n).sort();
-  // debug_intermediateRoots is not built yet (issue 12).
-  t.same(missing, ['debug_intermediateRoots'], 'every Y and Stub method is served, debug_intermediateRoots aside');
+  t.same(missing, [], 'every Y and Stub method is served');
   // eth's 20 N methods less the 4 signing ones served for dev tools, personal's 6, miner's 8.
   t.equal([...EVM_METHOD_STATUS].filter(([n, s]) => s.status === 'N' && n.startsWith('eth_')).length, 16, 'the 16 N methods of eth');
   t.equal([...EVM_METHOD_STATUS].filter(([n, s]) => s.status === 'N').length, 45, 'N methods in all (debug: 15)');

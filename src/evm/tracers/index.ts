@@ -11,7 +11,7 @@ import type { Frame, FrameExit, LogEntry, OpStep, StateReader, Tracer, TxContext
 import { TracerError, hex, isPrecompile } from './types.js';
 
 export { drive, TraceAbort } from './driver.js';
-export { RawJson, toJsonText } from './raw-json.js';
+export { RawJson, toJsonText, toJsonParts } from './raw-json.js';
 export { StructLogger } from './struct-logger.js';
 export { TracerError } from './types.js';
 export type { SyncState } from './js.js';

@@ -9,8 +9,9 @@
  * with the value read, SSTORE with the value written. The value an SLOAD reads is the top of the
  * stack at the frame's next step, so the SLOAD entry is written then.
  *
- * Entries are JSON text from the start (raw-json.ts): the result is one string, never an object
- * graph of 100,000 entries to clone and stringify again.
+ * Entries are JSON text from the start (raw-json.ts): the result is their list of parts, never an
+ * object graph of 100,000 entries to clone and stringify again, nor one string unless a buffered
+ * answer needs it (a single HTTP request streams the parts to its socket).
  */
 import { RawJson } from './raw-json.js';
 import type { OpStep, Tracer, TxEnd } from './types.js';
@@ -51,10 +52,16 @@ function stackText(s: bigint[]): string {
   return `${out}]`;
 }
 
+/** Entries joined into one flat string at a time. */
+const ENTRIES_PER_BLOCK = 256;
+
 export class StructLogger implements Tracer {
   readonly steps = true;
   private readonly cfg: StructLoggerConfig;
+  /** Blocks of ENTRIES_PER_BLOCK entries, each one flat string (see flush). */
   private readonly entries: string[] = [];
+  /** The entries of the block being filled. */
+  private block: string[] = [];
   private size = 0;
   private pending: Entry | undefined;
   private readonly storage = new Map<string, Map<string, string>>();
@@ -143,7 +150,17 @@ export class StructLogger implements Tracer {
     text += '}';
     this.size += text.length;
     this.count++;
-    this.entries.push(text);
+    // Each entry after the first carries its separating comma: the blocks are the result's parts.
+    // An entry built by concatenation is a V8 rope of ~10 strings; joined into blocks, 100,000
+    // steps are ~7 MB of flat text instead of ~46 MiB of string objects (bench/evm-trace.bench.ts).
+    this.block.push(this.count === 1 ? text : `,${text}`);
+    if (this.block.length >= ENTRIES_PER_BLOCK) this.seal();
+  }
+
+  private seal(): void {
+    if (this.block.length === 0) return;
+    this.entries.push(this.block.join(''));
+    this.block = [];
   }
 
   private tail(): string {
@@ -154,6 +171,7 @@ export class StructLogger implements Tracer {
 
   result(): RawJson {
     this.flush();
-    return new RawJson(`{${this.tail()},"structLogs":[${this.entries.join(',')}]}`);
+    this.seal();
+    return new RawJson([`{${this.tail()},"structLogs":[`, ...this.entries, ']}']);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The debug namespace's tracing methods (ethereum/go-ethereum:eth/tracers/api.go):
- * debug_traceTransaction, debug_traceCall, debug_traceBlockByNumber, debug_traceBlockByHash.
+ * debug_traceTransaction, debug_traceCall, debug_traceBlockByNumber, debug_traceBlockByHash,
+ * debug_traceBlock, debug_intermediateRoots.
  * Arguments are parsed here, on the RPC thread; the trace runs where eth_call runs (the EVM call
  * workers, src/app/modules/evm/trace.ts) over the committed state after the block's parent, the
  * block's earlier EVM txs replayed first. The result comes back as JSON text and goes into the
@@ -17,6 +18,8 @@ import { RLP } from '@ethereumjs/rlp';
 import { CallError, type CallRequest } from '../../app/modules/evm/calls.js';
 import type { TraceSpec, TraceValue } from '../../app/modules/evm/trace.js';
 import { RawJson, type TraceConfig } from '../../evm/tracers/index.js';
+import { partsSource, portSource, STREAM_MIN_CHARS, streamScope } from '../../evm/tracers/raw-json.js';
+import { MessageChannel } from 'node:worker_threads';
 import { GethRpcError, gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
 import { callTime, inlineEngine, parseBlockOverrides, parseCallArgs, parseStateOverride } from './call.js';
@@ -168,12 +171,32 @@ async function onPool(deps: EvmRpcDeps, req: CallRequest): Promise<unknown> {
   }
 }
 
+/**
+ * The trace, as JSON text in parts. Inside the HTTP server's stream scope (a single request, not a
+ * batch nor a websocket frame: raw-json.ts streamScope), a large result is streamed to the socket:
+ * from a pool thread through a MessageChannel whose far end travels in the job, or from the parts
+ * in hand on this thread; the envelope holds a placeholder the server writes the chunks in place of.
+ */
 async function run(deps: EvmRpcDeps, height: bigint, spec: TraceSpec, time: bigint): Promise<RawJson> {
-  const req: CallRequest = { kind: 'trace', height, latest: deps.lastHeight(), time, gasLimit: gasLimitOf(deps), gasCap: gasCap(deps), args: { value: 0n, data: new Uint8Array(0) }, trace: spec };
+  const scope = streamScope.getStore();
+  const channel = scope !== undefined && deps.calls !== undefined ? new MessageChannel() : undefined;
+  const traced: TraceSpec = channel === undefined ? spec : { ...spec, stream: channel.port2 };
+  const req: CallRequest = { kind: 'trace', height, latest: deps.lastHeight(), time, gasLimit: gasLimitOf(deps), gasCap: gasCap(deps), args: { value: 0n, data: new Uint8Array(0) }, trace: traced };
+  const source = channel === undefined ? undefined : portSource(channel.port1);
   try {
-    const v = (await onPool(deps, req)) as TraceValue;
-    return new RawJson(v.traceJson);
+    const job = onPool(deps, req) as Promise<TraceValue>;
+    // A streamed result starts arriving while the job still runs (it ends with the stream).
+    const first = source === undefined ? await job : await Promise.race([job, source.started.then(() => 'streaming' as const)]);
+    if (first === 'streaming' || first.streamed === true) {
+      job.catch(() => source!.cancel());
+      return scope!.adopt(source!);
+    }
+    const v = first;
+    source?.cancel();
+    if (scope !== undefined && v.traceParts.length > 1 && v.traceParts.reduce((n, p) => n + p.length, 0) >= STREAM_MIN_CHARS) return scope.adopt(partsSource(v.traceParts));
+    return new RawJson(v.traceParts);
   } catch (e) {
+    source?.cancel();
     if (e instanceof CallError || (e as { code?: unknown })?.code === 'EVM_CALL_ERROR') {
       const c = e as CallError;
       throw new GethRpcError(c.rpcCode, c.message, c.data);
@@ -291,6 +314,25 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
         const time = num(header[11]!);
         const spec: TraceSpec = { mode: 'block', block: { number, time, gasLimit: num(header[9]!) }, txs, config: config(cfg) };
         return run(deps, parent, spec, time);
+      },
+    }),
+    gethMethod({
+      // eth/tracers/api.go IntermediateRoots: the state root after each EVM tx of the block, over
+      // its parent's state. The config is accepted and unused (geth reads only its reexec).
+      name: 'debug_intermediateRoots',
+      params: [{ name: 'hash', type: 'hash' }, cfgParam],
+      handler: async ({ hash, config: c }) => {
+        parseTraceConfig(1, c);
+        const h = heightByBlockHash(deps, hash);
+        const b = h === null ? undefined : loadBlock(deps, h);
+        if (b === undefined) throw gethError(`block ${hex(hash)} not found`);
+        const parent = parentState(deps, b.height);
+        const parentRoot = deps.keeper.stateRootAt(parent);
+        if (parentRoot === undefined) throw gethError('required historical state unavailable (reexec=128)');
+        const txs = blockRawTxs(deps, b);
+        if (txs.length === 0) return new RawJson('[]');
+        const spec: TraceSpec = { mode: 'roots', block: blockEnv(deps, b), txs, parentRoot, config: { logger: {}, timeoutMs: DEFAULT_TRACE_TIMEOUT_MS } };
+        return run(deps, parent, spec, b.block.header.time / 1_000_000_000n);
       },
     }),
     gethMethod({

@@ -24,6 +24,8 @@
 import type { Logger } from '../../log.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
 import { connectionClose, CONN_DROPPED_BY_UWS, listen, parseContentLength, uwsRefusesContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
+import { StreamScope, streamScope } from '../../evm/tracers/raw-json.js';
+import { replyChunked } from './chunked-reply.js';
 import type { RpcMetrics } from './dispatch.js';
 import { GETH_CODES, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, type GethCallSite } from './geth.js';
 import type { Route, RouteTable } from './methods.js';
@@ -320,10 +322,13 @@ export class GethRpcServer {
           return;
         }
       }
-      const a = this.rpc.serve(parsed, new HttpSite(res, ex));
+      // Streaming hook (issue 12): a single request runs in a stream scope, where a large result
+      // (a debug trace) may be written to the socket in chunks (chunked-reply.ts).
+      const scope = parsed.batch ? undefined : new StreamScope();
+      const a = scope === undefined ? this.rpc.serve(parsed, new HttpSite(res, ex)) : streamScope.run(scope, () => this.rpc.serve(parsed, new HttpSite(res, ex)));
       if (a instanceof Promise) {
         a.then(
-          (answer) => this.reply(res, ex, '200 OK', JSON_HEADERS, answer ?? ''),
+          (answer) => (scope?.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.reply(res, ex, '200 OK', JSON_HEADERS, answer ?? '')),
           (e: unknown) => this.internal(res, ex, e),
         );
         return;

@@ -666,7 +666,8 @@ export class EvmKeeper implements AccountModel {
     return stateRoot;
   }
 
-  private nodeReader(): EvmKV {
+  /** The stored trie nodes, read-only (also debug_intermediateRoots' base, trace.ts). */
+  nodeReader(): EvmKV {
     const db = this.trieDb;
     return {
       get: (k) => db?.getBinary(k),

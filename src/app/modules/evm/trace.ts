@@ -6,23 +6,37 @@
  * the tracer (src/evm/tracers), as geth's eth/tracers/api.go traceTx does over the parent's state
  * (ethereum/go-ethereum:eth/tracers/api.go). Everything written is reverted afterwards.
  *
- * What differs from geth, by construction: the Cosmos transactions of a block (and its
- * BeginBlock) are not EVM transactions and are not replayed, so an EVM tx that follows a Cosmos
- * tx touching the same accounts in the same block is traced over state without that change.
+ * What differs from the block's own execution (not done yet, issue 12): the block's Cosmos txs
+ * (bank sends, their fees and sequence bumps, authz…) and its BeginBlock are not replayed here,
+ * only its EVM txs. An EVM tx that follows, in the same block, a Cosmos tx touching an account
+ * it reads (a balance, a nonce) is traced over state without that change: its trace (gas, balances
+ * in prestateTracer, a balance check's branch) and debug_intermediateRoots of such a block can
+ * differ from what the block did. Blocks of EVM txs only, and Cosmos txs that touch no account the
+ * EVM txs read, are exact. Doing it needs BaseApp to run a block's txs up to an index on a branch
+ * of the parent's state (its Finalize path, Cosmos and EVM alike, as finalizeBlock does) and this
+ * engine's view bound to that branch for the traced tx: a public method on BaseApp (baseapp.ts
+ * runPrepared is private) and a context argument to CallEngine.session.
  *
  * The timeout is checked at every opcode of the traced tx (geth stops the EVM the same way:
- * `execution timeout`). The result travels back as JSON text (RawJson): a struct log of many
- * steps is built as text once, never as an object graph to clone and stringify again.
+ * `execution timeout`). The result travels back as JSON text in parts (RawJson): a struct log of
+ * many steps is built as text once, never as an object graph to clone and stringify again, and
+ * a single HTTP request gets it streamed in chunks (workers/evm-call.worker.ts, raw-json.ts).
  */
 import { createBlock } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { createLegacyTx, type TypedTransaction } from '@ethereumjs/tx';
-import { Address } from '@ethereumjs/util';
+import { Address, eoaCode7702RecoverAuthority, KECCAK256_NULL } from '@ethereumjs/util';
 import { runTx, type VM } from '@ethereumjs/vm';
 import type { FlatStateManager } from '../../../evm/state-manager.js';
-import { createTracer, drive, toJsonText, TraceAbort, TracerError, type StateReader, type TxContext } from '../../../evm/tracers/index.js';
+import { createTracer, drive, toJsonParts, TraceAbort, TracerError, type StateReader, type TxContext } from '../../../evm/tracers/index.js';
 import type { TraceConfig } from '../../../evm/tracers/index.js';
+import { sendParts, STREAM_MIN_CHARS } from '../../../evm/tracers/raw-json.js';
+import type { MessagePort } from 'node:worker_threads';
 import { createAddress } from '../../../evm/tracers/driver.js';
+import { EMPTY_TRIE_ROOT, StateTrie } from '../../../evm/trie.js';
+import type { AccountRecord, FlatState, StateChanges, StorageChange } from '../../../evm/flat-state.js';
+import type { KVStore as EvmKV } from '../../../evm/kv.js';
+import type { ContextFlatState } from './state.js';
 import { gethVmError } from '../../../evm/tracers/types.js';
 import { applyOverrides, CallError, type CallArgs, type CallEngine, type CallRequest } from './calls.js';
 import { withSender, type EvmKeeper } from './keeper.js';
@@ -37,19 +51,33 @@ export interface TraceBlockEnv {
 }
 
 export interface TraceSpec {
-  mode: 'tx' | 'block' | 'call';
+  /** roots: debug_intermediateRoots, the state root after each of `txs` (no tracer runs). */
+  mode: 'tx' | 'block' | 'call' | 'roots';
   block: TraceBlockEnv;
   /** The block's EVM txs (raw envelopes), in order: replayed, and traced (tx: `target`; block: all). */
   txs: Uint8Array[];
   target?: number;
+  /** roots mode: the state root of the parent (the state the block starts from). */
+  parentRoot?: Uint8Array;
+  /**
+   * Where to stream a large result (a pool thread's end of a MessageChannel, in the job's transfer
+   * list): the parts go through it in chunks (raw-json.ts sendParts) and the answer is `streamed`.
+   */
+  stream?: MessagePort;
   /** call mode: the message; its overrides apply before it runs. */
   call?: CallArgs;
   config: TraceConfig;
 }
 
-/** The trace as JSON text (tx, call: one result; block: geth's `[{txHash, result|error}]`). */
+/**
+ * The trace as JSON text in parts, whose concatenation is the result (tx, call: one result;
+ * block: geth's `[{txHash, result|error}]`; roots: the list of roots). Parts, not one string: a
+ * struct log of 100,000 steps is streamed to the socket from them (raw-json.ts).
+ */
 export interface TraceValue {
-  traceJson: string;
+  traceParts: string[];
+  /** The parts went through `TraceSpec.stream` instead (traceParts is empty). */
+  streamed?: boolean;
 }
 
 interface Env {
@@ -100,8 +128,20 @@ export async function runTrace(engine: CallEngine, req: CallRequest): Promise<Tr
   const spec = req.trace;
   if (spec === undefined) throw new CallError(-32000, 'trace request without a trace');
   // The tracer is built first: a bad name or config fails before any work (geth's order).
-  makeTracer(spec.config, Date.now() + spec.config.timeoutMs);
-  return engine.session(req.height, req.latest, (env) => traceIn(env, spec, req));
+  if (spec.mode !== 'roots') makeTracer(spec.config, Date.now() + spec.config.timeoutMs);
+  const { stream, ...rest } = spec;
+  const v = await engine.session(req.height, req.latest, (env) => traceIn(env, rest, req));
+  if (stream === undefined) return v;
+  let size = 0;
+  for (const p of v.traceParts) size += p.length;
+  if (size < STREAM_MIN_CHARS) {
+    stream.close();
+    return v;
+  }
+  // Sent after the session, within the job (see sendParts); the RPC thread starts reading at the
+  // first chunk, without waiting for this answer.
+  await sendParts(stream, v.traceParts);
+  return { traceParts: [], streamed: true };
 }
 
 function makeTracer(cfg: TraceConfig, deadline: number, st?: StateReader) {
@@ -124,7 +164,7 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
   const st = stateReader(sm);
   let gasUsed = 0n;
   let logIndex = 0;
-  const run = async (tx: TypedTransaction, index: number, traced: boolean): Promise<{ json?: string; error?: string }> => {
+  const run = async (tx: TypedTransaction, index: number, traced: boolean): Promise<{ json?: string[]; error?: string }> => {
     if (!traced) {
       const r = await runTx(vm, { tx, block, skipHardForkValidation: true, skipBlockGasLimitValidation: true, blockGasUsed: gasUsed });
       gasUsed += r.totalGasSpent;
@@ -150,7 +190,7 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
       time: b.time,
       txHash: spec.mode === 'call' ? undefined : tx.hash(),
       txIndex: index,
-      authorities: [],
+      authorities: authoritiesOf(tx),
     };
     const check = spec.config.timeoutMs > 0 ? () => {
       if (Date.now() > deadline) throw new TraceAbort('execution timeout');
@@ -165,7 +205,7 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
       logIndex += r.execResult.logs?.length ?? 0;
       const err = r.execResult.exceptionError?.error;
       await tracer.onTxEnd?.({ gasUsed: r.totalGasSpent, output: r.execResult.returnValue, error: err === undefined ? undefined : gethVmError(err) }, st);
-      return { json: toJsonText(tracer.result()) };
+      return { json: toJsonParts(tracer.result()) };
     } catch (e) {
       // A tx the VM refused (nonce, balance, intrinsic gas…) or a stopped trace: geth's error.
       if (e instanceof TraceAbort || (e as { code?: unknown })?.code === 'TRACE_ABORT') throw new CallError(-32000, 'execution timeout');
@@ -183,30 +223,47 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
       for (let i = 0; i < target; i++) await runReplay(run, decode(spec.txs[i]!), i);
       const out = await run(decode(spec.txs[target]!), target, true);
       if (out.error !== undefined) throw new CallError(-32000, `tracing failed: ${out.error}`);
-      return { traceJson: out.json! };
+      return { traceParts: out.json! };
     }
     case 'block': {
-      const parts: string[] = [];
+      const parts: string[] = ['['];
       for (let i = 0; i < spec.txs.length; i++) {
         const tx = decode(spec.txs[i]!);
-        const hash = `"txHash":"${hex(tx.hash())}"`;
+        const hash = `${i > 0 ? ',' : ''}{"txHash":"${hex(tx.hash())}"`;
         try {
           const out = await run(tx, i, true);
           if (out.error !== undefined) {
             // geth's entry for a tx that could not be traced (its error), the block goes on.
-            parts.push(`{${hash},"error":${JSON.stringify(`tracing failed: ${out.error}`)}}`);
+            parts.push(`${hash},"error":${JSON.stringify(`tracing failed: ${out.error}`)}}`);
             continue;
           }
-          parts.push(`{${hash},"result":${out.json}}`);
+          parts.push(`${hash},"result":`);
+          for (const p of out.json!) parts.push(p);
+          parts.push('}');
         } catch (e) {
           if (e instanceof CallError && e.message === 'execution timeout') {
-            parts.push(`{${hash},"error":"execution timeout"}`);
+            parts.push(`${hash},"error":"execution timeout"}`);
             continue;
           }
           throw e;
         }
       }
-      return { traceJson: `[${parts.join(',')}]` };
+      parts.push(']');
+      return { traceParts: parts };
+    }
+    case 'roots': {
+      // eth/tracers/api.go IntermediateRoots: a tx that cannot be applied ends the list there.
+      const roots = new IntermediateRoots(keeper, sm, spec.parentRoot!);
+      const out: string[] = [];
+      for (let i = 0; i < spec.txs.length; i++) {
+        try {
+          await run(decode(spec.txs[i]!), i, false);
+        } catch {
+          break;
+        }
+        out.push(`"${hex(await roots.next())}"`);
+      }
+      return { traceParts: [`[${out.join(',')}]`] };
     }
     case 'call': {
       const a = spec.call!;
@@ -220,9 +277,26 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
       );
       const out = await run(tx, 0, true);
       if (out.error !== undefined) throw new CallError(-32000, `tracing failed: ${out.error}`);
-      return { traceJson: out.json! };
+      return { traceParts: out.json! };
     }
   }
+}
+
+/**
+ * The EIP-7702 authorities of a set-code tx (prestateTracer reads them before the tx runs, as
+ * geth's OnTxStart does); an authorization whose signature does not recover is skipped, as the
+ * EVM skips it.
+ */
+function authoritiesOf(tx: TypedTransaction): Uint8Array[] {
+  const list = (tx as unknown as { authorizationList?: Parameters<typeof eoaCode7702RecoverAuthority>[0][] }).authorizationList;
+  if (list === undefined) return [];
+  return list.flatMap((a) => {
+    try {
+      return [eoaCode7702RecoverAuthority(a).bytes];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /**
@@ -238,3 +312,116 @@ async function runReplay(run: (tx: TypedTransaction, i: number, traced: boolean)
   }
 }
 
+
+/**
+ * The state root after each tx of a replayed block (debug_intermediateRoots), computed the way
+ * the keeper computes the block's root (keeper.ts computeStateRoot): the secure MPT of src/evm/trie.ts
+ * from the parent's root, so the root after the last tx of a block of EVM txs only is the block's
+ * stateRoot. The session keeps one checkpoint open over the whole replay, so the state manager's
+ * pendingChanges() (everything changed since the parent) is read after each tx and only what
+ * changed since the previous tx goes into the trie; the new nodes stay in memory (an overlay over
+ * the stored nodes) and are dropped with the request.
+ *
+ * Where the Cosmos account model and the EVM's differ, the keeper's view wins, as in the block:
+ * an account the EVM deletes (EIP-161 empty touch, SELFDESTRUCT in its creation tx) keeps its leaf
+ * when it has an auth account (state.ts applyChanges keeps the auth account), with the auth
+ * sequence, no balance, no code and no storage.
+ */
+class IntermediateRoots {
+  private readonly overlay = new Map<string, Uint8Array>();
+  private readonly trie: StateTrie;
+  private readonly parent: StateTrie;
+  /** addrKey → the account's storage root after the last tx (or at the parent, once read). */
+  private readonly storageRoots = new Map<string, Uint8Array>();
+  /** addrKey → the leaf written last (nonce, balance, code hash), 'x' for none. */
+  private readonly leaves = new Map<string, string>();
+  /** addrKey + slotKey → the value written last (hex). */
+  private readonly slots = new Map<string, string>();
+  private readonly wiped = new Set<string>();
+
+  constructor(
+    private readonly keeper: EvmKeeper,
+    private readonly sm: FlatStateManager,
+    private readonly parentRoot: Uint8Array,
+  ) {
+    const base = keeper.nodeReader();
+    const key = (k: Uint8Array) => Buffer.from(k).toString('latin1');
+    const kv: EvmKV = {
+      get: (k) => this.overlay.get(key(k)) ?? base.get(k),
+      put: (k, v) => void this.overlay.set(key(k), v),
+      del: () => {},
+      range: () => [],
+    };
+    this.trie = new StateTrie({ nodes: kv, root: parentRoot, crypto: keeper.crypto });
+    this.parent = new StateTrie({ nodes: base, root: parentRoot, crypto: keeper.crypto });
+  }
+
+  private async storageRootOf(address: Uint8Array, ak: string): Promise<Uint8Array> {
+    let r = this.storageRoots.get(ak);
+    if (r === undefined) {
+      // The parent's, from its account leaf (evm_trie's per-address roots are the latest height's).
+      r = hexToBytes((await this.parent.getProof(address, [], this.parentRoot)).storageHash);
+      this.storageRoots.set(ak, r);
+    }
+    return r;
+  }
+
+  /** The leaf the keeper keeps for an account the EVM deleted (see above), or undefined. */
+  private deleted(address: Uint8Array): AccountRecord | undefined {
+    const ctx = (this.sm.flat as ContextFlatState).ctx;
+    const acc = ctx === undefined ? undefined : this.keeper.auth.getAccount(ctx, address);
+    if (acc === undefined) return undefined;
+    return { nonce: acc.sequence, balance: 0n, storageRoot: EMPTY_TRIE_ROOT, codeHash: KECCAK256_NULL };
+  }
+
+  async next(): Promise<Uint8Array> {
+    const c = this.sm.pendingChanges();
+    const storage: StorageChange[] = [];
+    const withStorage = new Set<string>();
+    for (const s of c.storage) {
+      const ak = hex(s.address);
+      let slots = s.slots;
+      let wiped = false;
+      if (s.wiped && !this.wiped.has(ak)) {
+        this.wiped.add(ak);
+        wiped = true;
+      } else {
+        slots = slots.filter((x) => this.slots.get(ak + hex(x.slot)) !== hex(x.value));
+      }
+      for (const x of slots) this.slots.set(ak + hex(x.slot), hex(x.value));
+      if (!wiped && slots.length === 0) continue;
+      await this.storageRootOf(s.address, ak);
+      storage.push({ address: s.address, wiped, slots });
+      withStorage.add(ak);
+    }
+    const accounts: StateChanges['accounts'] = [];
+    for (const a of c.accounts) {
+      const ak = hex(a.address);
+      const rec = a.account ?? this.deleted(a.address);
+      const leaf = rec === undefined ? 'x' : `${rec.nonce}:${rec.balance}:${hex(rec.codeHash)}`;
+      if (leaf === this.leaves.get(ak) && !withStorage.has(ak)) continue;
+      this.leaves.set(ak, leaf);
+      accounts.push({ address: a.address, account: rec === undefined ? undefined : { ...rec, storageRoot: await this.storageRootOf(a.address, ak) } });
+    }
+    const roots = this.storageRoots;
+    const flat: FlatState = {
+      getAccount: (a) => ({ nonce: 0n, balance: 0n, storageRoot: roots.get(hex(a)) ?? EMPTY_TRIE_ROOT, codeHash: KECCAK256_NULL }),
+      getCode: () => undefined,
+      getStorage: () => undefined,
+      storageEntries: () => [],
+      apply: () => {
+        throw new Error('read-only');
+      },
+    };
+    const r = await this.trie.commit({ accounts, storage, code: [] }, flat);
+    this.trie.writeNodes(r.nodes);
+    // commit() put the new storage roots on the records; a wiped, deleted account's is empty.
+    for (const s of storage) this.storageRoots.set(hex(s.address), EMPTY_TRIE_ROOT);
+    for (const a of accounts) if (a.account !== undefined && withStorage.has(hex(a.address))) this.storageRoots.set(hex(a.address), a.account.storageRoot);
+    return r.stateRoot;
+  }
+}
+
+function hexToBytes(h: string): Uint8Array {
+  return new Uint8Array(Buffer.from(h.replace(/^0x/, ''), 'hex'));
+}
