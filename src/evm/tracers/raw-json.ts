@@ -168,7 +168,9 @@ export function sendParts(port: import('node:worker_threads').MessagePort, parts
     };
     const arm = () => {
       clearTimeout(timer);
-      timer = setTimeout(stop, STALL_MS);
+      // A 'more' can still be delivered after the stream stopped (the consumer's close and its
+      // last request cross): re-arming then left a 60 s timer holding the thread's event loop.
+      if (!stopped) timer = setTimeout(stop, STALL_MS);
     };
     arm();
     const pump = () => {
@@ -184,6 +186,7 @@ export function sendParts(port: import('node:worker_threads').MessagePort, parts
       }
     };
     port.on('message', (m: unknown) => {
+      if (stopped) return;
       if (m === 'more') {
         credit++;
         arm();
