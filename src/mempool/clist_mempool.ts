@@ -4,16 +4,21 @@
  *
  * - Txs are kept in arrival order in one Map (JS Maps iterate in insertion order and delete in
  *   O(1), which is what CometBFT's concurrent list plus txsMap give it).
- * - CheckTx: fullness (count `size`, bytes `max_txs_bytes`; "still rechecking" while a recheck
- *   runs), `max_tx_bytes`, the node's pre-check, then the LRU cache of sha256 keys, then the app.
+ * - CheckTx: fullness (count `size`, bytes `max_txs_bytes`; "still rechecking" only when the next
+ *   block's lock was asked for while a recheck still ran, CometBFT's recheckFull), `max_tx_bytes`,
+ *   the node's pre-check, then the LRU cache of sha256 keys, then the app. While a commit holds
+ *   the lock (update and its recheck included) a new tx waits for it instead of being refused, as
+ *   CheckTx waits on CometBFT's updateMtx.
  *   App calls are pipelined (each starts at once) but their responses are applied in submission
  *   order, like ABCI's async client over one connection, so insertion order is submission order.
  * - update() after a commit (caller holds lock()): committed txs leave the pool, successful ones
  *   enter the cache, failed ones leave it (unless keep-invalid-txs-in-cache), then the remaining
- *   txs are rechecked (CheckTx type Recheck) and failures evicted.
+ *   txs are rechecked (CheckTx type Recheck) and failures evicted. The recheck gives the event
+ *   loop back every few milliseconds (RPC keeps answering during a long one).
  * - txsAvailable fires at most once per height, when the pool becomes non-empty, for
  *   `create_empty_blocks = false`.
  */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx } from '../abci/types.js';
 import type { Bytes } from '../types/block.js';
 import type { Counter, Gauge, Histogram } from '../metrics/types.js';
@@ -80,6 +85,9 @@ export interface MempoolModules {
   postCheck?: PostCheckFunc;
 }
 
+/** Work between two yields of a recheck pass, in ms: short against RPC's latency goal (10 ms p99). */
+export const RECHECK_SLICE_MS = 4;
+
 function keyString(k: Bytes): string {
   return Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
 }
@@ -140,6 +148,12 @@ export class CListMempool implements Mempool {
   /** Settles when every CheckTx issued so far has had its response applied. */
   private tail: Promise<void> = Promise.resolve();
   private rechecking = false;
+  /**
+   * A lock was asked for (the next block) while a recheck still ran: new txs are refused as
+   * "still rechecking" until it ends (cometbft/cometbft:mempool/clist_mempool.go, recheck state
+   * full). Without that, new txs just wait for the lock.
+   */
+  private recheckFull = false;
 
   private notifiedTxsAvailable = false;
   private readonly txsAvailableListeners = new Set<() => void>();
@@ -191,7 +205,7 @@ export class CListMempool implements Mempool {
     if (n >= this.config.size || txSize + this.txsBytes > this.config.maxTxsBytes) {
       throw new ErrMempoolIsFull(n, this.config.size, this.txsBytes, this.config.maxTxsBytes);
     }
-    if (this.rechecking) throw new ErrRecheckFull();
+    if (this.recheckFull) throw new ErrRecheckFull();
   }
 
   private localChecks(tx: Bytes): void {
@@ -353,6 +367,7 @@ export class CListMempool implements Mempool {
    * (CometBFT's Lock + FlushAppConn), so commit sees a settled pool. New CheckTx calls wait.
    */
   async lock(): Promise<void> {
+    if (this.rechecking) this.recheckFull = true;
     while (this.locked) await this.waitUnlocked();
     this.locked = true;
     await this.tail;
@@ -395,23 +410,31 @@ export class CListMempool implements Mempool {
     if (this.txs.size > 0) this.notifyTxsAvailable();
   }
 
-  /** Re-runs CheckTx (Recheck) on every remaining tx, in order, evicting the ones that now fail. */
+  /**
+   * Re-runs CheckTx (Recheck) on every remaining tx, in order, evicting the ones that now fail.
+   * One timer bounds the whole pass (recheck_timeout); every RECHECK_SLICE_MS of work the loop
+   * yields to the event loop so that RPC is answered while thousands of txs are rechecked (new
+   * CheckTx calls still wait: the caller holds the lock).
+   */
   private async recheckTxs(): Promise<void> {
     this.rechecking = true;
     this.metrics?.recheckTimes?.inc();
     const deadline = Date.now() + this.config.recheckTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), Math.max(0, this.config.recheckTimeoutMs))));
+    let sliceFrom = performance.now();
     try {
       for (const e of [...this.txs.values()]) {
-        const left = deadline - Date.now();
         // Past recheck_timeout the rest stay unchecked, as CometBFT leaves unanswered ones.
-        if (left <= 0) break;
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), left)));
-        const res = await Promise.race([
-          this.app.checkTx(e.tx, CheckTxType.Recheck).catch((): 'error' => 'error'),
-          timeout,
-        ]);
-        clearTimeout(timer);
+        if (Date.now() >= deadline) break;
+        if (performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
+          await yieldToLoop();
+          sliceFrom = performance.now();
+          if (Date.now() >= deadline) break;
+        }
+        // Committed or flushed while this pass yielded: nothing to recheck.
+        if (this.txs.get(e.keyStr) !== e) continue;
+        const res = await Promise.race([this.app.checkTx(e.tx, CheckTxType.Recheck).catch((): 'error' => 'error'), timeout]);
         if (res === 'timeout') break;
         // An app failure is not the tx's fault: keep it.
         if (res === 'error') continue;
@@ -422,7 +445,9 @@ export class CListMempool implements Mempool {
         }
       }
     } finally {
+      clearTimeout(timer);
       this.rechecking = false;
+      this.recheckFull = false;
       this.updateGauges();
     }
   }
