@@ -154,6 +154,10 @@ export class CListMempool implements Mempool {
    * full). Without that, new txs just wait for the lock.
    */
   private recheckFull = false;
+  /** What the last recheck did not reach (recheck_timeout), in pool order; null when none. */
+  private leftover: Entry[] | null = null;
+  /** The catch-up recheck of `leftover` in progress. */
+  private catchingUp: Promise<void> | null = null;
 
   private notifiedTxsAvailable = false;
   private readonly txsAvailableListeners = new Set<() => void>();
@@ -238,6 +242,13 @@ export class CListMempool implements Mempool {
     while (this.locked) {
       await this.waitUnlocked();
       this.localChecks(tx);
+    }
+    if (this.leftover !== null || this.catchingUp !== null) {
+      await this.catchUp();
+      while (this.locked) {
+        await this.waitUnlocked();
+        this.localChecks(tx);
+      }
     }
     const key = txKey(tx);
     const ks = keyString(key);
@@ -370,6 +381,7 @@ export class CListMempool implements Mempool {
     if (this.rechecking) this.recheckFull = true;
     while (this.locked) await this.waitUnlocked();
     this.locked = true;
+    if (this.catchingUp !== null) await this.catchingUp;
     await this.tail;
   }
 
@@ -390,6 +402,8 @@ export class CListMempool implements Mempool {
     if (txs.length !== results.length) throw new Error(`update with ${txs.length} txs but ${results.length} results`);
     this.height = height;
     this.notifiedTxsAvailable = false;
+    // This commit's recheck covers every tx left; the check state starts over.
+    this.leftover = null;
     if (preCheck !== undefined) this.preCheck = preCheck;
     if (postCheck !== undefined) this.postCheck = postCheck;
 
@@ -418,30 +432,44 @@ export class CListMempool implements Mempool {
 
   /**
    * Re-runs CheckTx (Recheck) on every remaining tx, in order, evicting the ones that now fail.
-   * One timer bounds the whole pass (recheck_timeout); every RECHECK_SLICE_MS of work the loop
-   * yields to the event loop so that RPC is answered while thousands of txs are rechecked (new
-   * CheckTx calls still wait: the caller holds the lock).
+   * Past recheck_timeout the rest stay in the pool unchecked, as CometBFT leaves unanswered ones;
+   * they are rechecked before the next new tx (catchUp).
    */
   private async recheckTxs(): Promise<void> {
     this.rechecking = true;
     this.metrics?.recheckTimes?.inc();
+    try {
+      this.leftover = await this.recheckEntries([...this.txs.values()]);
+    } finally {
+      this.rechecking = false;
+      this.recheckFull = false;
+      this.updateGauges();
+    }
+  }
+
+  /**
+   * Rechecks `entries` in order within recheck_timeout (one timer for the pass); returns the ones
+   * not reached, or null. Every RECHECK_SLICE_MS of work it yields to the event loop, so that RPC
+   * is answered while thousands of txs are rechecked (new CheckTx calls wait meanwhile).
+   */
+  private async recheckEntries(entries: Entry[]): Promise<Entry[] | null> {
     const deadline = Date.now() + this.config.recheckTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), Math.max(0, this.config.recheckTimeoutMs))));
     let sliceFrom = performance.now();
     try {
-      for (const e of [...this.txs.values()]) {
-        // Past recheck_timeout the rest stay unchecked, as CometBFT leaves unanswered ones.
-        if (Date.now() >= deadline) break;
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        if (Date.now() >= deadline) return entries.slice(i);
         if (performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
           await yieldToLoop();
           sliceFrom = performance.now();
-          if (Date.now() >= deadline) break;
+          if (Date.now() >= deadline) return entries.slice(i);
         }
         // Committed or flushed while this pass yielded: nothing to recheck.
         if (this.txs.get(e.keyStr) !== e) continue;
         const res = await Promise.race([this.app.checkTx(e.tx, CheckTxType.Recheck).catch((): 'error' => 'error'), timeout]);
-        if (res === 'timeout') break;
+        if (res === 'timeout') return entries.slice(i + 1);
         // An app failure is not the tx's fault: keep it.
         if (res === 'error') continue;
         const postErr = res.code === 0 && this.postCheck !== undefined ? this.postCheck(e.tx, res) : undefined;
@@ -450,16 +478,36 @@ export class CListMempool implements Mempool {
           if (!this.config.keepInvalidTxsInCache) this.cache.remove(e.keyStr);
         }
       }
+      return null;
     } finally {
       clearTimeout(timer);
-      this.rechecking = false;
-      this.recheckFull = false;
       this.updateGauges();
     }
   }
 
+  /**
+   * The txs a recheck_timeout cut left out of the app's check state, rechecked before the next
+   * new tx is checked: otherwise a sender's next tx would meet the sequence of the last tx the
+   * cut recheck reached and be refused (account sequence mismatch) while its predecessors stay
+   * in the pool. One pass, itself within recheck_timeout; what it does not reach waits for the
+   * next new tx or the next block's recheck.
+   */
+  private catchUp(): Promise<void> {
+    this.catchingUp ??= (async () => {
+      try {
+        const l = this.leftover;
+        this.leftover = null;
+        if (l !== null) this.leftover = await this.recheckEntries(l);
+      } finally {
+        this.catchingUp = null;
+      }
+    })();
+    return this.catchingUp;
+  }
+
   /** Flush (unsafe_flush_mempool): empties the pool and the cache. */
   flush(): void {
+    this.leftover = null;
     this.txs.clear();
     this.txsBytes = 0;
     this.cache.reset();

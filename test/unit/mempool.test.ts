@@ -297,6 +297,38 @@ t.test('a hung recheck gives up after recheck_timeout and keeps the rest', async
   t.same(txs(mp), ['h1', 'h2']);
 });
 
+t.test('what a recheck_timeout cut left unchecked is rechecked, in order, before the next new tx', async (t) => {
+  const { mp, app } = make({ recheckTimeoutMs: 2000 });
+  const names = Array.from({ length: 10 }, (_, i) => `c${i}`);
+  for (const n of names) await mp.checkTx(enc(n));
+  // The first pass costs 600 ms a tx: the 2 s recheck_timeout cuts it after at most four.
+  let slow = true;
+  const inner = app.checkTx.bind(app);
+  app.checkTx = (tx, type) => {
+    if (type === CheckTxType.Recheck && slow) {
+      const until = performance.now() + 600;
+      while (performance.now() < until);
+    }
+    return inner(tx, type);
+  };
+  app.calls = [];
+  await commit(mp, 2n, [], []);
+  const firstPass = app.calls.length;
+  t.ok(firstPass >= 1 && firstPass < names.length, `the recheck was cut (${firstPass} of ${names.length} rechecked)`);
+  slow = false;
+  app.invalid.add('c9');
+  t.equal((await mp.checkTx(enc('next'))).added, true);
+  t.same(
+    app.calls.map((c) => `${c.tx}/${c.type === CheckTxType.Recheck ? 'recheck' : 'new'}`),
+    [...names.map((n) => `${n}/recheck`), 'next/new'],
+    'the rest rechecked in pool order, then the new tx',
+  );
+  t.same(txs(mp), [...names.slice(0, 9), 'next'], 'a tx the catch-up found invalid was evicted');
+  app.calls = [];
+  await mp.checkTx(enc('after'));
+  t.same(app.calls.map((c) => c.tx), ['after'], 'caught up: nothing rechecked again');
+});
+
 t.test('checkTx waits while the pool is locked', async (t) => {
   const { mp } = make();
   await mp.lock();
