@@ -146,6 +146,21 @@ function processTicks(pid: number): number {
     return NaN;
   }
 }
+/** Every thread's utime+stime ticks and name, by tid. */
+function allThreadTicks(pid: number): Map<number, { name: string; ticks: number }> {
+  const out = new Map<number, { name: string; ticks: number }>();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const t = threadTicks(pid, Number(tid));
+      if (!Number.isFinite(t)) continue;
+      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out.set(Number(tid), { name, ticks: t });
+    }
+  } catch {
+    // the process is gone
+  }
+  return out;
+}
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 function pct(sorted: number[], p: number): number {
@@ -310,6 +325,7 @@ async function main(): Promise<void> {
     const baselineP99 = pct(idleLat, 99);
     const cpu0 = threadTicks(pid);
     const proc0 = processTicks(pid);
+    const threads0 = allThreadTicks(pid);
     const t0 = performance.now();
     let rejected = 0;
     let retries = 0;
@@ -348,6 +364,7 @@ async function main(): Promise<void> {
     watching = false;
     const cpuMs = ((threadTicks(pid) - cpu0) * 1000) / CLOCK_TICKS;
     const procCpuMs = ((processTicks(pid) - proc0) * 1000) / CLOCK_TICKS;
+    const threads1 = allThreadTicks(pid);
     const netCpuMs = cpuMs - baselineMsPerSec * ((performance.now() - t0) / 1000);
     const { sent, lat, errors } = await probe.stop();
     // The codes, now that the timed run is over.
@@ -377,6 +394,13 @@ async function main(): Promise<void> {
         `→ ceiling ≈ ${((1000 * committed) / netCpuMs).toFixed(0)} tx/s on a free core`,
     );
     console.log(`  node CPU, all threads: ${(procCpuMs / 1000).toFixed(1)} s = ${(procCpuMs / committed).toFixed(2)} ms per committed tx (load average ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
+    // The busiest threads (the main thread is the one whose tid is the pid; the executor thread is
+    // normally the busiest other one; v8:Prof* threads are the profiler's own).
+    const busiest = [...threads1]
+      .map(([tid, t1]) => ({ tid, name: t1.name, ms: ((t1.ticks - (threads0.get(tid)?.ticks ?? 0)) * 1000) / CLOCK_TICKS }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 4);
+    console.log(`  busiest threads: ${busiest.map((b) => `${b.tid === pid ? 'main' : `${b.name}#${b.tid}`} ${(b.ms / committed).toFixed(2)} ms/tx`).join(', ')}`);
     console.log(`  lost ${lost} (CheckTx rejected ${rejected}, failed in block ${failedInBlock})`);
     report({ area: 'consensus and mempool', figure: `committed bank sends, one validator (${total} txs, ${SENDERS} senders)`, unit: 'tx/s', value: committed / secs, peer: 'CometBFT v0.38 QA saturation, 200 nodes (published)', peerValue: 400, note: 'not like for like: a devnet of one' });
     report({ area: 'consensus and mempool', figure: '/status p99 while committing them (open loop)', unit: 'ms', value: pct(loadLat, 99), peer: '/status p99 idle (same run, probe-only baseline)', peerValue: baselineP99, better: 'lower' });
