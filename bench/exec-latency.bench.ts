@@ -24,6 +24,8 @@
  *        BENCH_PROBE_MS=2              the probes' interval
  *        BENCH_TIMEOUT_COMMIT=40s      the wait in which the txs are submitted
  *        CHAIND_EXEC=inline            this build with block execution on the main thread
+ *        BENCH_CPU_PROF=<dir>          run the node under `node --cpu-prof`; prints the main thread's
+ *                                      top frames in the execution window and its longest busy stretches
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,6 +39,7 @@ import { QueryAccountRequestSchema, QueryAccountResponseSchema } from '../src/ge
 import { QueryBalanceRequestSchema } from '../src/gen/chain/bank/v1beta1/query_pb.js';
 import { allocPorts, CLI, portFlags, sleep, tmpHome, waitFor } from '../test/helpers/node.js';
 import { buildTx, devKeys, freshKey, msgSend, type DevAccount } from '../test/helpers/txsign.js';
+import { topFrames, type CpuProfile } from './cpuprofile.js';
 import { assertListener } from './listener.js';
 import { report } from './report.js';
 
@@ -255,7 +258,11 @@ async function main(): Promise<void> {
   const init = spawnSync(process.execPath, [cli, 'init', 'bench', '--dev', '--home', home], { encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`init failed: ${init.stderr}`);
   const ports = await allocPorts();
-  const proc = spawn(process.execPath, [cli, 'start', '--home', home, ...portFlags(ports), `--consensus.timeout_commit=${TIMEOUT_COMMIT}`, '--mempool.size=20000'], {
+  const profDir = process.env['BENCH_CPU_PROF'] ? path.resolve(process.env['BENCH_CPU_PROF']) : undefined;
+  if (profDir !== undefined) fs.mkdirSync(profDir, { recursive: true });
+  const nodeArgs = profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  spawnedAt = Date.now();
+  const proc = spawn(process.execPath, [...nodeArgs, cli, 'start', '--home', home, ...portFlags(ports), `--consensus.timeout_commit=${TIMEOUT_COMMIT}`, '--mempool.size=20000'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: process.env,
   });
@@ -340,6 +347,7 @@ async function main(): Promise<void> {
     const txsLine = new RegExp(`finalizing commit of block height=${big} .*txs=(\\d+)`).exec(out);
     const execFrom = logTime(out, new RegExp(`finalizing commit of block height=${big} `), offset);
     const propFrom = logTime(out, new RegExp(`received proposal height=${big} `), offset) ?? execFrom;
+    if (execFrom !== null) window = { from: execFrom + offset, to: committedSeen + offset };
     const label = process.env['BENCH_DIST'] ? `node from ${process.env['BENCH_DIST']}` : `this build${process.env['CHAIND_EXEC'] ? ` (CHAIND_EXEC=${process.env['CHAIND_EXEC']})` : ''}`;
     console.log(`\nexec latency: ${label}; ${N} bank sends from ${SENDERS} senders, ${rejected} rejected, ${pending} pending when submission ended (${((submitted - submitFrom) / 1000).toFixed(1)} s)`);
     console.log(`  block ${big}: ${txsLine?.[1] ?? '?'} txs; execution window ${execFrom === null ? '?' : ((committedSeen - execFrom) / 1000).toFixed(2)} s`);
@@ -368,6 +376,76 @@ async function main(): Promise<void> {
     probeAgent.destroy();
     fs.rmSync(home, { recursive: true, force: true });
   }
+  if (profDir !== undefined && window !== null) printProfile(profDir, proc.pid!, window);
+}
+
+/** The execution window in wall-clock ms (Date.now()), for the profile. */
+let window: { from: number; to: number } | null = null;
+/** When the node was spawned (wall clock): the profile's start, to within the node's boot. */
+let spawnedAt = 0;
+
+/**
+ * The main thread's profile (the node's first .cpuprofile of its pid) cut to the execution window:
+ * top frames, then the longest busy stretches (wall time between idle samples; on a loaded machine
+ * they include time the thread waited for a core) and what filled them.
+ */
+function printProfile(dir: string, pid: number, w: { from: number; to: number }): void {
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${pid}.`)).sort();
+  if (files.length === 0) return;
+  const p = JSON.parse(fs.readFileSync(path.join(dir, files[0]!), 'utf8')) as CpuProfile & { startTime: number; endTime: number };
+  // The profile's clock is monotonic µs from about the spawn (the boot before it is ~0.1 s).
+  const toWall = (us: number) => spawnedAt + (us - p.startTime) / 1000;
+  const keep: number[] = [];
+  let t = p.startTime;
+  for (let i = 0; i < p.samples.length; i++) {
+    t += p.timeDeltas[i] ?? 0;
+    const at = toWall(t);
+    if (at >= w.from && at <= w.to) keep.push(i);
+  }
+  const cut: CpuProfile = { nodes: p.nodes, samples: keep.map((i) => p.samples[i]!), timeDeltas: keep.map((i) => p.timeDeltas[i] ?? 0) };
+  console.log(`\nmain thread in the execution window (${files[0]}):`);
+  for (const l of topFrames(cut, 15)) console.log(`  ${l}`);
+  console.log('  -- longest busy stretches --');
+  for (const l of busyStretches(cut, 8)) console.log(`  ${l}`);
+}
+
+/** The `n` longest runs of non-idle samples, each with the deepest frames present in most of it. */
+function busyStretches(p: CpuProfile, n: number): string[] {
+  const byId = new Map(p.nodes.map((x) => [x.id, x]));
+  const parent = new Map<number, number>();
+  for (const x of p.nodes) for (const c of x.children ?? []) parent.set(c, x.id);
+  const name = (id: number) => {
+    const f = byId.get(id)!.callFrame;
+    return `${f.functionName || '(anonymous)'}${f.url === '' ? '' : ` ${f.url.replace(/^file:\/\/.*?\/(dist|node_modules)\//, '$1/')}:${f.lineNumber + 1}`}`;
+  };
+  const runs: { ms: number; count: number; frames: Map<string, number> }[] = [];
+  let cur: (typeof runs)[number] | null = null;
+  for (let i = 0; i < p.samples.length; i++) {
+    const id = p.samples[i]!;
+    if (byId.get(id)!.callFrame.functionName === '(idle)') {
+      if (cur !== null) runs.push(cur);
+      cur = null;
+      continue;
+    }
+    cur ??= { ms: 0, count: 0, frames: new Map() };
+    cur.ms += (p.timeDeltas[i + 1] ?? 0) / 1000;
+    cur.count++;
+    const seen = new Set<string>();
+    for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) {
+      const nm = name(x);
+      if (seen.has(nm) || nm === '(root)') continue;
+      seen.add(nm);
+      cur.frames.set(nm, (cur.frames.get(nm) ?? 0) + 1);
+    }
+  }
+  if (cur !== null) runs.push(cur);
+  return runs
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, n)
+    .map((r) => {
+      const most = [...r.frames].filter(([, c]) => c / r.count >= 0.3).sort((a, b) => a[1] - b[1]).slice(0, 4);
+      return `${r.ms.toFixed(1).padStart(7)} ms: ${most.map(([k, c]) => `${Math.round((100 * c) / r.count)}% ${k}`).join(' < ')}`;
+    });
 }
 
 main().then(

@@ -109,6 +109,11 @@ export interface ChainAppOptions {
   onPoolError?: (err: unknown) => void;
   /** Capacity of the memo of valid signature checks (sigverify.ts VERIFIED_SIG_MEMO_SIZE); tests shrink it. */
   verifiedSigMemoSize?: number;
+  /**
+   * Whether CheckTx sends a tx's signatures to the pool (SignatureVerifierOptions.checkTxOnPool);
+   * default: only when the crypto backend is the JS one.
+   */
+  checkTxOnPool?: boolean;
 }
 
 /** BaseApp with the chain's modules; `auth`, `bank`, `authz` and `sigVerifier` for the node and tests. */
@@ -124,7 +129,7 @@ export class ChainApp extends BaseApp {
     const perms = MODULE_ACCOUNT_PERMISSIONS;
     const auth = new AuthModule({ moduleAccountPermissions: perms, authority: opts.authority, emit: opts.names });
     const bank = new BankModule({ moduleAccountPermissions: { ...perms }, blockedAddrs: blockedAddresses(perms), accounts: auth.keeper.accountHooks() });
-    const sigVerifier = new SignatureVerifier({ accounts: auth.keeper, signers: txSigners, pool: opts.pool, onPoolError: opts.onPoolError, verifiedMemoSize: opts.verifiedSigMemoSize });
+    const sigVerifier = new SignatureVerifier({ accounts: auth.keeper, signers: txSigners, pool: opts.pool, onPoolError: opts.onPoolError, verifiedMemoSize: opts.verifiedSigMemoSize, checkTxOnPool: opts.checkTxOnPool });
     const signed = opts.txDecoder === undefined || opts.txDecoder === protoTxDecoder;
     const ante = opts.anteDecorators ?? (signed ? authAnteChain({ accounts: auth.keeper, bank: bank.keeper, verifier: sigVerifier }) : defaultAnteChain());
     // MsgExec finds inner messages' routes through the app (BaseApp.msgRoute, the registrar).

@@ -283,7 +283,15 @@ export class QueryRouter {
    */
   async callAt(route: Route, req: Message, height: bigint | undefined, opts: CallOptions = {}): Promise<CallResult> {
     if (!route.handler) throw new GrpcStatusError(GrpcCode.Unimplemented, `method ${route.desc.name} not implemented`);
-    const ctx: CallContext = { method: route.desc, height, metadata: opts.metadata ?? EMPTY_METADATA, signal: opts.signal ?? NEVER_ABORTED };
+    // `signal` is read only if the handler asks: a transport may make it on demand.
+    const ctx: CallContext = {
+      method: route.desc,
+      height,
+      metadata: opts.metadata ?? EMPTY_METADATA,
+      get signal() {
+        return opts.signal ?? NEVER_ABORTED;
+      },
+    };
     const raw = await route.handler!(req, ctx);
     const output = route.desc.output;
     let response = toMessage(output, raw);

@@ -16,7 +16,9 @@
  *   only in the timestamp return the stored signature and the stored timestamp; anything else is
  *   `conflicting data`;
  * - otherwise sign, and persist the new state (temp file, fsync, rename, fsync dir) BEFORE the
- *   signature is returned, so a crash can never lose the record of a signature that left us.
+ *   signature is returned, so a crash can never lose the record of a signature that left us. A
+ *   FilePV does its writes on a small thread of its own (DurableWriter), so the main thread goes
+ *   on answering RPC during the fsyncs; the signature still waits for them.
  *
  * Audit log: with the signLogPath option (CHAIND_SIGN_LOG=<path>, src/config/env.ts) every returned signature is
  * appended as one JSON line {"height":"n","round":n,"step":n,"signbytes_hex":HEX} and fsynced, also
@@ -33,6 +35,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { SignedMsgType, type Proposal, type Vote } from '../types/block.js';
 import type { PubKey } from '../types/validator.js';
 import { Ed25519PrivKey } from '../crypto/ed25519.js';
@@ -169,11 +172,9 @@ function scanFields(msg: Uint8Array): { field: number; raw: Uint8Array }[] {
 
 /**
  * Writes `data` to `file` atomically and durably: temp file, fsync, rename, fsync of the directory.
- * Synchronous on purpose: the private validator's state must be on disk before a signature leaves,
- * and the async form took ~9 event-loop passes (open, write, sync, close, rename, open, sync,
- * close), each as long as the busiest RPC turn, so a signature waited 0.3–0.9 s under an RPC burst
- * where the blocking calls take 1–2 ms (CometBFT's FilePV writes synchronously too:
- * cometbft/cometbft:privval/file.go, internal/tempfile).
+ * Synchronous (CometBFT's FilePV writes synchronously too: cometbft/cometbft:privval/file.go,
+ * internal/tempfile); a FilePV runs it on its writer thread (DurableWriter), not on the thread
+ * that answers RPC. Self-contained (only `fs` and `path`): DurableWriter's thread runs its source.
  */
 export function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): void {
   const dir = path.dirname(file);
@@ -205,6 +206,120 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, mode = 
     }
   } catch {
     // Directory fsync is refused on some filesystems; the rename itself is atomic.
+  }
+}
+
+/** Appends `data` to the file open as `fd` and fsyncs it (the audit log's line). */
+export function appendDurably(fd: number, data: Uint8Array): void {
+  let off = 0;
+  while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+  fs.fsyncSync(fd);
+}
+
+/**
+ * The private validator's durable writes on a thread of their own. A state write is an fsync of
+ * the file and one of its directory: 1–2 ms on an idle disk, tens of ms on a busy one, time during
+ * which the main thread answered no RPC when it wrote itself. Here the main thread posts the write
+ * and waits for ONE message back (the promise form of the same calls took ~9 event-loop passes,
+ * open, write, sync, close, rename, open, sync, close, each as long as the busiest RPC turn), and
+ * the signature still leaves only after the state is on disk. If the thread cannot start or dies,
+ * writes fall back to the calling thread.
+ */
+export class DurableWriter {
+  private worker: Worker | null = null;
+  private failed = false;
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+
+  private start(): Worker | null {
+    if (this.worker !== null || this.failed) return this.worker;
+    const src = [
+      "'use strict';",
+      "const fs = require('node:fs');",
+      "const path = require('node:path');",
+      "const { parentPort } = require('node:worker_threads');",
+      `const writeFileAtomic = ${writeFileAtomic.toString()};`,
+      `const appendDurably = ${appendDurably.toString()};`,
+      'const fds = new Map();',
+      'parentPort.on("message", (m) => {',
+      '  try {',
+      '    if (m.op === "atomic") writeFileAtomic(m.file, m.data, m.mode);',
+      '    else if (m.op === "append") {',
+      '      let fd = fds.get(m.file);',
+      '      if (fd === undefined) { fs.mkdirSync(path.dirname(m.file), { recursive: true }); fd = fs.openSync(m.file, "a", 0o600); fds.set(m.file, fd); }',
+      '      appendDurably(fd, m.data);',
+      '    } else if (m.op === "close") { for (const fd of fds.values()) fs.closeSync(fd); fds.clear(); }',
+      '    parentPort.postMessage({ id: m.id });',
+      '  } catch (e) {',
+      '    parentPort.postMessage({ id: m.id, error: { message: String(e && e.message || e), code: e && e.code } });',
+      '  }',
+      '});',
+    ].join('\n');
+    try {
+      const w = new Worker(src, { eval: true, name: 'chaind-privval' });
+      w.on('message', (m: { id: number; error?: { message: string; code?: string } }) => {
+        const p = this.waiting.get(m.id);
+        if (p === undefined) return;
+        this.waiting.delete(m.id);
+        if (this.waiting.size === 0) w.unref();
+        if (m.error === undefined) p.resolve();
+        else p.reject(Object.assign(new Error(m.error.message), m.error.code === undefined ? {} : { code: m.error.code }));
+      });
+      const die = (e: Error) => {
+        if (this.worker === w) this.worker = null;
+        this.failed = true;
+        // A write in flight may or may not have reached the disk: the caller retries it (the
+        // same bytes, an idempotent atomic replace) on this thread.
+        for (const p of this.waiting.values()) p.reject(e);
+        this.waiting.clear();
+      };
+      w.on('error', die);
+      w.on('exit', (code) => die(new Error(`privval writer thread exited with code ${code}`)));
+      w.unref();
+      this.worker = w;
+    } catch {
+      this.failed = true;
+    }
+    return this.worker;
+  }
+
+  private post(m: { op: 'atomic'; file: string; data: string; mode: number } | { op: 'append'; file: string; data: Uint8Array } | { op: 'close' }, fallback: () => void): Promise<void> {
+    const w = this.start();
+    if (w === null) {
+      fallback();
+      return Promise.resolve();
+    }
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      w.ref();
+      w.postMessage({ ...m, id });
+    });
+  }
+
+  /** writeFileAtomic on the writer thread. */
+  writeFileAtomic(file: string, data: string, mode = 0o600): Promise<void> {
+    return this.post({ op: 'atomic', file, data, mode }, () => writeFileAtomic(file, data, mode));
+  }
+
+  /** Appends and fsyncs on the writer thread, which keeps the file open. */
+  append(file: string, data: Uint8Array, fallbackFd: () => number): Promise<void> {
+    return this.post({ op: 'append', file, data }, () => appendDurably(fallbackFd(), data));
+  }
+
+  /** Closes the thread's files and ends it. */
+  async close(): Promise<void> {
+    const w = this.worker;
+    // From now on writes run on the calling thread.
+    this.worker = null;
+    this.failed = true;
+    if (w === null) return;
+    const id = this.nextId++;
+    await new Promise<void>((resolve) => {
+      this.waiting.set(id, { resolve, reject: () => resolve() });
+      w.postMessage({ op: 'close', id });
+    });
+    await w.terminate();
   }
 }
 
@@ -418,24 +533,31 @@ export class MemoryPrivValidator implements PrivValidator {
     }
   }
 
-  private async audit(height: bigint, round: number, step: number, signBytes: Uint8Array): Promise<void> {
-    if (this.signLogPath === null) return;
+  /** The durable writes' thread (FilePV); without one they run on the calling thread. */
+  protected writer: DurableWriter | null = null;
+
+  private signLogFdOpen(): number {
     if (this.signLogFd === null) {
-      fs.mkdirSync(path.dirname(this.signLogPath), { recursive: true });
-      this.signLogFd = fs.openSync(this.signLogPath, 'a', 0o600);
+      fs.mkdirSync(path.dirname(this.signLogPath!), { recursive: true });
+      this.signLogFd = fs.openSync(this.signLogPath!, 'a', 0o600);
     }
-    const line = Buffer.from(JSON.stringify({ height: height.toString(), round, step, signbytes_hex: hexUpper(signBytes) }) + '\n');
-    let off = 0;
-    while (off < line.length) off += fs.writeSync(this.signLogFd, line, off, line.length - off);
-    fs.fsyncSync(this.signLogFd);
+    return this.signLogFd;
   }
 
-  /** Closes the audit log (idempotent). */
+  private async audit(height: bigint, round: number, step: number, signBytes: Uint8Array): Promise<void> {
+    if (this.signLogPath === null) return;
+    const line = Buffer.from(JSON.stringify({ height: height.toString(), round, step, signbytes_hex: hexUpper(signBytes) }) + '\n');
+    if (this.writer !== null) await this.writer.append(this.signLogPath, line, () => this.signLogFdOpen());
+    else appendDurably(this.signLogFdOpen(), line);
+  }
+
+  /** Closes the audit log and the writer thread (idempotent). */
   close(): void {
     if (this.signLogFd !== null) {
       fs.closeSync(this.signLogFd);
       this.signLogFd = null;
     }
+    void this.writer?.close();
   }
 }
 
@@ -446,6 +568,7 @@ export class FilePV extends MemoryPrivValidator {
 
   private constructor(key: Ed25519PrivKey, lss: LastSignState, keyFilePath: string, stateFilePath: string, opts: PrivValidatorOptions) {
     super(key, lss, opts);
+    this.writer = new DurableWriter();
     this.keyFilePath = keyFilePath;
     this.stateFilePath = stateFilePath;
   }
@@ -500,7 +623,9 @@ export class FilePV extends MemoryPrivValidator {
   }
 
   protected override async persist(lss: LastSignState): Promise<void> {
-    writeFileAtomic(this.stateFilePath, JSON.stringify(lastSignStateJSON(lss), null, 2));
+    const data = JSON.stringify(lastSignStateJSON(lss), null, 2);
+    if (this.writer !== null) await this.writer.writeFileAtomic(this.stateFilePath, data);
+    else writeFileAtomic(this.stateFilePath, data);
   }
 
   /** `unsafe-reset-all`: back to height 0 (the operator's decision; the node never calls this). */

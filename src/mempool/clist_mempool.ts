@@ -4,16 +4,21 @@
  *
  * - Txs are kept in arrival order in one Map (JS Maps iterate in insertion order and delete in
  *   O(1), which is what CometBFT's concurrent list plus txsMap give it).
- * - CheckTx: fullness (count `size`, bytes `max_txs_bytes`; "still rechecking" while a recheck
- *   runs), `max_tx_bytes`, the node's pre-check, then the LRU cache of sha256 keys, then the app.
+ * - CheckTx: fullness (count `size`, bytes `max_txs_bytes`; "still rechecking" only when the next
+ *   block's lock was asked for while a recheck still ran, CometBFT's recheckFull), `max_tx_bytes`,
+ *   the node's pre-check, then the LRU cache of sha256 keys, then the app. While a commit holds
+ *   the lock (update and its recheck included) a new tx waits for it instead of being refused, as
+ *   CheckTx waits on CometBFT's updateMtx.
  *   App calls are pipelined (each starts at once) but their responses are applied in submission
  *   order, like ABCI's async client over one connection, so insertion order is submission order.
  * - update() after a commit (caller holds lock()): committed txs leave the pool, successful ones
  *   enter the cache, failed ones leave it (unless keep-invalid-txs-in-cache), then the remaining
- *   txs are rechecked (CheckTx type Recheck) and failures evicted.
+ *   txs are rechecked (CheckTx type Recheck) and failures evicted. The recheck gives the event
+ *   loop back every few milliseconds (RPC keeps answering during a long one).
  * - txsAvailable fires at most once per height, when the pool becomes non-empty, for
  *   `create_empty_blocks = false`.
  */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx } from '../abci/types.js';
 import type { Bytes } from '../types/block.js';
 import type { Counter, Gauge, Histogram } from '../metrics/types.js';
@@ -80,6 +85,9 @@ export interface MempoolModules {
   postCheck?: PostCheckFunc;
 }
 
+/** Work between two yields of update's loops (committed txs, recheck), in ms: short against RPC's latency goal (10 ms p99). */
+export const RECHECK_SLICE_MS = 4;
+
 function keyString(k: Bytes): string {
   return Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
 }
@@ -140,6 +148,16 @@ export class CListMempool implements Mempool {
   /** Settles when every CheckTx issued so far has had its response applied. */
   private tail: Promise<void> = Promise.resolve();
   private rechecking = false;
+  /**
+   * A lock was asked for (the next block) while a recheck still ran: new txs are refused as
+   * "still rechecking" until it ends (cometbft/cometbft:mempool/clist_mempool.go, recheck state
+   * full). Without that, new txs just wait for the lock.
+   */
+  private recheckFull = false;
+  /** What the last recheck did not reach (recheck_timeout), in pool order; null when none. */
+  private leftover: Entry[] | null = null;
+  /** The catch-up recheck of `leftover` in progress. */
+  private catchingUp: Promise<void> | null = null;
 
   private notifiedTxsAvailable = false;
   private readonly txsAvailableListeners = new Set<() => void>();
@@ -191,7 +209,7 @@ export class CListMempool implements Mempool {
     if (n >= this.config.size || txSize + this.txsBytes > this.config.maxTxsBytes) {
       throw new ErrMempoolIsFull(n, this.config.size, this.txsBytes, this.config.maxTxsBytes);
     }
-    if (this.rechecking) throw new ErrRecheckFull();
+    if (this.recheckFull) throw new ErrRecheckFull();
   }
 
   private localChecks(tx: Bytes): void {
@@ -224,6 +242,13 @@ export class CListMempool implements Mempool {
     while (this.locked) {
       await this.waitUnlocked();
       this.localChecks(tx);
+    }
+    if (this.leftover !== null || this.catchingUp !== null) {
+      await this.catchUp();
+      while (this.locked) {
+        await this.waitUnlocked();
+        this.localChecks(tx);
+      }
     }
     const key = txKey(tx);
     const ks = keyString(key);
@@ -353,8 +378,10 @@ export class CListMempool implements Mempool {
    * (CometBFT's Lock + FlushAppConn), so commit sees a settled pool. New CheckTx calls wait.
    */
   async lock(): Promise<void> {
+    if (this.rechecking) this.recheckFull = true;
     while (this.locked) await this.waitUnlocked();
     this.locked = true;
+    if (this.catchingUp !== null) await this.catchingUp;
     await this.tail;
   }
 
@@ -375,10 +402,18 @@ export class CListMempool implements Mempool {
     if (txs.length !== results.length) throw new Error(`update with ${txs.length} txs but ${results.length} results`);
     this.height = height;
     this.notifiedTxsAvailable = false;
+    // This commit's recheck covers every tx left; the check state starts over.
+    this.leftover = null;
     if (preCheck !== undefined) this.preCheck = preCheck;
     if (postCheck !== undefined) this.postCheck = postCheck;
 
+    let sliceFrom = performance.now();
     for (let i = 0; i < txs.length; i++) {
+      // A block of thousands of txs: RPC is answered between slices (new CheckTx calls wait).
+      if ((i & 255) === 255 && performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
+        await yieldToLoop();
+        sliceFrom = performance.now();
+      }
       const ks = keyString(txKey(txs[i]!));
       if (results[i]!.code === 0) {
         // A committed tx must not re-enter: keep its key cached.
@@ -395,24 +430,46 @@ export class CListMempool implements Mempool {
     if (this.txs.size > 0) this.notifyTxsAvailable();
   }
 
-  /** Re-runs CheckTx (Recheck) on every remaining tx, in order, evicting the ones that now fail. */
+  /**
+   * Re-runs CheckTx (Recheck) on every remaining tx, in order, evicting the ones that now fail.
+   * Past recheck_timeout the rest stay in the pool unchecked, as CometBFT leaves unanswered ones;
+   * they are rechecked before the next new tx (catchUp).
+   */
   private async recheckTxs(): Promise<void> {
     this.rechecking = true;
     this.metrics?.recheckTimes?.inc();
-    const deadline = Date.now() + this.config.recheckTimeoutMs;
     try {
-      for (const e of [...this.txs.values()]) {
-        const left = deadline - Date.now();
-        // Past recheck_timeout the rest stay unchecked, as CometBFT leaves unanswered ones.
-        if (left <= 0) break;
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), left)));
-        const res = await Promise.race([
-          this.app.checkTx(e.tx, CheckTxType.Recheck).catch((): 'error' => 'error'),
-          timeout,
-        ]);
-        clearTimeout(timer);
-        if (res === 'timeout') break;
+      this.leftover = await this.recheckEntries([...this.txs.values()]);
+    } finally {
+      this.rechecking = false;
+      this.recheckFull = false;
+      this.updateGauges();
+    }
+  }
+
+  /**
+   * Rechecks `entries` in order within recheck_timeout (one timer for the pass); returns the ones
+   * not reached, or null. Every RECHECK_SLICE_MS of work it yields to the event loop, so that RPC
+   * is answered while thousands of txs are rechecked (new CheckTx calls wait meanwhile).
+   */
+  private async recheckEntries(entries: Entry[]): Promise<Entry[] | null> {
+    const deadline = Date.now() + this.config.recheckTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), Math.max(0, this.config.recheckTimeoutMs))));
+    let sliceFrom = performance.now();
+    try {
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        if (Date.now() >= deadline) return entries.slice(i);
+        if (performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
+          await yieldToLoop();
+          sliceFrom = performance.now();
+          if (Date.now() >= deadline) return entries.slice(i);
+        }
+        // Committed or flushed while this pass yielded: nothing to recheck.
+        if (this.txs.get(e.keyStr) !== e) continue;
+        const res = await Promise.race([this.app.checkTx(e.tx, CheckTxType.Recheck).catch((): 'error' => 'error'), timeout]);
+        if (res === 'timeout') return entries.slice(i + 1);
         // An app failure is not the tx's fault: keep it.
         if (res === 'error') continue;
         const postErr = res.code === 0 && this.postCheck !== undefined ? this.postCheck(e.tx, res) : undefined;
@@ -421,14 +478,36 @@ export class CListMempool implements Mempool {
           if (!this.config.keepInvalidTxsInCache) this.cache.remove(e.keyStr);
         }
       }
+      return null;
     } finally {
-      this.rechecking = false;
+      clearTimeout(timer);
       this.updateGauges();
     }
   }
 
+  /**
+   * The txs a recheck_timeout cut left out of the app's check state, rechecked before the next
+   * new tx is checked: otherwise a sender's next tx would meet the sequence of the last tx the
+   * cut recheck reached and be refused (account sequence mismatch) while its predecessors stay
+   * in the pool. One pass, itself within recheck_timeout; what it does not reach waits for the
+   * next new tx or the next block's recheck.
+   */
+  private catchUp(): Promise<void> {
+    this.catchingUp ??= (async () => {
+      try {
+        const l = this.leftover;
+        this.leftover = null;
+        if (l !== null) this.leftover = await this.recheckEntries(l);
+      } finally {
+        this.catchingUp = null;
+      }
+    })();
+    return this.catchingUp;
+  }
+
   /** Flush (unsafe_flush_mempool): empties the pool and the cache. */
   flush(): void {
+    this.leftover = null;
     this.txs.clear();
     this.txsBytes = 0;
     this.cache.reset();

@@ -37,11 +37,11 @@ import {
   commitHash,
   consensusParamsHash,
   dataHash,
+  headerHash,
   evidenceHash,
   txHash,
 } from '../types/hashing.js';
 import { decodeEvidenceItem, duplicateVoteValidateBasic, evidenceListByteSize } from '../types/evidence.js';
-import { blockIdOf } from '../types/partset.js';
 import { voteSignBytes } from '../types/signbytes.js';
 import type { ValidatorSet } from '../types/validator_set.js';
 import {
@@ -345,7 +345,8 @@ export class Executor implements BlockExecutor {
       txs: block.data.txs,
       proposedLastCommit: commitInfo(state, block.lastCommit),
       misbehavior: misbehaviorOf(block.evidence),
-      hash: blockIdOf(block).blockId.hash,
+      // The block hash is the header's: no need to encode the block and hash its parts again.
+      hash: headerHash(block.header),
       height: block.header.height,
       time: block.header.time,
       nextValidatorsHash: block.header.nextValidatorsHash,

@@ -144,7 +144,7 @@ t.test('eth_secp256k1 (keccak256), LEGACY_AMINO_JSON in both spellings, upstream
 
 t.test('signatures go through the pool: one call per CheckTx, one per block of unseen txs', async (t) => {
   const pool = countingPool(createCryptoPool({ kind: 'single' }));
-  const h = await startChain(t, { pool });
+  const h = await startChain(t, { pool, checkTxOnPool: true });
   const txs = [send(S0, 10n, 0n), send(S0, 10n, 1n), send(S1, 11n, 0n), send(E0, 0n, 0n, { mode: 'amino' })];
   const before = { ...h.app.sigVerifier.stats };
   // Another proposer's block: nothing of it went through this node's CheckTx.
@@ -157,7 +157,7 @@ t.test('signatures go through the pool: one call per CheckTx, one per block of u
 
 t.test('what CheckTx verified is not verified again in the block', async (t) => {
   const pool = countingPool(createCryptoPool({ kind: 'single' }));
-  const h = await startChain(t, { pool });
+  const h = await startChain(t, { pool, checkTxOnPool: true });
   const txs = [send(S0, 10n, 0n), send(S0, 10n, 1n), send(S1, 11n, 0n), send(E0, 0n, 0n, { mode: 'amino' })];
   for (const tx of txs) t.equal((await h.check(tx)).code, 0);
   t.same(pool.calls, [1, 1, 1, 2], 'one item per DIRECT tx; both amino spellings for an amino one');
@@ -169,6 +169,23 @@ t.test('what CheckTx verified is not verified again in the block', async (t) => 
   t.equal(h.app.sigVerifier.stats.syncVerified, before.syncVerified, 'nothing verified on the spot');
   t.equal(h.app.sigVerifier.stats.memoHits - before.memoHits, 4, 'each signature answered from the memo of valid checks');
   t.equal(h.app.sigVerifier.stats.cacheHits, before.cacheHits);
+});
+
+t.test('with CheckTx off the pool, CheckTx verifies on the spot, a bad signature is still refused, and the block does not verify again', async (t) => {
+  const pool = countingPool(createCryptoPool({ kind: 'single' }));
+  const h = await startChain(t, { pool, checkTxOnPool: false });
+  const txs = [send(S0, 10n, 0n), send(S1, 11n, 0n), send(E0, 0n, 0n, { mode: 'amino' })];
+  const before = { ...h.app.sigVerifier.stats };
+  for (const tx of txs) t.equal((await h.check(tx)).code, 0);
+  t.same(pool.calls, [], 'no pool call in CheckTx');
+  t.ok(h.app.sigVerifier.stats.syncVerified - before.syncVerified >= 3, 'verified on the calling thread');
+  const bad = await h.check(buildTx({ chainId: CHAIN_ID, msgs: [msgSend(S0.bech32, S2.bech32, [{ denom: DENOM, amount: 7 }])], signers: [{ key: S0, accountNumber: 10n, sequence: 1n, corrupt: true }] }).bytes);
+  t.equal(bad.code, 4, 'a bad signature is refused (unauthorized)');
+  const s1 = { ...h.app.sigVerifier.stats };
+  const res = await h.block(txs);
+  t.same(res.txResults.map((r) => r.code), [0, 0, 0]);
+  t.same(pool.calls, [], 'no pool call in the block: every check was remembered');
+  t.equal(h.app.sigVerifier.stats.memoHits - s1.memoHits, 3, 'each signature answered from the memo of valid checks');
 });
 
 t.test('an account created earlier in the same block is verified on the spot', async (t) => {

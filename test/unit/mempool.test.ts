@@ -1,7 +1,7 @@
 /**
  * The CListMempool port against a tiny in-file application: limits and CometBFT's exact error
  * strings, the LRU cache and keep-invalid, reaping by bytes (with proto overhead) and gas, update
- * with recheck, "still rechecking", txsAvailable once per height, order and locking.
+ * with recheck (sliced), "still rechecking" (recheckFull), txsAvailable once per height, order and locking.
  */
 import t from 'tap';
 import { CheckTxType, type Application, type ResponseCheckTx } from '../../src/abci/types.js';
@@ -220,7 +220,7 @@ t.test('update: committed txs leave, cache follows results, recheck evicts', asy
   await t.rejects(mp.update(3n, [], []), /without lock/);
 });
 
-t.test('while rechecking, new txs are refused as full', async (t) => {
+t.test('while rechecking, a new tx waits for the recheck; refused as still rechecking only once the next block wants the lock', async (t) => {
   const { mp, app } = make();
   await mp.checkTx(enc('r1'));
   let open!: () => void;
@@ -229,13 +229,58 @@ t.test('while rechecking, new txs are refused as full', async (t) => {
   const updating = mp.update(2n, [], []).finally(() => mp.unlock());
   await new Promise((r) => setImmediate(r));
   t.equal(mp.isRechecking, true);
-  const err = await mp.checkTx(enc('new')).catch((e: unknown) => e);
-  t.ok(err instanceof ErrRecheckFull);
+  // CometBFT's CheckTx waits on the update lock; it is not refused merely because of a recheck.
+  let waited: unknown = 'pending';
+  const waiting = mp.checkTx(enc('new')).then(
+    (r) => (waited = r.added),
+    (e: unknown) => (waited = e),
+  );
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(waited, 'pending', 'the new tx waits while the recheck runs');
+  // The next block asks for the lock while the recheck still runs: recheckFull.
+  const nextLock = mp.lock();
+  const err = await mp.checkTx(enc('late')).catch((e: unknown) => e);
+  t.ok(err instanceof ErrRecheckFull, 'refused once a new block arrived during the recheck');
   t.equal((err as Error).message, 'mempool is still rechecking after a new committed block, so it is considered as full');
   open();
   await updating;
+  await nextLock;
   t.equal(mp.isRechecking, false);
-  t.equal((await mp.checkTx(enc('new'))).added, true, 'accepted once the recheck is over');
+  mp.unlock();
+  await waiting;
+  t.ok(waited === true || waited instanceof ErrRecheckFull, 'the waiting tx was answered after the recheck');
+  t.equal((await mp.checkTx(enc('late'))).added, true, 'accepted once the recheck is over');
+});
+
+t.test('a recheck of many txs gives the event loop turns, and still rechecks every tx in order', async (t) => {
+  const { mp, app } = make({ size: 100_000, recheckTimeoutMs: 600_000 });
+  const n = 3000;
+  for (let i = 0; i < n; i++) await mp.checkTx(enc(`m${i}`));
+  // A recheck that costs real time per tx, so that it spans several slices.
+  const slow = app.checkTx.bind(app);
+  app.checkTx = (tx, type) => {
+    if (type === CheckTxType.Recheck) {
+      const until = performance.now() + 0.02;
+      while (performance.now() < until);
+    }
+    return slow(tx, type);
+  };
+  app.invalid.add('m7');
+  let turns = 0;
+  let ticking = true;
+  const tick = () => {
+    if (!ticking) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  app.calls = [];
+  await commit(mp, 2n, [], []);
+  ticking = false;
+  t.equal(app.calls.length, n, 'every tx rechecked');
+  t.same(app.calls.slice(0, 3).map((c) => c.tx), ['m0', 'm1', 'm2'], 'in pool order');
+  t.equal(mp.size(), n - 1, 'the failing one evicted');
+  t.ok(turns >= 2, `the event loop ran during the recheck (${turns} turns)`);
 });
 
 t.test('a hung recheck gives up after recheck_timeout and keeps the rest', async (t) => {
@@ -250,6 +295,38 @@ t.test('a hung recheck gives up after recheck_timeout and keeps the rest', async
   const took = Date.now() - start;
   t.ok(took < 30_000, `the commit ended without the app's answer (${took} ms)`);
   t.same(txs(mp), ['h1', 'h2']);
+});
+
+t.test('what a recheck_timeout cut left unchecked is rechecked, in order, before the next new tx', async (t) => {
+  const { mp, app } = make({ recheckTimeoutMs: 2000 });
+  const names = Array.from({ length: 10 }, (_, i) => `c${i}`);
+  for (const n of names) await mp.checkTx(enc(n));
+  // The first pass costs 600 ms a tx: the 2 s recheck_timeout cuts it after at most four.
+  let slow = true;
+  const inner = app.checkTx.bind(app);
+  app.checkTx = (tx, type) => {
+    if (type === CheckTxType.Recheck && slow) {
+      const until = performance.now() + 600;
+      while (performance.now() < until);
+    }
+    return inner(tx, type);
+  };
+  app.calls = [];
+  await commit(mp, 2n, [], []);
+  const firstPass = app.calls.length;
+  t.ok(firstPass >= 1 && firstPass < names.length, `the recheck was cut (${firstPass} of ${names.length} rechecked)`);
+  slow = false;
+  app.invalid.add('c9');
+  t.equal((await mp.checkTx(enc('next'))).added, true);
+  t.same(
+    app.calls.map((c) => `${c.tx}/${c.type === CheckTxType.Recheck ? 'recheck' : 'new'}`),
+    [...names.map((n) => `${n}/recheck`), 'next/new'],
+    'the rest rechecked in pool order, then the new tx',
+  );
+  t.same(txs(mp), [...names.slice(0, 9), 'next'], 'a tx the catch-up found invalid was evicted');
+  app.calls = [];
+  await mp.checkTx(enc('after'));
+  t.same(app.calls.map((c) => c.tx), ['after'], 'caught up: nothing rechecked again');
 });
 
 t.test('checkTx waits while the pool is locked', async (t) => {

@@ -278,3 +278,34 @@ t.test('sign audit log: one fsynced line per returned signature', async (t) => {
   mpv.close();
   t.equal(JSON.parse(fs.readFileSync(envLog, 'utf8')).step, 1);
 });
+
+t.test("a FilePV's fsyncs run on its writer thread, not the caller's; the state is on disk when the signature returns", async (t) => {
+  const { createRequire, syncBuiltinESMExports } = await import('node:module');
+  const cjsFs = createRequire(import.meta.url)('node:fs') as typeof fs;
+  const logPath = path.join(tmp(t), 'sign.log');
+  const { stateFile, pv } = newPV(t, { signLogPath: logPath });
+  const orig = cjsFs.fsyncSync;
+  let mainThreadFsyncs = 0;
+  cjsFs.fsyncSync = (fd: number) => {
+    mainThreadFsyncs++;
+    orig(fd);
+  };
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    cjsFs.fsyncSync = orig;
+    syncBuiltinESMExports();
+  });
+  const v = await pv.signVote(CHAIN, mkVote(pv, 3n, 0, SignedMsgType.Prevote, bid(1)));
+  t.equal(v.signature.length, 64);
+  t.equal(mainThreadFsyncs, 0, 'no fsync on the calling thread');
+  const onDisk = parseLastSignState(fs.readFileSync(stateFile, 'utf8'));
+  t.equal(onDisk.height, 3n, 'the new state is on disk when signVote resolves');
+  t.equal(onDisk.step, 2);
+  t.equal(fs.readFileSync(logPath, 'utf8').trim().split('\n').length, 1, 'the audit line too');
+
+  // Without its thread (closed), writes go on, on the calling thread.
+  pv.close();
+  await pv.signVote(CHAIN, mkVote(pv, 4n, 0, SignedMsgType.Prevote, bid(1)));
+  t.ok(mainThreadFsyncs >= 1, 'the fallback writes on the calling thread');
+  t.equal(parseLastSignState(fs.readFileSync(stateFile, 'utf8')).height, 4n);
+});

@@ -484,7 +484,12 @@ export class GrpcServer {
       const req = decodeRequest(route.desc.input, body);
       const hv = header(headers, BLOCK_HEIGHT_HEADER);
       height = this.router.resolveHeight(hv === '' ? undefined : parseHeightHeader(hv));
-      const { response } = await this.router.callAt(route, req, height, { metadata: toMetadata(headers), signal: call.signal });
+      const { response } = await this.router.callAt(route, req, height, {
+        metadata: toMetadata(headers),
+        get signal() {
+          return call.signal;
+        },
+      });
       if (call.finished) return;
       const bytes = toBinary(route.desc.output, response);
       if (bytes.length > this.maxSend) {
@@ -593,7 +598,12 @@ function cut(s: http2.Http2Session, st: SessionState): void {
 /** One unary call's life: answered once (success, failure, deadline), or cancelled by the client. */
 class UnaryCall {
   finished = false;
-  private readonly ac = new AbortController();
+  /**
+   * Made when a handler first reads `signal` (most never do: an AbortController costs more than
+   * a small query's whole answer on Node 20); an abort before that is kept for it.
+   */
+  private ac: AbortController | null = null;
+  private aborted: { reason: unknown } | null = null;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -604,7 +614,17 @@ class UnaryCall {
 
   /** The handler's signal: aborted on failure, deadline or client cancel. */
   get signal(): AbortSignal {
+    if (this.ac === null) {
+      this.ac = new AbortController();
+      if (this.aborted !== null) this.ac.abort(this.aborted.reason);
+    }
     return this.ac.signal;
+  }
+
+  private abort(reason: unknown): void {
+    if (this.aborted !== null) return;
+    this.aborted = { reason };
+    this.ac?.abort(reason);
   }
 
   deadline(ms: number): void {
@@ -613,12 +633,12 @@ class UnaryCall {
 
   /** The client reset the stream or the connection went away: nothing to answer. */
   cancel(): void {
-    if (this.finish()) this.ac.abort(statusError(GrpcCode.Canceled, 'context canceled'));
+    if (this.finish()) this.abort(statusError(GrpcCode.Canceled, 'context canceled'));
   }
 
   fail(st: Status, extra?: OutHeaders): void {
     if (!this.finish()) return;
-    this.ac.abort(statusError(st.code, st.message));
+    this.abort(statusError(st.code, st.message));
     this.answerError(st, extra);
   }
 

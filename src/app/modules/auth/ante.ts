@@ -187,15 +187,20 @@ export function authAnteChain(opts: AuthAnteOptions): AnteDecorator[] {
   const { accounts, bank, verifier } = opts;
   const feeCollector = opts.feeCollector ?? FEE_COLLECTOR_NAME;
   const ethCost = opts.ethSecp256k1VerifyCost ?? DEFAULT_ETH_SECP256K1_VERIFY_COST;
-  /** Params once per tx (each SDK decorator reads them; one read is charged here). */
-  const paramsCache = new WeakMap<Tx, Params>();
-  const params = (ctx: Context, tx: Tx): Params => {
-    let p = paramsCache.get(tx);
-    if (p === undefined) {
-      p = accounts.getParams(ctx);
-      paramsCache.set(tx, p);
+  /**
+   * Params once per run of the chain (each SDK decorator reads them; one read is charged here).
+   * Keyed by the run's context, not the tx: a tx decoded once is checked again by every recheck,
+   * each a run of its own that reads (and is charged for) the params once. The decorators of one
+   * run are called one after another with the same context, so one entry is enough.
+   */
+  let paramsCtx: Context | undefined;
+  let paramsOfCtx: Params | undefined;
+  const params = (ctx: Context, _tx: Tx): Params => {
+    if (paramsCtx !== ctx || paramsOfCtx === undefined) {
+      paramsOfCtx = accounts.getParams(ctx);
+      paramsCtx = ctx;
     }
-    return p;
+    return paramsOfCtx;
   };
 
   /** ValidateMemoDecorator: `maximum number of characters is M but received N characters: memo too large` (12). */

@@ -7,7 +7,7 @@
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { AnySchema, type Any } from '@bufbuild/protobuf/wkt';
 import { moduleAddress } from '../../address.js';
-import { bytesToKey, readU64be, u64be, type Bytes } from '../../bytes.js';
+import { bytesEqual, bytesToKey, readU64be, u64be, type Bytes } from '../../bytes.js';
 import type { Context } from '../../context.js';
 import { ExecMode } from '../../context.js';
 import { PrefixStore, type KVStore } from '../../store.js';
@@ -210,8 +210,18 @@ export class AccountKeeper {
 
   getParams(ctx: Context): Params {
     const v = this.store(ctx).get(PARAMS_KEY);
-    return v === undefined ? defaultParams() : fromBinary(ParamsSchema, v);
+    if (v === undefined) return defaultParams();
+    // Read (and charged for) every time; decoded again only when the stored bytes change.
+    if (this.paramsBytes === undefined || !bytesEqual(this.paramsBytes, v)) {
+      this.paramsDecoded = fromBinary(ParamsSchema, v);
+      this.paramsBytes = Uint8Array.from(v);
+    }
+    return { ...this.paramsDecoded! };
   }
+
+  /** The last params decoded and their stored bytes (getParams). */
+  private paramsBytes: Uint8Array | undefined;
+  private paramsDecoded: Params | undefined;
 
   setParams(ctx: Context, p: Params): void {
     this.store(ctx).set(PARAMS_KEY, toBinary(ParamsSchema, p));
