@@ -310,7 +310,14 @@ export class EvmKeeper implements AccountModel {
       todo.push(etx);
       items.push({ digest: etx.tx.getMessageToVerifySignature(), sig, recid: Number(recid) });
     }
-    if (items.length === 0) return;
+    if (items.length === 0) {
+      // CheckTx of a tx whose sender is known (decoded and recovered once, by the tx pool's
+      // inspect): no pool job, but still one turn of the event loop, as the job gave. The
+      // mempool's recheck after a block awaits CheckTx tx after tx; answered in microtasks only,
+      // it would hold the RPC thread for its whole recheck_timeout.
+      if (etxs.length === 1) await new Promise<void>((r) => setImmediate(r));
+      return;
+    }
     const out = await this.pool.recoverSenders(items);
     out.forEach((addr, i) => {
       if (addr === null || addr.length !== 20) return;
