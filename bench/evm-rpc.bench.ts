@@ -278,6 +278,9 @@ async function setUpToken(c: Chain): Promise<void> {
 
 interface TransferRun {
   txPerS: number;
+  /** The server's CPU time (all threads) per transfer, µs, and chaind's busiest threads. */
+  cpuUsPerTx: number;
+  threads?: string;
   seconds: number;
   failed: number;
   blocks: number;
@@ -293,6 +296,8 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   const h0 = BigInt(await rpc(c.port, 'eth_blockNumber'));
   let done = false;
   const balBodies = holders.slice(0, 64).map((h) => body('eth_getBalance', [hex(h.address), 'latest']));
+  const c0 = cpuTicks(c.pid);
+  const th0 = c.name === 'chaind' ? threadTicks(c.pid) : undefined;
   const during = openLoop(c.port, balBodies, BALANCE_RATE, () => done, (a) => a.includes('"result"'));
   const t0 = performance.now();
   let retries = 0;
@@ -343,6 +348,8 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   );
   const lasts = await Promise.all(hashes.map((hs) => receipt(c.port, hs[hs.length - 1]!, 30_000)));
   const seconds = (performance.now() - t0) / 1000;
+  const cpuUsPerTx = ((cpuTicks(c.pid) - c0) * (1e6 / CLOCK_TICKS)) / N_TRANSFERS;
+  const threads = th0 ? threadCpu(th0, threadTicks(c.pid)) : undefined;
   done = true;
   const balance = await during;
   let failed = 0;
@@ -350,7 +357,7 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   for (const hs of hashes) for (let i = 0; i < hs.length; i += 50) if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[i]])).status !== '0x1') failed++;
   for (const r of lasts) if (r.status !== '0x1') failed++;
   const h1 = BigInt(await rpc(c.port, 'eth_blockNumber'));
-  return { txPerS: N_TRANSFERS / seconds, seconds, failed, blocks: Number(h1 - h0), balance, retries, resent };
+  return { txPerS: N_TRANSFERS / seconds, cpuUsPerTx, ...(threads ? { threads } : {}), seconds, failed, blocks: Number(h1 - h0), balance, retries, resent };
 }
 
 // ---- profile ------------------------------------------------------------------------------------
@@ -447,6 +454,8 @@ async function main(): Promise<void> {
     console.log(`chaind: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, resent ${tc.resent}`);
     const ta = await transfers(anvil, signed, hashes);
     row(`ERC-20 transfers, ${N_TRANSFERS} (16 in flight)`, tc.txPerS, ta.txPerS, 'tx/s', '≥ 600 tx/s');
+    row(`  ERC-20 transfers server CPU per tx`, tc.cpuUsPerTx, ta.cpuUsPerTx, 'µs', '', false);
+    console.log(`  chaind threads during the transfers: ${tc.threads}`);
     console.log(`  chaind ${tc.seconds.toFixed(2)} s in ${tc.blocks} blocks, anvil ${ta.seconds.toFixed(2)} s in ${ta.blocks} blocks; failed (sampled): ${tc.failed} / ${ta.failed}; "nonce too high" retries: ${tc.retries} / ${ta.retries}; stalled senders resent: ${tc.resent} / ${ta.resent}`);
     row(`eth_getBalance p99 during transfers (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', '< 10 ms', false);
     row(`eth_getBalance p50 during transfers`, tc.balance.p50, ta.balance.p50, 'ms', '', false);

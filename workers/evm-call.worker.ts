@@ -21,12 +21,19 @@ export interface EvmCallJob {
   setup: { dbFile: string; app: NodeAppSpec };
   /** null: only load (start-up warm-up: modules, LMDB, app, VM), answered with value ''. */
   req: CallRequest | null;
+  /**
+   * Several requests in one job (src/pool/evm-calls.ts batches the calls that queued while the
+   * thread was busy): answered as `batch`, one answer per request in order. One message each way
+   * for the lot instead of one per call, and no idle round trip to the RPC thread between calls.
+   */
+  reqs?: CallRequest[];
 }
 
 export type EvmCallAnswer =
   | { ok: true; value: CallValue }
   | { ok: false; rpcCode: number; message: string; data?: string }
-  | { ok: false; internal: string };
+  | { ok: false; internal: string }
+  | { ok: true; value: ''; batch: EvmCallAnswer[] };
 
 interface Loaded {
   dbFile: string;
@@ -61,6 +68,15 @@ async function load(setup: EvmCallJob['setup']): Promise<Loaded> {
   };
 }
 
+/** A failure as data (nothing is thrown across the boundary). */
+function failed(e: unknown): EvmCallAnswer {
+  const err = e as { code?: unknown; rpcCode?: unknown; message?: unknown; data?: unknown };
+  if (err?.code === 'EVM_CALL_ERROR' && typeof err.rpcCode === 'number') {
+    return { ok: false, rpcCode: err.rpcCode, message: String(err.message), ...(typeof err.data === 'string' ? { data: err.data } : {}) };
+  }
+  return { ok: false, internal: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+}
+
 export default async function evmCallWorker(job: EvmCallJob): Promise<EvmCallAnswer> {
   try {
     loading ??= load(job.setup);
@@ -69,16 +85,23 @@ export default async function evmCallWorker(job: EvmCallJob): Promise<EvmCallAns
       throw e;
     });
     if (l.dbFile !== job.setup.dbFile) throw new Error(`evm call worker serves ${l.dbFile}, not ${job.setup.dbFile}`);
+    if (job.reqs !== undefined) {
+      const batch: EvmCallAnswer[] = [];
+      for (const req of job.reqs) {
+        try {
+          batch.push({ ok: true, value: await l.handle(req) });
+        } catch (e) {
+          batch.push(failed(e));
+        }
+      }
+      return { ok: true, value: '', batch };
+    }
     if (job.req === null) {
       await l.warmUp();
       return { ok: true, value: '' };
     }
     return { ok: true, value: await l.handle(job.req) };
   } catch (e) {
-    const err = e as { code?: unknown; rpcCode?: unknown; message?: unknown; data?: unknown };
-    if (err?.code === 'EVM_CALL_ERROR' && typeof err.rpcCode === 'number') {
-      return { ok: false, rpcCode: err.rpcCode, message: String(err.message), ...(typeof err.data === 'string' ? { data: err.data } : {}) };
-    }
-    return { ok: false, internal: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+    return failed(e);
   }
 }

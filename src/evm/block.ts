@@ -28,6 +28,7 @@ import type { FlatState, StateChanges } from './flat-state.js';
 import { FlatStateManager } from './state-manager.js';
 import type { StateTrie } from './trie.js';
 import { recoverSender } from './tx.js';
+import { installJumpDestCache } from './jumpdests.js';
 import { bytesEqual } from '../crypto/bytes.js';
 
 export interface BlockEnv {
@@ -139,6 +140,7 @@ export class EvmContext {
       keccak256: opts.common.customCrypto.keccak256,
       stateRoot: opts.trie.root,
     });
+    await installJumpDestCache();
     const vm = await createVM({
       common: opts.common,
       stateManager: sm,

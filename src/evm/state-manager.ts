@@ -30,6 +30,8 @@ import type { AccountRecord, FlatState, StateChanges, StorageChange } from './fl
 import { bytesKey, keyBytes } from './kv.js';
 
 const EMPTY = new Uint8Array(0);
+/** Codes kept across clearCaches before the code cache starts over. */
+const MAX_KEPT_CODES = 4096;
 
 /** A journal entry's key: 'a'+addr, 's'+addr+slot, 'w'+addr (the wiped flag). */
 type JournalMap = Map<string, unknown>;
@@ -324,12 +326,19 @@ export class FlatStateManager implements StateManagerInterface {
     return this.dirtyAccounts.size > 0 || this.dirtyStorage.size > 0 || this.dirtyWiped.size > 0;
   }
 
+  /**
+   * Drops the account and storage caches. Code is addressed by its hash, so what is cached stays
+   * right at any height: it is kept (bounded), which also keeps each code's Uint8Array the same
+   * object from call to call and block to block, the key of the jump-destination cache
+   * (jumpdests.ts). A hash read as "no code" is forgotten: that code may be stored later.
+   */
   clearCaches(): void {
     if (this.isDirty() || this.journal.length > 0) return;
     this.accounts.clear();
     this.storage.clear();
     this.wiped.clear();
-    this.code.clear();
+    if (this.code.size > MAX_KEPT_CODES) this.code.clear();
+    else for (const [hk, c] of this.code) if (c.length === 0) this.code.delete(hk);
   }
 
   /** Number of cached accounts (for cache bounding by the caller). */

@@ -120,4 +120,21 @@ t.test('the call engine inline and on the pool thread', async (t) => {
   const [i8, p8] = await both(req({ to: token, data: balanceOfData(B!.address) }, h2));
   t.equal(BigInt(i8 as string), 25n, 'inline: the old balance at the older height');
   t.equal(p8, i8, 'pool: the old balance at the older height');
+
+  // Calls in flight together go to the thread in batches: each still gets its own answer, in
+  // order, a revert among them included, and the batch's other calls are not touched by it.
+  const many = [bal(B!.address), rev, bal(A!.address), req({ to: token, data: balanceOfData(B!.address) }, h2), over, bal(B!.address)];
+  const got = await Promise.all(many.map((r) => onPool(r).catch((e: unknown) => e)));
+  const want = [];
+  for (const r of many) want.push(await inline.handle(r).catch((e: unknown) => e));
+  t.equal(BigInt(got[0] as string), 30n, 'batched: balanceOf(B) at latest');
+  t.ok(got[1] instanceof CallError && (got[1] as CallError).rpcCode === 3, 'batched: the revert is its own');
+  t.equal(BigInt(got[3] as string), 25n, 'batched: the older height');
+  t.equal(BigInt(got[4] as string), 777n, 'batched: the override');
+  t.equal(BigInt(got[5] as string), 30n, 'batched: the override is gone for the next call');
+  t.same(
+    got.map((g) => (g instanceof CallError ? { code: g.rpcCode, message: g.message, data: g.data } : g)),
+    want.map((g) => (g instanceof CallError ? { code: g.rpcCode, message: g.message, data: g.data } : g)),
+    'batched: the same answers as inline, one by one',
+  );
 });

@@ -24,6 +24,7 @@ import { createCryptoPool } from '../../src/pool/index.js';
 import { Storage } from '../../src/store/storage.js';
 import { defaultConsensusParams } from '../../src/types/params.js';
 import { createEvmCommon } from '../../src/evm/common.js';
+import { installJumpDestCache } from '../../src/evm/jumpdests.js';
 import { getCryptoBackend } from '../../src/crypto/backend.js';
 import { EVM_STORE_KEY } from '../../src/app/modules/evm/keys.js';
 import { CHAIN_ID, DENOM, DEV_BALANCE, GENESIS_TIME } from '../helpers/chainapp.js';
@@ -382,6 +383,23 @@ t.test('sender recovery on the worker pool: one call for the block, same senders
   t.same(r.txResults.map((x) => x.code), [0, 0], 'both run with pool-recovered senders');
   t.equal(sequence(n, A.address), 1n);
   t.equal(sequence(n, B.address), 1n);
+});
+
+t.test('decode by identity: one EvmTx per byte array (CheckTx decodes once), a copy decodes afresh; the jump-destination cache installs', async (t) => {
+  const n = await startNode(t);
+  const k = n.app.evm!.keeper;
+  const raw = signed(A.privateKey, { nonce: 0n, to: B.address, gasLimit: 21_000n }).serialize();
+  const e1 = k.decode(raw);
+  t.equal(k.decode(raw), e1, 'the same bytes: the same EvmTx');
+  t.equal(hex(k.sender(e1)), hex(A.address));
+  t.equal(hex(k.decode(raw).sender!), hex(A.address), 'its recovered sender is kept (preVerify has nothing to do)');
+  const copy = k.decode(Uint8Array.from(raw));
+  t.not(copy, e1, 'a copy of the bytes: decoded afresh');
+  t.equal(copy.sender, undefined);
+  t.equal(hex(copy.tx.hash()), hex(e1.tx.hash()));
+  t.throws(() => k.decode(raw.subarray(0, raw.length - 1)), 'bad bytes still throw');
+  // @ethereumjs/evm's Interpreter is reached by file (not exported): this fails if the layout moves.
+  t.equal(await installJumpDestCache(), true, 'the jump-destination cache is active (installed)');
 });
 
 t.test('EIP-2930 and EIP-7702 txs: the authority\'s nonce is its auth sequence, its delegation is code', async (t) => {

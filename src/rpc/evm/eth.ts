@@ -113,6 +113,18 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
     return out;
   };
 
+  let lastNumber = { height: -1n, hex: '' };
+  /**
+   * A read-only context for `height`: the one of the latest height is made once per block (it
+   * reads the committed store, whatever its height; a context holds no per-call state for reads).
+   */
+  let latestCtx: { height: bigint; ctx: ReturnType<EvmRpcDeps['queryContext']> } | undefined;
+  const readContext = (height: bigint) => {
+    if (height !== deps.lastHeight()) return deps.queryContext(height);
+    if (latestCtx === undefined || latestCtx.height !== height) latestCtx = { height, ctx: deps.queryContext(height) };
+    return latestCtx.ctx;
+  };
+
   const block = { name: 'block', type: 'any', optional: true } as const;
   const txAt = (lb: LoadedBlock | undefined, index: bigint) => {
     if (lb === undefined) return null;
@@ -121,7 +133,15 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
   };
   return [
     gethMethod({ name: 'eth_chainId', handler: () => qty(k.chainId) }),
-    gethMethod({ name: 'eth_blockNumber', handler: () => qty(deps.lastHeight()) }),
+    gethMethod({
+      name: 'eth_blockNumber',
+      handler: () => {
+        // The hex of the latest height, made once per block.
+        const h = deps.lastHeight();
+        if (h !== lastNumber.height) lastNumber = { height: h, hex: qty(h) };
+        return lastNumber.hex;
+      },
+    }),
     gethMethod({
       name: 'eth_syncing',
       handler: () => (deps.catchingUp() ? { startingBlock: qty(deps.blocks.base()), currentBlock: qty(deps.lastHeight()), highestBlock: qty(deps.blocks.height()) } : false),
@@ -136,14 +156,17 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
     gethMethod({
       name: 'eth_getBalance',
       params: [{ name: 'address', type: 'address' }, block],
-      handler: ({ address, block: b }) => qty(k.account(deps.queryContext(stateHeight(deps, parseBlockRef(1, b))), address)?.balance ?? 0n),
+      // The bank balance of the EVM denom is the account's balance (state.ts readAccount): read
+      // alone, without the auth account, code hash and storage root the account record needs.
+      handler: ({ address, block: b }) => qty(k.bank.getBalance(readContext(stateHeight(deps, parseBlockRef(1, b))), address, k.denom).amount),
     }),
     gethMethod({
       name: 'eth_getTransactionCount',
       params: [{ name: 'address', type: 'address' }, block],
       handler: ({ address, block: b }) => {
         const ref = parseBlockRef(1, b);
-        const nonce = k.account(deps.queryContext(stateHeight(deps, ref)), address)?.nonce ?? 0n;
+        // The auth sequence is the nonce (state.ts readAccount): read alone.
+        const nonce = k.auth.getAccount(readContext(stateHeight(deps, ref)), address)?.sequence ?? 0n;
         if (!('tag' in ref) || ref.tag !== 'pending') return qty(nonce);
         // pending: the next nonce after the sender's pending txs (consecutive from the state's).
         if (deps.txpool !== undefined) {

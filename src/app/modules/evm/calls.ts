@@ -23,6 +23,7 @@ import type { Common } from '@ethereumjs/common';
 import { Address } from '@ethereumjs/util';
 import { createVM, type VM } from '@ethereumjs/vm';
 import type { Context } from '../../context.js';
+import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { FlatStateManager } from '../../../evm/state-manager.js';
 import { blockHashChain } from './header.js';
 import type { EvmKeeper } from './keeper.js';
@@ -193,7 +194,9 @@ export class CallEngine {
       const view = new ContextFlatState(keeper);
       const sm = new FlatStateManager(view, { keccak256: (d) => keeper.crypto.keccak256(d) });
       // BLOCKHASH: the stored EVM hashes (the ones eth_getBlockByNumber reports).
-      this.warm = createVM({ common, stateManager: sm, blockchain: blockHashChain((n) => keeper.blockHashAt(n)) as never }).then((vm) => ({ common, vm, sm, view }));
+      this.warm = installJumpDestCache()
+        .then(() => createVM({ common, stateManager: sm, blockchain: blockHashChain((n) => keeper.blockHashAt(n)) as never }))
+        .then((vm) => ({ common, vm, sm, view }));
       this.bound = undefined;
       w = await this.warm;
     }

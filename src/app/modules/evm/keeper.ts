@@ -24,6 +24,7 @@ import { type TypedTransaction, Capability, TransactionType } from '@ethereumjs/
 import { RLP } from '@ethereumjs/rlp';
 import { Address, bigIntToUnpaddedBytes, bytesToBigInt, bytesToHex } from '@ethereumjs/util';
 import { type VM, createVM, runTx } from '@ethereumjs/vm';
+import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { createBlock } from '@ethereumjs/block';
 import { moduleAddress } from '../../address.js';
 import { bytesToKey, concatBytes, readU64be, u64be, type Bytes } from '../../bytes.js';
@@ -149,6 +150,7 @@ export class EvmKeeper implements AccountModel {
   private root: PendingRoot | undefined;
   private header: { height: bigint; sealed: SealedHeader } | undefined;
   private chainIdDirty = false;
+  private decodedChain = 0n;
   private blockCache: { height: bigint; time: bigint; maxGas: bigint; common: Common; block: Block } | undefined;
 
   constructor(opts: EvmKeeperOptions) {
@@ -189,7 +191,10 @@ export class EvmKeeper implements AccountModel {
       const sm = new FlatStateManager(view, { keccak256: (d) => this.crypto.keccak256(d) });
       // BLOCKHASH answers the stored EVM hashes (header.ts), as eth_getBlockByNumber reports them.
       const blockchain = blockHashChain((n) => this.blockHashAt(n));
-      this.engineP = createVM({ common: this.common, stateManager: sm, blockchain: blockchain as never }).then((vm) => ({ vm, sm, view }));
+      const common = this.common;
+      this.engineP = installJumpDestCache()
+        .then(() => createVM({ common, stateManager: sm, blockchain: blockchain as never }))
+        .then((vm) => ({ vm, sm, view }));
     }
     return this.engineP;
   }
@@ -237,9 +242,29 @@ export class EvmKeeper implements AccountModel {
 
   // --- decode and ante ------------------------------------------------------------------------------
 
+  /**
+   * The decoded tx of a raw byte array, by identity. CheckTx of one eth_sendRawTransaction decodes
+   * the same bytes three times (the RPC method, the tx pool's inspect, the app's tx kind) and
+   * recovers the sender twice, the second time through a pool job whose buffer wait and round trip
+   * sat inside the mempool's one-at-a-time admission: most of the time a tx took to be admitted.
+   * Here the second and third decodes are the first's EvmTx, whose sender inspect already
+   * recovered (so preVerify has nothing to send). A decoded tx only depends on the bytes and the
+   * chain id (the map starts over when the id changes); what is shared is filled in once and never
+   * differs (the sender). Failures are not kept.
+   */
+  private decoded = new WeakMap<Bytes, EvmTx>();
+
   decode(raw: Bytes): EvmTx {
+    const hit = this.decoded.get(raw);
+    if (hit !== undefined && hit.raw === raw && this.decodedChain === this.chain) return hit;
+    if (this.decodedChain !== this.chain) {
+      this.decoded = new WeakMap();
+      this.decodedChain = this.chain;
+    }
     try {
-      return { tx: decodeTx(raw, this.common), raw };
+      const etx: EvmTx = { tx: decodeTx(raw, this.common), raw };
+      this.decoded.set(raw, etx);
+      return etx;
     } catch (e) {
       // The tx library's own words for a foreign chain id are unreadable; say it as geth does.
       const cid = signedChainId(raw);
@@ -285,7 +310,14 @@ export class EvmKeeper implements AccountModel {
       todo.push(etx);
       items.push({ digest: etx.tx.getMessageToVerifySignature(), sig, recid: Number(recid) });
     }
-    if (items.length === 0) return;
+    if (items.length === 0) {
+      // CheckTx of a tx whose sender is known (decoded and recovered once, by the tx pool's
+      // inspect): no pool job, but still one turn of the event loop, as the job gave. The
+      // mempool's recheck after a block awaits CheckTx tx after tx; answered in microtasks only,
+      // it would hold the RPC thread for its whole recheck_timeout.
+      if (etxs.length === 1) await new Promise<void>((r) => setImmediate(r));
+      return;
+    }
     const out = await this.pool.recoverSenders(items);
     out.forEach((addr, i) => {
       if (addr === null || addr.length !== 20) return;
