@@ -386,6 +386,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         seedMode: config.p2p.seedMode,
         maxNumOutboundPeers: config.p2p.maxNumOutboundPeers,
         persistentPeersMaxDialPeriodMs: config.p2p.persistentPeersMaxDialPeriod,
+        ensurePeersPeriodMs: config.p2p.ensurePeersPeriod,
         logger: p2pLog,
       }));
     }
