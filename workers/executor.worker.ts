@@ -141,6 +141,7 @@ function main(): void {
   };
 
   const stage = async (m: Extract<ToWorker, { type: 'stage' }>): Promise<void> => {
+    let height: bigint | undefined;
     try {
       if (writer === null) throw new Error('executor thread not initialised');
       if (batch === null) {
@@ -150,7 +151,13 @@ function main(): void {
       }
       app.sigVerifier.addVerified(m.verified);
       const block = decodeBlock(m.blockBytes);
-      await batch.add({ state: stateFromWire(m.state), blockId: m.blockId, block, seenCommit: m.seenCommit, blockBytes: m.blockBytes }, m.votes);
+      height = block.header.height;
+      // After the first block the state is the one the block before left (in this batch, or in a
+      // part the idle timer committed).
+      const prev = batch.outcomes().at(-1)?.newState ?? committedParts.at(-1)?.newState;
+      const state = m.state !== undefined ? stateFromWire(m.state) : prev;
+      if (state === undefined) throw new Error('block sync batch: no state for the block');
+      await batch.add({ state, blockId: m.blockId, block, seenCommit: m.seenCommit, blockBytes: m.blockBytes }, m.votes);
       const out = batch.outcomes();
       send({ type: 'staged', id: m.id, state: stateToWire(out[out.length - 1]!.newState) });
       idleTimer = setTimeout(() => {
@@ -161,7 +168,7 @@ function main(): void {
       // The batch dropped itself: nothing of it is written, the app reloaded.
       batch = null;
       const err = e as Error & { code?: unknown };
-      log.error('block failed on the executor thread (block sync batch dropped)', { height: m.state.lastBlockHeight + 1n, err: err?.message ?? String(e) });
+      log.error('block failed on the executor thread (block sync batch dropped)', { height, err: err?.message ?? String(e) });
       send({ type: 'failed', id: m.id, message: err?.message ?? String(e), code: typeof err?.code === 'string' ? err.code : undefined });
     }
   };

@@ -127,7 +127,8 @@ export type ToWorker =
        */
       type: 'stage';
       id: number;
-      state: WireState;
+      /** The state before the block: with the batch's first block only (the thread chains the rest). */
+      state?: WireState;
       blockId: BlockID;
       blockBytes: Uint8Array;
       seenCommit: Commit;
@@ -454,7 +455,7 @@ class ThreadBatch implements BlockBatch {
         {
           type: 'stage',
           id: this.thread.newId(),
-          state: stateToWire(state),
+          state: this.added.length === 0 ? stateToWire(state) : undefined,
           blockId,
           blockBytes,
           seenCommit,

@@ -71,7 +71,8 @@ export interface BlocksyncBatch {
 
 /** What sync needs of block execution (src/state/execution.ts Executor fits). */
 export interface BlocksyncExecutor {
-  validateBlock(state: State, block: Block): void;
+  /** `lastCommitVerified`: block.lastCommit was verified by the caller (see verifyPair). */
+  validateBlock(state: State, block: Block, opts?: { lastCommitVerified?: boolean }): void;
   applyBlock(state: State, blockId: BlockID, block: Block, seenCommit: Commit): Promise<State>;
   /** Several blocks in one write transaction; absent or null: each block alone (applyBlock). */
   beginBatch?(): BlocksyncBatch | null;
@@ -380,7 +381,7 @@ export class BlocksyncReactor {
    * commit is checked against the BlockID it names itself: a commit +2/3 of the validators did
    * sign cannot come from a lying peer, so then block H is the forgery; otherwise H+1 is.
    */
-  private verifyPair(s: State, blockId: BlockID, block: Block, commit: Commit): { height: bigint; err: string } | null {
+  private verifyPair(s: State, blockId: BlockID, block: Block, commit: Commit, lastCommitVerified = false): { height: bigint; err: string } | null {
     const height = block.header.height;
     try {
       verifyCommit(s.chainId, s.validators, blockId, height, commit);
@@ -393,7 +394,7 @@ export class BlocksyncReactor {
       return { height, err: (e as Error).message };
     }
     try {
-      this.o.executor.validateBlock(s, block);
+      this.o.executor.validateBlock(s, block, { lastCommitVerified });
     } catch (e) {
       return { height, err: (e as Error).message };
     }
@@ -438,6 +439,9 @@ export class BlocksyncReactor {
     let batch: BlocksyncBatch | null = null;
     let staged = this._state;
     let batchStart = 0;
+    // The commit verified with the block before (its successor's LastCommit), and the state it was
+    // verified under: the next block's LastCommit is that same object, already checked.
+    let verified: { commit: Commit; height: bigint } | null = null;
     try {
       for (;;) {
         const pool = this.pool;
@@ -460,7 +464,9 @@ export class BlocksyncReactor {
         const blockId: BlockID = { hash: headerHash(block.header), partSetHeader: makePartSet(first.blockBytes).header };
         // +2/3 of H's validators (state.validators: the set of lastBlockHeight + 1) signed H's
         // BlockID in H+1's LastCommit; then the block itself against the state.
-        const bad = this.verifyPair(staged, blockId, block, second.block.lastCommit);
+        const lastCommitVerified = verified !== null && verified.commit === block.lastCommit && verified.height === staged.lastBlockHeight;
+        const bad = this.verifyPair(staged, blockId, block, second.block.lastCommit, lastCommitVerified);
+        verified = null;
         if (bad !== null) {
           const reason = `invalid block at height ${bad.height}: ${bad.err}`;
           const dropped = pool.rejectBlocks([bad.height], reason);
@@ -489,6 +495,8 @@ export class BlocksyncReactor {
           this.o.logger?.error('blocksync: failed to apply a verified block', { height: height.toString(), err: (e as Error).message });
           return;
         }
+        // H+1's LastCommit signed H (verifyPair), and the state now is the one after H.
+        verified = { commit: second.block.lastCommit, height: staged.lastBlockHeight };
         if (this.pool !== pool) return;
         pool.popRequest();
         if (batch !== null && (batch.size >= maxBlocks || Date.now() - batchStart >= maxMs)) {
