@@ -27,7 +27,7 @@ import { merkleRoot } from './crypto/merkle.js';
 import { EventBus } from './events/bus.js';
 import { bridgeConsensusEvents } from './events/consensus-events.js';
 import { EvidencePool } from './evidence/pool.js';
-import type { Logger } from './log.js';
+import { nullLogger, type Logger } from './log.js';
 import { CListMempool } from './mempool/clist_mempool.js';
 import { postCheckMaxGas, preCheckMaxBytes, type Mempool } from './mempool/mempool.js';
 import { AppMempool } from './mempool/app_mempool.js';
@@ -313,7 +313,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       ? equivocatingBroadcast(consensusReactor.broadcast, { key: privval.key, chainId: state.chainId, sw: () => p2pSwitch })
       : consensusReactor.broadcast;
     // One ConsensusState per consensus period: block sync may stop one and start the next.
-    const makeConsensus = (st: State) => new ConsensusState({
+    // A reader (RPC's view while block sync runs, never started) logs nothing.
+    const makeConsensus = (st: State, o?: { reader?: boolean }) => new ConsensusState({
       config: config.consensus,
       state: st,
       executor,
@@ -323,7 +324,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       verifier: poolVoteVerifier(pool),
       wal: new WAL(paths.walFile, { logger: logger.child({ module: 'wal' }) }),
       blockStore: storage.blocks,
-      logger: logger.child({ module: 'consensus' }),
+      logger: o?.reader ? nullLogger : logger.child({ module: 'consensus' }),
       pubKeyTypeName: names.pubKeyType('ed25519'),
       metrics: metrics?.consensus,
       // ReportConflictingVotes: the pool forms the evidence when the height commits.
@@ -386,6 +387,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
         seedMode: config.p2p.seedMode,
         maxNumOutboundPeers: config.p2p.maxNumOutboundPeers,
         persistentPeersMaxDialPeriodMs: config.p2p.persistentPeersMaxDialPeriod,
+        ensurePeersPeriodMs: config.p2p.ensurePeersPeriod,
         logger: p2pLog,
       }));
     }

@@ -14,11 +14,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { EvidencePool } from '../src/evidence/pool.js';
 import type { LogFields, Logger, LogLevel } from '../src/log.js';
-import { InlineBlockWriter, kvIndexHook } from '../src/state/block-writer.js';
+import { InlineBlockWriter, kvIndexHook, type InlineBatch, type WriteOutcome } from '../src/state/block-writer.js';
 import {
+  BATCH_IDLE_MS,
   createNodeApp,
   packWritten,
   stateFromWire,
+  stateToWire,
+  type WrittenBlock,
   type ExecutorWorkerData,
   type FromWorker,
   type ToWorker,
@@ -115,9 +118,100 @@ function main(): void {
     }
   };
 
+  // Block sync's batch (src/state/block-writer.ts BlockBatch): its write transaction stays open
+  // from the first `stage` to `commitBatch` / `abortBatch`; the messages in between are served.
+  // The open part of the batch; the outcomes of parts committed by the idle timer before it.
+  let batch: InlineBatch | null = null;
+  let batchStart = 0;
+  let committedParts: WriteOutcome[] = [];
+  let idleTimer: NodeJS.Timeout | null = null;
+
+  /** The idle timer: commits the open part (see BATCH_IDLE_MS). */
+  const commitOpenPart = async (): Promise<void> => {
+    const b = batch;
+    if (b === null) return;
+    batch = null;
+    try {
+      await b.commit();
+      committedParts.push(...b.outcomes());
+      log.debug('block sync batch committed while idle', { blocks: b.size });
+    } catch (e) {
+      log.error('block sync batch failed to commit on the executor thread', { err: (e as Error)?.message ?? String(e) });
+    }
+  };
+
+  const stage = async (m: Extract<ToWorker, { type: 'stage' }>): Promise<void> => {
+    let height: bigint | undefined;
+    try {
+      if (writer === null) throw new Error('executor thread not initialised');
+      if (batch === null) {
+        storage.resetReadTxn();
+        batch = writer.beginBatch();
+        batchStart = performance.now();
+      }
+      app.sigVerifier.addVerified(m.verified);
+      const block = decodeBlock(m.blockBytes);
+      height = block.header.height;
+      // After the first block the state is the one the block before left (in this batch, or in a
+      // part the idle timer committed).
+      const prev = batch.outcomes().at(-1)?.newState ?? committedParts.at(-1)?.newState;
+      const state = m.state !== undefined ? stateFromWire(m.state) : prev;
+      if (state === undefined) throw new Error('block sync batch: no state for the block');
+      await batch.add({ state, blockId: m.blockId, block, seenCommit: m.seenCommit, blockBytes: m.blockBytes }, m.votes);
+      const out = batch.outcomes();
+      send({ type: 'staged', id: m.id, state: stateToWire(out[out.length - 1]!.newState) });
+      idleTimer = setTimeout(() => {
+        idleTimer = null;
+        queue = queue.then(commitOpenPart);
+      }, BATCH_IDLE_MS);
+    } catch (e) {
+      // The batch dropped itself: nothing of it is written, the app reloaded.
+      batch = null;
+      const err = e as Error & { code?: unknown };
+      log.error('block failed on the executor thread (block sync batch dropped)', { height, err: err?.message ?? String(e) });
+      send({ type: 'failed', id: m.id, message: err?.message ?? String(e), code: typeof err?.code === 'string' ? err.code : undefined });
+    }
+  };
+
+  const endBatch = async (m: Extract<ToWorker, { type: 'commitBatch' | 'abortBatch' }>): Promise<void> => {
+    const b = batch;
+    batch = null;
+    try {
+      const parts = committedParts;
+      committedParts = [];
+      const t0 = performance.now();
+      let outs = parts;
+      if (m.type === 'abortBatch') await b?.abort();
+      else if (b !== null) {
+        await b.commit();
+        outs = [...parts, ...b.outcomes()];
+      }
+      const answers: WrittenBlock[] = [];
+      const transfer: ArrayBuffer[] = [];
+      for (const { resp, newState } of outs) {
+        const packed = packWritten(resp, newState);
+        answers.push(packed.answer);
+        transfer.push(...packed.transfer);
+      }
+      port.postMessage({ type: 'batchWritten', id: m.id, answers } satisfies FromWorker, transfer);
+      if (outs.length > 0) log.info(m.type === 'abortBatch' ? 'executed blocks (batch aborted after them)' : 'executed blocks', {
+        from: outs[0]?.newState.lastBlockHeight,
+        to: outs[outs.length - 1]?.newState.lastBlockHeight,
+        ms: Math.round(performance.now() - batchStart),
+        commit_ms: Math.round(performance.now() - t0),
+      });
+    } catch (e) {
+      const err = e as Error & { code?: unknown };
+      log.error('block sync batch failed on the executor thread', { err: err?.message ?? String(e) });
+      send({ type: 'failed', id: m.id, message: err?.message ?? String(e), code: typeof err?.code === 'string' ? err.code : undefined });
+    }
+  };
+
   // One message at a time, in arrival order: a chain of promises.
   let queue: Promise<void> = Promise.resolve();
   port.on('message', (m: ToWorker) => {
+    if (idleTimer !== null) clearTimeout(idleTimer);
+    idleTimer = null;
     queue = queue.then(async () => {
       switch (m.type) {
         case 'init':
@@ -130,7 +224,16 @@ function main(): void {
           return;
         case 'write':
           return write(m);
+        case 'stage':
+          return stage(m);
+        case 'commitBatch':
+        case 'abortBatch':
+          return endBatch(m);
         case 'close':
+          if (batch !== null) {
+            await batch.abort();
+            batch = null;
+          }
           await storage.close();
           send({ type: 'closed' });
           port.close();

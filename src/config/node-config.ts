@@ -70,6 +70,8 @@ export interface P2PConfig {
   handshakeTimeout: number;
   /** ms */
   dialTimeout: number;
+  /** ms: how often PEX checks the outbound peer count and dials more (ensurePeers), or crawls in seed mode. */
+  ensurePeersPeriod: number;
 }
 
 export interface MempoolConfig {
@@ -301,6 +303,13 @@ const p2p: SectionSpec = {
     { key: 'allow_duplicate_ip', kind: { t: 'bool' }, def: false, doc: 'Toggle to disable the guard against peers connecting from the same IP.' },
     { key: 'handshake_timeout', kind: { t: 'duration' }, def: 20_000, doc: 'Peer connection handshake timeout.' },
     { key: 'dial_timeout', kind: { t: 'duration' }, def: 3_000, doc: 'Peer connection dial timeout.' },
+    {
+      key: 'ensure_peers_period',
+      kind: { t: 'duration' },
+      def: 30_000,
+      doc: 'How often the peer-exchange reactor checks the number of outbound peers and dials more (in seed\nmode: crawls). chaind only (CometBFT fixes it at 30s); test networks set it shorter.',
+      check: (v: number) => (v > 0 ? undefined : 'must be greater than 0'),
+    },
   ],
 };
 

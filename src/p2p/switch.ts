@@ -17,7 +17,7 @@ import { P2PError } from './errors.js';
 import { MConnection, mconnConfigFromP2P, type ChannelDescriptor, type ConnectionStatus, type MConnConfig } from './mconnection.js';
 import { hasChannel, parseListenAddr, type NodeInfo } from './node-info.js';
 import { Timers } from './timers.js';
-import { Transport, parsePeerAddress, type PeerAddress, type UpgradedConnection } from './transport.js';
+import { Transport, parsePeerAddress, resolveHost, type PeerAddress, type UpgradedConnection } from './transport.js';
 
 /** A reactor: a protocol on some channels (cometbft/cometbft:p2p/base_reactor.go). */
 export interface Reactor {
@@ -286,7 +286,15 @@ export class Switch {
         this.log.error('Error dialing peer', { addr: a, err: (e as Error).message });
         continue;
       }
-      this.addrBook?.addDialedAddress(pa);
+      // The book keeps IPs (NetAddress): a host name goes in as the address it resolves to now;
+      // the dial itself resolves the name again (Transport.dial).
+      const book = this.addrBook;
+      if (book) {
+        void resolveHost(pa.host).then(
+          (ip) => book.addDialedAddress({ ...pa, host: ip }),
+          (e: Error) => this.log.info('Error resolving peer address', { addr: a, err: e.message }),
+        );
+      }
       if (flags.persistent && !this.persistentIds.has(pa.id)) {
         this.persistentIds.add(pa.id);
         this.persistentAddrs.push(pa);

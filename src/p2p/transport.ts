@@ -10,7 +10,7 @@
  * Any failure destroys the socket.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, isIP, type Server, type Socket } from 'node:net';
 import type { Ed25519PrivKey } from '../crypto/ed25519.js';
 import { P2PError } from './errors.js';
 import { MAX_NODE_INFO_SIZE, checkCompatible, decodeNodeInfoStrict, encodeNodeInfo, validateNodeInfoAsync, type NodeInfo } from './node-info.js';
@@ -95,6 +95,22 @@ export async function upgrade(socket: Socket, opts: UpgradeOptions): Promise<Upg
   } catch (err) {
     socket.destroy();
     throw err;
+  }
+}
+
+/**
+ * The IP to dial for `host`: an IP literal as it is, a host name looked up now (the system
+ * resolver: /etc/hosts first, so `localhost` needs no network), its first address, as CometBFT's
+ * NetAddress does (cometbft/cometbft:p2p/netaddress.go NewNetAddressString: net.LookupIP, ips[0]).
+ * Called at each dial, so a name that moves to another address is followed.
+ */
+export async function resolveHost(host: string, lookup: (host: string) => Promise<{ address: string }> = (h) => dnsLookup(h)): Promise<string> {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (isIP(bare) !== 0) return bare;
+  try {
+    return (await lookup(bare)).address;
+  } catch (e) {
+    throw new P2PError('SOCKET', `lookup ${host}: ${(e as Error).message}`, { cause: e });
   }
 }
 
@@ -206,8 +222,10 @@ export class Transport {
     });
   }
 
+  /** Dials `addr`; a host name is resolved first (resolveHost). */
   async dial(addr: PeerAddress): Promise<UpgradedConnection> {
-    const socket = await dialTcp(addr.host, addr.port, this.opts.dialTimeout ?? DEFAULT_DIAL_TIMEOUT_MS);
+    const ip = await resolveHost(addr.host);
+    const socket = await dialTcp(ip, addr.port, this.opts.dialTimeout ?? DEFAULT_DIAL_TIMEOUT_MS);
     return upgrade(socket, this.upgradeOpts(addr.id));
   }
 

@@ -87,6 +87,38 @@ export interface BlockWriter {
    * reset and the recheck that rebuilds it (CometBFT holds the mempool lock across Commit).
    */
   write(req: WriteRequest, beforeCommitVisible?: () => Promise<void>): Promise<WriteResult>;
+  /**
+   * Block sync: several blocks in ONE write transaction (one fsync for all of them). Optional: a
+   * writer without it writes each block alone. `beforeCommitVisible` as for `write`, awaited once
+   * for the whole batch.
+   */
+  beginBatch?(beforeCommitVisible?: () => Promise<void>): BlockBatch;
+}
+
+/**
+ * Blocks written together: `add` runs each block's FinalizeBlock and writes inside the batch's one
+ * open write transaction (each block reads what the blocks before it wrote), `commit` commits it.
+ * Atomic: after a crash either every block of the batch is there (block, seen commit, response,
+ * state, evidence update, indexes, app writes) or none is. Only the writer's own thread sees the
+ * added blocks before `commit`; other readers keep the height before the batch.
+ */
+export interface BlockBatch {
+  /**
+   * FinalizeBlock and the writes of the next block (its `state` is the state `add` of the block
+   * before returned); resolves with the state after it. When it rejects, the whole batch was
+   * dropped: nothing of it is written, and `commit` rejects too.
+   */
+  add(req: WriteRequest): Promise<State>;
+  /** Commits every block added, in one transaction; resolves when the caller's thread sees them. */
+  commit(): Promise<WriteResult[]>;
+  /**
+   * Drops the batch. Resolves with the blocks that were committed all the same: the executor
+   * thread commits an open batch by itself when its caller stays quiet (see
+   * workers/executor.worker.ts); in-process, none.
+   */
+  abort(): Promise<WriteResult[]>;
+  /** Blocks added so far. */
+  readonly size: number;
 }
 
 /** FinalizeBlock's decided_last_commit / ProcessProposal's proposed_last_commit. */
@@ -193,14 +225,38 @@ export class InlineBlockWriter implements BlockWriter {
    */
   async writeWith(req: WriteRequest, votes?: readonly ConflictingVotes[], beforeCommit?: () => Promise<void>): Promise<WriteOutcome> {
     const { storage, app } = this.deps;
-    const { state, blockId, block, seenCommit } = req;
-    const height = block.header.height;
+    const { resp, newState } = await this.finalize(req);
+    await beforeCommit?.();
+    let evidenceCommitted: (() => void) | undefined;
+    try {
+      storage.transactionSync(() => {
+        evidenceCommitted = this.stage(req, resp, newState, votes);
+      });
+    } catch (e) {
+      // Nothing was written; bring the app's memory back to what is on disk.
+      app.reload?.();
+      storage.blocks.reload();
+      throw e;
+    }
+    evidenceCommitted?.();
+    return { resp, newState };
+  }
+
+  /** A batch of blocks in one write transaction (block sync); see BlockBatch. */
+  beginBatch(beforeCommitVisible?: () => Promise<void>): InlineBatch {
+    return new InlineBatch(this, this.deps, beforeCommitVisible);
+  }
+
+  /** FinalizeBlock and the state after the block (nothing written yet). */
+  async finalize(req: WriteRequest): Promise<WriteOutcome> {
+    const { app } = this.deps;
+    const { state, blockId, block } = req;
     const resp: ResponseFinalizeBlock = await app.finalizeBlock({
       txs: block.data.txs,
       decidedLastCommit: commitInfo(state, block.lastCommit),
       misbehavior: misbehaviorOf(block.evidence),
       hash: blockId.hash,
-      height,
+      height: block.header.height,
       time: block.header.time,
       nextValidatorsHash: block.header.nextValidatorsHash,
       proposerAddress: block.header.proposerAddress,
@@ -208,27 +264,125 @@ export class InlineBlockWriter implements BlockWriter {
     if (resp.txResults.length !== block.data.txs.length) {
       throw new Error(`expected tx results length to match size of transactions in block. Expected ${block.data.txs.length}, got ${resp.txResults.length}`);
     }
-    const newState = updateState(state, blockId, block, resp);
+    return { resp, newState: updateState(state, blockId, block, resp) };
+  }
+
+  /**
+   * The block's writes; must run inside a write transaction. Returns the evidence pool's step to
+   * run once that transaction committed.
+   */
+  stage(req: WriteRequest, resp: ResponseFinalizeBlock, newState: State, votes?: readonly ConflictingVotes[]): (() => void) | undefined {
+    const { storage, app } = this.deps;
+    const { state, blockId, block, seenCommit } = req;
+    const height = block.header.height;
     const blockBytes = req.blockBytes ?? encodeBlock(block);
-    await beforeCommit?.();
-    let evidenceCommitted: (() => void) | undefined;
+    storage.blocks.saveBlock(block, blockId, blockBytes, seenCommit);
+    if (height === state.initialHeight) storage.state.saveInitialHeight(state);
+    storage.state.saveFinalizeBlockResponse(height, resp);
+    storage.state.save(newState);
+    // evpool.Update: the block's evidence is committed, expired evidence pruned.
+    const evidenceCommitted = this.deps.evidence?.update(newState, block.evidence, votes);
+    this.deps.indexer?.indexBlock(block, blockId, resp);
+    app.commit();
+    return evidenceCommitted;
+  }
+}
+
+/**
+ * InlineBlockWriter's batch: the write transaction is opened by the first `add` and held open
+ * (lmdb-js keeps a `transactionSync` open while its callback's promise is pending) until `commit`
+ * or `abort`. While it is open, this thread's reads go through it and its writes join it; other
+ * threads and processes see the height before the batch, and their writers wait for it.
+ */
+export class InlineBatch implements BlockBatch {
+  private release: (() => void) | null = null;
+  private fail: ((e: Error) => void) | null = null;
+  private done: Promise<unknown> | null = null;
+  private readonly results: WriteOutcome[] = [];
+  private readonly posts: (() => void)[] = [];
+  private broken: Error | null = null;
+  private finished = false;
+
+  constructor(
+    private readonly writer: InlineBlockWriter,
+    private readonly deps: InlineWriterDeps,
+    private readonly beforeCommit: (() => Promise<void>) | undefined,
+  ) {}
+
+  get size(): number {
+    return this.results.length;
+  }
+
+  /** What each block produced (the executor thread packs these for the main thread). */
+  outcomes(): WriteOutcome[] {
+    return this.results;
+  }
+
+  /**
+   * `votes`: as for writeWith; only the first block of a batch takes conflicting votes (later ones
+   * get none, so that no pair becomes evidence twice).
+   */
+  async add(req: WriteRequest, votes?: readonly ConflictingVotes[]): Promise<State> {
+    if (this.broken !== null) throw this.broken;
+    if (this.finished) throw new Error('block batch already committed or aborted');
     try {
-      storage.transactionSync(() => {
-        storage.blocks.saveBlock(block, blockId, blockBytes, seenCommit);
-        if (height === state.initialHeight) storage.state.saveInitialHeight(state);
-        storage.state.saveFinalizeBlockResponse(height, resp);
-        storage.state.save(newState);
-        // evpool.Update: the block's evidence is committed, expired evidence pruned.
-        evidenceCommitted = this.deps.evidence?.update(newState, block.evidence, votes);
-        this.deps.indexer?.indexBlock(block, blockId, resp);
-        app.commit();
-      });
+      if (this.done === null) {
+        await this.beforeCommit?.();
+        const gate = new Promise<void>((resolve, reject) => {
+          this.release = resolve;
+          this.fail = reject;
+        });
+        // Rejected on abort: lmdb-js then aborts the transaction.
+        this.done = this.deps.storage.transactionSync(() => gate);
+        this.done.catch(() => undefined);
+      }
+      const outcome = await this.writer.finalize(req);
+      const post = this.writer.stage(req, outcome.resp, outcome.newState, this.results.length === 0 ? votes : []);
+      if (post) this.posts.push(post);
+      this.results.push(outcome);
+      return outcome.newState;
     } catch (e) {
-      // Nothing was written; bring the app's memory back to what is on disk.
-      app.reload?.();
+      this.broken = e as Error;
+      await this.drop();
       throw e;
     }
-    evidenceCommitted?.();
-    return { resp, newState };
+  }
+
+  async commit(): Promise<WriteResult[]> {
+    if (this.broken !== null) throw this.broken;
+    if (this.finished) throw new Error('block batch already committed or aborted');
+    this.finished = true;
+    if (this.done !== null) {
+      this.release?.();
+      try {
+        await this.done;
+      } catch (e) {
+        this.reloadMemory();
+        throw e;
+      }
+    }
+    for (const post of this.posts) post();
+    return this.results.map(({ resp, newState }) => ({ newState, codes: resp.txResults.map((r) => r.code), response: async () => resp }));
+  }
+
+  async abort(): Promise<WriteResult[]> {
+    if (this.finished) return [];
+    await this.drop();
+    return [];
+  }
+
+  private async drop(): Promise<void> {
+    this.finished = true;
+    if (this.done !== null) {
+      this.fail?.(new Error('block batch aborted'));
+      await this.done.catch(() => undefined);
+    }
+    this.reloadMemory();
+  }
+
+  /** Nothing of the batch was written: the app's and the block store's memory follow the disk. */
+  private reloadMemory(): void {
+    this.deps.app.reload?.();
+    this.deps.storage.blocks.reload();
   }
 }

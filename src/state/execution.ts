@@ -253,6 +253,16 @@ export function verifyCommit(chainId: string, vals: ValidatorSet, blockId: Block
   }
 }
 
+/** Executor.beginBatch's handle (block sync). */
+export interface ExecutorBatch {
+  readonly size: number;
+  add(state: State, blockId: BlockID, block: Block, seenCommit: Commit, blockBytes?: Uint8Array): Promise<State>;
+  /** The states after each block, in order. */
+  commit(): Promise<State[]>;
+  /** Drops the batch; the states of the blocks that were committed all the same (BlockBatch.abort). */
+  abort(): Promise<State[]>;
+}
+
 export class Executor implements BlockExecutor {
   private readonly deps: ExecutorDeps;
   private readonly writer: BlockWriter;
@@ -291,7 +301,12 @@ export class Executor implements BlockExecutor {
     return makeBlock(state, height, time, lastCommit, proposerAddress, txs, evidence);
   }
 
-  validateBlock(state: State, block: Block): void {
+  /**
+   * `opts.lastCommitVerified`: the caller has itself verified block.lastCommit against
+   * state.lastValidators for state.lastBlockId (block sync verified it as the commit of the block
+   * before), so its signatures are not checked twice.
+   */
+  validateBlock(state: State, block: Block, opts?: { lastCommitVerified?: boolean }): void {
     const h = block.header;
     const want = (cond: boolean, msg: string) => {
       if (!cond) throw new Error(msg);
@@ -326,7 +341,7 @@ export class Executor implements BlockExecutor {
       want(block.lastCommit.signatures.length === 0, 'initial block can\'t have LastCommit signatures');
       want(h.time === state.lastBlockTime, 'block time is not equal to genesis time');
     } else {
-      verifyCommit(state.chainId, state.lastValidators, state.lastBlockId, height - 1n, block.lastCommit);
+      if (opts?.lastCommitVerified !== true) verifyCommit(state.chainId, state.lastValidators, state.lastBlockId, height - 1n, block.lastCommit);
       want(h.time > state.lastBlockTime, 'block time is not greater than last block time');
       want(h.time === medianTime(block.lastCommit, state.lastValidators), 'invalid block time');
     }
@@ -387,6 +402,78 @@ export class Executor implements BlockExecutor {
     if (bus && bus.listenerCount > 0) await this.fireEvents(bus, block, blockId, await res.response());
     spanEnd(t, 'fire events', 'block', span);
     return res.newState;
+  }
+
+  /**
+   * Block sync: blocks applied in ONE write transaction (./block-writer.ts BlockBatch: one fsync
+   * for the batch, and after a crash all of its blocks or none). `add` runs each block's
+   * FinalizeBlock and writes and returns the state after it; `commit` commits them, then the
+   * mempool update and events of each block as applyBlock does. Null when the writer cannot batch.
+   * Consensus never batches: it commits each block alone (applyBlock).
+   */
+  beginBatch(): ExecutorBatch | null {
+    if (this.writer.beginBatch === undefined) return null;
+    const { mempool } = this.deps;
+    let locked = false;
+    const lock = async () => {
+      if (locked) return;
+      await mempool.lock();
+      locked = true;
+    };
+    const batch = this.writer.beginBatch(lock);
+    const blocks: { block: Block; blockId: BlockID }[] = [];
+    return {
+      get size() {
+        return batch.size;
+      },
+      add: async (state, blockId, block, seenCommit, blockBytes) => {
+        const next = await batch.add({ state, blockId, block, seenCommit, blockBytes });
+        blocks.push({ block, blockId });
+        return next;
+      },
+      // After abort: the blocks the writer had committed all the same.
+      abort: async () => this.afterBatch(await batch.abort().catch(() => []), blocks, lock, () => locked, () => (locked = false)),
+      commit: async () => {
+        let results: WriteResult[];
+        try {
+          results = await batch.commit();
+        } catch (e) {
+          if (locked) mempool.unlock();
+          locked = false;
+          throw e;
+        }
+        return this.afterBatch(results, blocks, lock, () => locked, () => (locked = false));
+      },
+    };
+  }
+
+  /** A batch's committed blocks: mempool update (under the lock), then metrics and events. */
+  private async afterBatch(
+    results: WriteResult[],
+    blocks: { block: Block; blockId: BlockID }[],
+    lock: () => Promise<void>,
+    isLocked: () => boolean,
+    unlocked: () => void,
+  ): Promise<State[]> {
+    const { mempool, bus } = this.deps;
+    try {
+      if (results.length > 0) await lock();
+      for (let i = 0; i < results.length; i++) {
+        const { block } = blocks[i]!;
+        const res = results[i]!;
+        const checks = this.deps.mempoolChecks?.(res.newState) ?? {};
+        await mempool.update(block.header.height, block.data.txs, Array.from(res.codes, (code) => ({ code })), checks.preCheck, checks.postCheck);
+      }
+    } finally {
+      if (isLocked()) mempool.unlock();
+      unlocked();
+    }
+    for (let i = 0; i < results.length; i++) {
+      const { block, blockId } = blocks[i]!;
+      this.observeBlock(block.header.height, block);
+      if (bus && bus.listenerCount > 0) await this.fireEvents(bus, block, blockId, await results[i]!.response());
+    }
+    return results.map((r) => r.newState);
   }
 
   private lastBlockTime: bigint | null = null;

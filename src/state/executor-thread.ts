@@ -30,7 +30,7 @@ import type { BlockID, Commit } from '../types/block.js';
 import type { Validator } from '../types/validator.js';
 import { ValidatorSet } from '../types/validator_set.js';
 import { VERSION } from '../version.js';
-import { type BlockWriter, type ConflictingVotes, type WriteRequest, type WriteResult } from './block-writer.js';
+import { type BlockBatch, type BlockWriter, type ConflictingVotes, type WriteRequest, type WriteResult } from './block-writer.js';
 import type { State } from './state.js';
 
 /** Compiled worker: dist/src/state/executor-thread.js -> dist/workers/executor.worker.js. */
@@ -120,12 +120,38 @@ export type ToWorker =
       /** Valid signature checks this thread's CheckTx made since the last block. */
       verified: string[];
     }
+  | {
+      /**
+       * Block sync: FinalizeBlock and the writes of one block inside the open batch transaction
+       * (the first `stage` opens it); answered `staged` with the state after the block.
+       */
+      type: 'stage';
+      id: number;
+      /** The state before the block: with the batch's first block only (the thread chains the rest). */
+      state?: WireState;
+      blockId: BlockID;
+      blockBytes: Uint8Array;
+      seenCommit: Commit;
+      votes: ConflictingVotes[];
+      verified: string[];
+    }
+  | { /** Commits the open batch: answered `batchWritten`. */ type: 'commitBatch'; id: number }
+  | {
+      /**
+       * Drops the open batch: answered `batchWritten` with the blocks the thread had committed by
+       * itself (an open batch is committed when no message came for BATCH_IDLE_MS).
+       */
+      type: 'abortBatch';
+      id: number;
+    }
   | { type: 'close' };
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'fatal'; message: string }
   | { type: 'written'; id: number; answer: WrittenBlock }
+  | { type: 'staged'; id: number; state: WireState }
+  | { type: 'batchWritten'; id: number; answers: WrittenBlock[] }
   | { type: 'failed'; id: number; message: string; code?: string }
   | { type: 'log'; level: Exclude<LogLevel, 'none'>; module: string; msg: string; fields?: LogFields }
   | { type: 'closed' };
@@ -199,6 +225,13 @@ export interface ExecutorInitOptions extends MainViews {
   indexer: boolean;
 }
 
+/**
+ * The executor thread commits an open batch by itself when no message came for this long: a
+ * write on the main thread (the evidence pool's) waits for the batch's transaction, and the main
+ * thread, blocked in it, could not send `commitBatch`.
+ */
+export const BATCH_IDLE_MS = 100;
+
 const LOG_MODULES = ['state', 'txindex', 'evidence', 'executor'];
 /** How long close() waits for the thread to finish its block and close its environment. */
 const CLOSE_TIMEOUT_MS = 30_000;
@@ -209,7 +242,9 @@ export class ExecutorThread implements BlockWriter {
   private readonly log: Logger;
   private readonly loggers = new Map<string, Logger>();
   private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: (r: WrittenBlock) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, { resolve: (r: never) => void; reject: (e: Error) => void }>();
+  /** The batch open on the thread, if any (one at a time). */
+  private batch: ThreadBatch | null = null;
   private dead: Error | null = null;
   private closing: Promise<void> | null = null;
   private onClosed: (() => void) | null = null;
@@ -253,11 +288,15 @@ export class ExecutorThread implements BlockWriter {
         (this.loggers.get(m.module) ?? this.log)[m.level](m.msg, m.fields);
         return;
       case 'written':
+      case 'staged':
+      case 'batchWritten':
       case 'failed': {
         const w = this.waiting.get(m.id);
         if (w === undefined) return;
         this.waiting.delete(m.id);
-        if (m.type === 'written') w.resolve(m.answer);
+        if (m.type === 'written') (w.resolve as (r: WrittenBlock) => void)(m.answer);
+        else if (m.type === 'staged') (w.resolve as (r: WireState) => void)(m.state);
+        else if (m.type === 'batchWritten') (w.resolve as (r: WrittenBlock[]) => void)(m.answers);
         else w.reject(Object.assign(new ExecutorThreadError('EXECUTOR_BLOCK_FAILED', m.message), m.code === undefined ? {} : { cause: m.code }));
         return;
       }
@@ -284,12 +323,32 @@ export class ExecutorThread implements BlockWriter {
     this.onClosed?.();
   }
 
-  async write(req: WriteRequest, beforeCommitVisible?: () => Promise<void>): Promise<WriteResult> {
+  private usable(): MainViews {
     if (this.dead !== null) throw new ExecutorThreadError('EXECUTOR_DEAD', `executor thread is gone: ${this.dead.message}`);
     if (this.closing !== null) throw new ExecutorThreadError('EXECUTOR_DEAD', 'executor thread is closing');
     if (this.views === null) throw new ExecutorThreadError('EXECUTOR_START', 'executor thread not initialised');
+    return this.views;
+  }
+
+  /** Posts a message that the thread answers under `id`, and waits for the answer. */
+  request<T>(msg: ToWorker & { id: number }, transfer: ArrayBuffer[] = []): Promise<T> {
+    const answer = new Promise<T>((resolve, reject) => this.waiting.set(msg.id, { resolve: resolve as (r: never) => void, reject }));
+    if (this.dead !== null) {
+      this.waiting.delete(msg.id);
+      return Promise.reject(new ExecutorThreadError('EXECUTOR_DEAD', `executor thread is gone: ${this.dead.message}`));
+    }
+    this.worker.postMessage(msg, transfer);
+    return answer;
+  }
+
+  newId(): number {
+    return this.nextId++;
+  }
+
+  async write(req: WriteRequest, beforeCommitVisible?: () => Promise<void>): Promise<WriteResult> {
+    const { storage, app, evidence } = this.usable();
+    if (this.batch !== null) throw new ExecutorThreadError('EXECUTOR_START', 'a block batch is open on the executor thread');
     const { state, blockId, block, seenCommit } = req;
-    const { storage, app, evidence } = this.views;
     const votes = evidence?.consensusVotes() ?? [];
     // Our own encoding is handed over (transferred), a caller's bytes are copied.
     const own = req.blockBytes === undefined;
@@ -312,12 +371,32 @@ export class ExecutorThread implements BlockWriter {
     const newState = stateFromWire(written.state);
     await beforeCommitVisible?.();
     // The thread committed: this thread's views move to the new height, all in this one turn.
+    this.refreshViews(block.header.time, newState, votes.length);
+    return resultOf(written, newState);
+  }
+
+  /** The thread committed up to `state`: this thread's views move to it, all in this one turn. */
+  refreshViews(blockTime: bigint, state: State, flushedVotes: number): void {
+    const { storage, app, evidence } = this.usable();
     storage.resetReadTxn();
     storage.blocks.reload();
-    app.committedElsewhere(block.header.time);
-    evidence?.committed(newState, votes.length);
-    let decoded: Promise<ResponseFinalizeBlock> | undefined;
-    return { newState, codes: written.codes, response: () => (decoded ??= unpackResponse(written)) };
+    app.committedElsewhere(blockTime);
+    evidence?.committed(state, flushedVotes);
+  }
+
+  /**
+   * Block sync: blocks written on the thread in one transaction (BlockBatch). The thread holds the
+   * write transaction open between `add`s; this thread's views stay at the height before the
+   * batch until `commit` has answered.
+   */
+  beginBatch(beforeCommitVisible?: () => Promise<void>): BlockBatch {
+    this.usable();
+    if (this.batch !== null) throw new ExecutorThreadError('EXECUTOR_START', 'a block batch is already open on the executor thread');
+    const b = new ThreadBatch(this, this.usable(), beforeCommitVisible, () => {
+      if (this.batch === b) this.batch = null;
+    });
+    this.batch = b;
+    return b;
   }
 
   /** Lets the thread finish the block it has, close its environment and exit. */
@@ -335,5 +414,98 @@ export class ExecutorThread implements BlockWriter {
       await this.worker.terminate();
     })();
     return this.closing;
+  }
+}
+
+function resultOf(written: WrittenBlock, newState: State): WriteResult {
+  let decoded: Promise<ResponseFinalizeBlock> | undefined;
+  return { newState, codes: written.codes, response: () => (decoded ??= unpackResponse(written)) };
+}
+
+/** ExecutorThread's BlockBatch: each `add` is a `stage` message, `commit` a `commitBatch`. */
+class ThreadBatch implements BlockBatch {
+  private added: { block: WriteRequest['block'] }[] = [];
+  private votes = 0;
+  private broken: Error | null = null;
+  private finished = false;
+
+  constructor(
+    private readonly thread: ExecutorThread,
+    private readonly views: MainViews,
+    private readonly beforeCommitVisible: (() => Promise<void>) | undefined,
+    private readonly onEnd: () => void,
+  ) {}
+
+  get size(): number {
+    return this.added.length;
+  }
+
+  async add(req: WriteRequest): Promise<State> {
+    if (this.broken !== null) throw this.broken;
+    if (this.finished) throw new ExecutorThreadError('EXECUTOR_START', 'block batch already committed or aborted');
+    const { state, blockId, block, seenCommit } = req;
+    // Conflicting votes go with the first block only (the thread passes none to later ones).
+    const votes = this.added.length === 0 ? [...(this.views.evidence?.consensusVotes() ?? [])] : [];
+    if (this.added.length === 0) this.votes = votes.length;
+    const own = req.blockBytes === undefined;
+    const blockBytes = req.blockBytes ?? encodeBlock(block);
+    const whole = blockBytes.byteOffset === 0 && blockBytes.byteLength === blockBytes.buffer.byteLength;
+    try {
+      const wire = await this.thread.request<WireState>(
+        {
+          type: 'stage',
+          id: this.thread.newId(),
+          state: this.added.length === 0 ? stateToWire(state) : undefined,
+          blockId,
+          blockBytes,
+          seenCommit,
+          votes,
+          verified: this.views.app.sigVerifier.takeVerified(),
+        },
+        own && whole ? [blockBytes.buffer as ArrayBuffer] : [],
+      );
+      this.added.push({ block });
+      return stateFromWire(wire);
+    } catch (e) {
+      // The thread dropped the open part of the batch (its transaction aborted, its app
+      // reloaded); `abort` collects what it had committed by itself before.
+      this.broken = e as Error;
+      throw e;
+    }
+  }
+
+  async commit(): Promise<WriteResult[]> {
+    if (this.broken !== null) throw this.broken;
+    if (this.finished) throw new ExecutorThreadError('EXECUTOR_START', 'block batch already committed or aborted');
+    this.finished = true;
+    try {
+      if (this.added.length === 0) return [];
+      const answers = await this.thread.request<WrittenBlock[]>({ type: 'commitBatch', id: this.thread.newId() });
+      const states = answers.map((w) => stateFromWire(w.state));
+      await this.beforeCommitVisible?.();
+      const last = states[states.length - 1]!;
+      this.thread.refreshViews(this.added[this.added.length - 1]!.block.header.time, last, this.votes);
+      return answers.map((w, i) => resultOf(w, states[i]!));
+    } finally {
+      this.onEnd();
+    }
+  }
+
+  async abort(): Promise<WriteResult[]> {
+    if (this.finished && this.broken === null) return [];
+    this.finished = true;
+    try {
+      // Also after a failed `add`: the thread may have committed part of the batch by itself.
+      const answers = await this.thread.request<WrittenBlock[]>({ type: 'abortBatch', id: this.thread.newId() });
+      if (answers.length === 0) return [];
+      const states = answers.map((w) => stateFromWire(w.state));
+      await this.beforeCommitVisible?.();
+      const n = answers.length;
+      this.thread.refreshViews(this.added[n - 1]!.block.header.time, states[n - 1]!, this.votes);
+      return answers.map((w, i) => resultOf(w, states[i]!));
+    } finally {
+      this.broken = null;
+      this.onEnd();
+    }
   }
 }

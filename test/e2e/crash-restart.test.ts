@@ -29,7 +29,7 @@ t.test('kill -9 repeatedly: no lost block, no fork, no double signature', async 
     const node = startNode(home, ports, env);
     const startedAt = lastHeight;
     try {
-      await waitFor('node answers', async () => (await statusHeight(ports.rpc)) >= startedAt, 60_000);
+      await waitFor('node answers', async () => (await statusHeight(ports.rpc)) >= startedAt, 180_000);
     } catch (e) {
       t.comment(node.output());
       node.proc.kill('SIGKILL');

@@ -17,7 +17,10 @@
  * ≥ JOIN_HEIGHT (60 here, about where the perturbations leave the chain, so the test rarely
  * waits for it: the chain makes only ~1–3 blocks/s on this 2-core machine; 500 in
  * bench/p2p-join.bench.ts), block-syncs from node0 and node1, node1 is killed as soon as the
- * joiner has synced anything, and the joiner switches to consensus and follows new heights.
+ * joiner has synced anything, the joiner itself is killed -9 once it has synced more (block sync
+ * commits several blocks per LMDB transaction: a batch must be all there or not at all after the
+ * restart) and started again; it keeps every height it had reported, switches to consensus and
+ * follows new heights.
  *
  * Chain checks, after the perturbations on the four validators and after the join on node0,
  * node2, node3 and the joiner, over every height each has: identical headers, each node's own
@@ -363,6 +366,20 @@ async function faults(t: Test): Promise<void> {
     return true;
   }, 120_000, 20);
   t.ok(killedAt < joinTop, `node4 was at ${killedAt} of ${joinTop} when node1 was killed`);
+  // kill -9 the joiner itself once it synced past that (while syncing, or just after), restart it.
+  let joinerKilledAt = -1n;
+  await waitFor('node4 synced more', async () => {
+    const h = await height(n4);
+    if (h <= killedAt) return false;
+    n4.proc!.kill('SIGKILL');
+    joinerKilledAt = h;
+    return true;
+  }, 120_000, 20);
+  await n4.exited;
+  start(n4);
+  await waitFor('node4 answers again', async () => (await height(n4)) >= 0n, 120_000, 200);
+  const restartedAt = await height(n4);
+  t.ok(restartedAt >= joinerKilledAt, `node4 killed -9 at ${joinerKilledAt} restarts at ${restartedAt}: no height it reported is lost`);
   await waitFor('node4 caught up', async () => {
     const st = await status(n4);
     return st !== null && st.height >= joinTop && !st.catchingUp;
@@ -372,8 +389,9 @@ async function faults(t: Test): Promise<void> {
   await waitFor(`node4 follows consensus to ${following}`, async () => (await height(n4)) >= following, 120_000, 200);
   t.pass(`node4 block-synced past ${joinTop} with node1 killed at ${killedAt}, then followed consensus to ${following}`);
   const log4 = fs.readFileSync(n4.log, 'utf8');
-  const started = /^I\[([^\]]+)\] node started /m.exec(log4);
-  const caught = /^I\[([^\]]+)\] blocksync: caught up, switching to consensus height=(\d+) blocks=(\d+)/m.exec(log4);
+  // The second run's (after the kill -9 of the joiner).
+  const started = [...log4.matchAll(/^I\[([^\]]+)\] node started /gm)].at(-1);
+  const caught = [...log4.matchAll(/^I\[([^\]]+)\] blocksync: caught up, switching to consensus height=(\d+) blocks=(\d+)/gm)].at(-1);
   t.ok(started && caught, 'node4 logged its start and its switch to consensus');
   if (started && caught) {
     const ms = Date.parse(caught[1]!) - Date.parse(started[1]!);

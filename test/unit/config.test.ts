@@ -160,6 +160,7 @@ t.test('config.toml defaults are CometBFT 0.38 (and the chaind choices)', async 
       allowDuplicateIp: false,
       handshakeTimeout: 20_000,
       dialTimeout: 3_000,
+      ensurePeersPeriod: 30_000,
     },
     mempool: {
       type: 'flood',

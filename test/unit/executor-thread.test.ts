@@ -133,6 +133,79 @@ t.test('blocks are written on the executor thread and the main thread sees them'
     t.same(storage.blocks.loadBlock(2n)?.data.txs, txs, 'the block is stored');
   });
 
+  /** The next empty block on `state`, with the commit that decides it. */
+  const next = (state: State, prevCommit: Commit) => {
+    const h = state.lastBlockHeight + 1n;
+    const block = makeBlock(state, h, state.lastBlockTime + 1_000_000_000n, prevCommit, vals.getByIndex(0).address, [], []);
+    return { block, blockId: blockIdOf(block).blockId, commit: commitFor(block) };
+  };
+  /** What another reader sees on disk: the stored state's height. */
+  const onDisk = () => {
+    storage.resetReadTxn();
+    return storage.state.load()?.lastBlockHeight;
+  };
+  let tip = { state: storage.state.load()!, commit: commitFor(storage.blocks.loadBlock(2n)!) };
+
+  await t.test('block sync batch: several blocks in one transaction, seen by others only once committed', async (t) => {
+    const batch = exec.beginBatch()!;
+    t.ok(batch, 'the thread writer batches');
+    let state = tip.state;
+    let commit = tip.commit;
+    for (let i = 0; i < 3; i++) {
+      const b = next(state, commit);
+      state = await batch.add(state, b.blockId, b.block, b.commit);
+      commit = b.commit;
+      t.equal(state.lastBlockHeight, 3n + BigInt(i), 'add answers the state after the block');
+    }
+    // The thread commits an idle batch by itself after BATCH_IDLE_MS; right after the adds it is
+    // still open (a slow machine may have committed it: then the next check shows 5 already).
+    const seen = onDisk();
+    t.ok(seen === 2n || seen === 5n, `other readers see all of the batch or none of it (${seen})`);
+    const states = await batch.commit();
+    t.same(states.map((s) => s.lastBlockHeight), [3n, 4n, 5n]);
+    t.equal(onDisk(), 5n);
+    t.equal(storage.blocks.height(), 5n, 'the main block store sees the last height');
+    t.equal(app.lastBlockHeight, 5n, 'the main app reloaded');
+    t.same((await app.info()).lastBlockAppHash, states[2]!.appHash);
+    t.same(updates.slice(-3).map((u) => u.height), [3n, 4n, 5n], 'one mempool update per block');
+    for (const h of [3n, 4n, 5n]) t.equal(storage.blocks.loadBlock(h)?.header.height, h, `block ${h} stored`);
+    tip = { state, commit };
+  });
+
+  await t.test('an aborted batch writes nothing (but what the thread had committed by itself)', async (t) => {
+    const batch = exec.beginBatch()!;
+    let state = tip.state;
+    let commit = tip.commit;
+    for (let i = 0; i < 2; i++) {
+      const b = next(state, commit);
+      state = await batch.add(state, b.blockId, b.block, b.commit);
+      commit = b.commit;
+    }
+    const kept = await batch.abort();
+    const h = 5n + BigInt(kept.length);
+    t.equal(onDisk(), h, 'the disk has the kept blocks only');
+    t.equal(storage.blocks.height(), h);
+    t.equal(app.lastBlockHeight, h);
+    t.equal(storage.blocks.loadBlock(h + 1n), null);
+    tip = { state: storage.state.load()!, commit: commitFor(storage.blocks.loadBlock(h)!) };
+  });
+
+  await t.test("a main-thread write while a batch is open: the thread commits the idle batch, no deadlock", async (t) => {
+    const scratch = storage.openNamedDb('scratch');
+    const batch = exec.beginBatch()!;
+    const b = next(tip.state, tip.commit);
+    const state = await batch.add(tip.state, b.blockId, b.block, b.commit);
+    // Blocks this thread until the executor thread's transaction ends: without the thread's idle
+    // commit, nobody would ever end it.
+    scratch.putSync(Uint8Array.of(1), Uint8Array.of(2));
+    t.same(scratch.getBinary(Uint8Array.of(1)), Uint8Array.of(2));
+    t.equal(onDisk(), state.lastBlockHeight, 'the batch was committed by the thread');
+    const states = await batch.commit();
+    t.same(states.map((s) => s.lastBlockHeight), [state.lastBlockHeight], 'commit answers the block the thread committed');
+    t.equal(storage.blocks.height(), state.lastBlockHeight);
+    t.equal(app.lastBlockHeight, state.lastBlockHeight);
+  });
+
   await thread.close();
   await t.rejects(thread.write({ state: state0, blockId: id1, block: block1, seenCommit: commitFor(block1) }), { code: 'EXECUTOR_DEAD' });
 });

@@ -100,6 +100,31 @@ t.test('block sync ⇄ consensus', async (t) => {
   reactor.stop();
 });
 
+t.test("while syncing, RPC readers' consensus is rebuilt as a reader (one that logs nothing), the one that runs is not", async (t) => {
+  const made: { height: bigint; reader: boolean }[] = [];
+  const reactor = new BlocksyncReactor({
+    store: { base: () => 0n, height: () => 0n, loadBlockBytes: () => null },
+    executor: { validateBlock: () => {}, applyBlock: async (s) => s },
+    state: st(0n),
+    blockSync: true,
+  });
+  const sync = new SyncController({
+    reactor,
+    state: st(0n),
+    makeConsensus: (s, o) => (made.push({ height: s.lastBlockHeight, reader: o?.reader === true }), new RecConsensus(s)),
+  });
+  reactor.startSync(st(12n));
+  t.equal(sync.consensus.getState().lastBlockHeight, 12n, 'readers see the synced height');
+  sync.onCaughtUp(st(20n));
+  await flush();
+  t.same(made, [
+    { height: 0n, reader: false },
+    { height: 12n, reader: true },
+    { height: 20n, reader: false },
+  ]);
+  await sync.stop();
+});
+
 t.test('Switch.isolate cuts the node off and lets its persistent peers back after', async (t) => {
   const mk = (persistent: string[] = []) => {
     const key = Ed25519PrivKey.generate();

@@ -7,6 +7,10 @@
  * skipped without a disconnect.
  */
 import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, renderConfigToml } from '../../src/config/index.js';
 import { defaultNodeConfig, type P2PConfig } from '../../src/config/node-config.js';
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { PEX_CHANNEL, decodePexMessage, encodePexMessage } from '../../src/p2p/messages/pex.js';
@@ -91,6 +95,35 @@ t.test('a seed answers C once, hangs up, and C connects to what it learnt', asyn
   t.ok(c.watch.added.includes(seed.id), 'C dialled the seed');
   await waitFor(() => c.watch.removed.includes(seed.id), 20_000, 'the seed hung up on C');
   t.pass('the seed disconnected C after answering');
+});
+
+t.test('host names: a persistent peer and a seed given as id@localhost:port are resolved when dialled', async (t) => {
+  const a = await started(t, pexNode());
+  const byName = `${a.id}@localhost:${a.sw.listenPort}`;
+  const b = await started(t, pexNode({ persistentPeers: [byName] }));
+  await waitFor(() => b.sw.getPeer(a.id) !== undefined, 20_000, 'B connected to A by name');
+  await waitFor(() => b.book.has(a.id), 20_000, "A in B's book");
+  t.match(b.book.get(a.id)!.addr.ip, /^(127\.|::1$)/, 'the book keeps the IP the name resolved to, not the name');
+  // A seed by name (PEX dials seeds when its book has nothing to dial).
+  const seed = await started(t, pexNode({ seedMode: true, persistentPeers: [a.addr()] }));
+  await waitFor(() => seed.book.has(a.id), 20_000, 'seed knows A');
+  const c = await started(t, pexNode({ seeds: [`${seed.id}@localhost:${seed.sw.listenPort}`] }));
+  await waitFor(() => c.watch.added.includes(seed.id), 30_000, 'C dialled the seed by name');
+  await waitFor(() => c.sw.getPeer(a.id) !== undefined, 30_000, 'C connected to A');
+  t.pass('C reached A through the seed it dialled by name');
+});
+
+t.test('[p2p] ensure_peers_period: a duration in config.toml, documented in the template', async (t) => {
+  t.equal(defaultNodeConfig().p2p.ensurePeersPeriod, 30_000, "default 30 s (CometBFT's fixed period)");
+  const text = renderConfigToml(defaultNodeConfig());
+  t.match(text, /\n# How often the peer-exchange reactor [^\n]*\n#[^\n]*\nensure_peers_period = "30s"\n/, 'documented in the template');
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
+  t.teardown(() => fs.rmSync(home, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(home, 'config'));
+  fs.writeFileSync(path.join(home, 'config', 'config.toml'), text.replace('ensure_peers_period = "30s"', 'ensure_peers_period = "250ms"'));
+  t.equal(loadConfig({ home }).config.p2p.ensurePeersPeriod, 250);
+  fs.writeFileSync(path.join(home, 'config', 'config.toml'), text.replace('ensure_peers_period = "30s"', 'ensure_peers_period = "0s"'));
+  t.throws(() => loadConfig({ home }), /ensure_peers_period/, '0 is refused');
 });
 
 /** A switch with a raw reactor on 0x00 that sends what `onPeer` says when a peer connects. */

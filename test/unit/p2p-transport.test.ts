@@ -18,7 +18,7 @@ import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { MConnection } from '../../src/p2p/mconnection.js';
 import { encodeNodeInfo, type NodeInfo } from '../../src/p2p/node-info.js';
 import { SecretConnection, nodeIdFromPubKey } from '../../src/p2p/secret-connection.js';
-import { Transport, dialTcp, parsePeerAddress, upgrade, type UpgradedConnection } from '../../src/p2p/transport.js';
+import { Transport, dialTcp, parsePeerAddress, resolveHost, upgrade, type UpgradedConnection } from '../../src/p2p/transport.js';
 import { ProtoWriter } from '../../src/types/proto.js';
 import { PEER_CHANNELS, peerBigMessage } from '../helpers/p2p-peer.js';
 import { makeNodeInfo, recorder, socketPair, waitFor } from '../helpers/p2p.js';
@@ -231,4 +231,19 @@ t.test('[p2p] config defaults reach the transport and MConnection settings', asy
   t.equal(m.maxPacketMsgPayloadSize, 1024);
   t.equal(m.pingInterval, 60_000);
   t.equal(m.pongTimeout, 45_000);
+});
+
+t.test('resolveHost: IP literals as they are, names through the resolver (its first address), failures as P2PError', async (t) => {
+  const asked: string[] = [];
+  const lookup = async (h: string) => {
+    asked.push(h);
+    if (h === 'node.test') return { address: '127.0.0.9' };
+    throw new Error('ENOTFOUND');
+  };
+  t.equal(await resolveHost('127.0.0.3', lookup), '127.0.0.3');
+  t.equal(await resolveHost('[::1]', lookup), '::1');
+  t.same(asked, [], 'no lookup for an IP');
+  t.equal(await resolveHost('node.test', lookup), '127.0.0.9');
+  await t.rejects(resolveHost('nowhere.test', lookup), { code: 'SOCKET', message: /lookup nowhere\.test: ENOTFOUND/ });
+  t.match(await resolveHost('localhost'), /^(127\.|::1$)/, 'localhost through the system resolver (no network needed)');
 });

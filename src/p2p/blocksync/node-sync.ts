@@ -81,8 +81,12 @@ export interface ManagedConsensus {
 
 export interface SyncControllerOptions<C extends ManagedConsensus> {
   reactor: BlocksyncReactor;
-  /** A new, unstarted consensus from `state`. */
-  makeConsensus(state: State): C;
+  /**
+   * A new, unstarted consensus from `state`. `reader`: one that only RPC readers see while block
+   * sync runs, never started; it should log nothing (its start-up complaints, such as a missing
+   * seen commit, are about a consensus that does not run).
+   */
+  makeConsensus(state: State, opts?: { reader?: boolean }): C;
   /** The state the node starts from (the reactor was made with the same). */
   state: State;
   logger?: Logger;
@@ -116,7 +120,7 @@ export class SyncController<C extends ManagedConsensus> {
   get consensus(): C {
     if (!this.running && this.switching === null && !this.closed) {
       const st = this.o.reactor.state;
-      if (st.lastBlockHeight > this.cur.getState().lastBlockHeight) this.cur = this.o.makeConsensus(st);
+      if (st.lastBlockHeight > this.cur.getState().lastBlockHeight) this.cur = this.o.makeConsensus(st, { reader: true });
     }
     return this.cur;
   }

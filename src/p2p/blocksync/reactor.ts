@@ -58,10 +58,24 @@ export interface BlocksyncStore {
   loadBlockBytes(height: bigint): Uint8Array | null;
 }
 
+/** Blocks applied in one write transaction (src/state/execution.ts ExecutorBatch fits). */
+export interface BlocksyncBatch {
+  readonly size: number;
+  /** Executes the block inside the batch's transaction; the state after it (not yet committed). */
+  add(state: State, blockId: BlockID, block: Block, seenCommit: Commit, blockBytes?: Uint8Array): Promise<State>;
+  /** Commits every block added; the states after each. */
+  commit(): Promise<State[]>;
+  /** Drops the batch; the states of blocks committed all the same (see BlockBatch.abort). */
+  abort(): Promise<State[]>;
+}
+
 /** What sync needs of block execution (src/state/execution.ts Executor fits). */
 export interface BlocksyncExecutor {
-  validateBlock(state: State, block: Block): void;
+  /** `lastCommitVerified`: block.lastCommit was verified by the caller (see verifyPair). */
+  validateBlock(state: State, block: Block, opts?: { lastCommitVerified?: boolean }): void;
   applyBlock(state: State, blockId: BlockID, block: Block, seenCommit: Commit): Promise<State>;
+  /** Several blocks in one write transaction; absent or null: each block alone (applyBlock). */
+  beginBatch?(): BlocksyncBatch | null;
 }
 
 export interface BlocksyncReactorOptions {
@@ -84,6 +98,14 @@ export interface BlocksyncReactorOptions {
   checkIntervalMs?: number;
   /** Least time in sync mode before switching to consensus (lets status responses arrive). */
   minSyncMs?: number;
+  /**
+   * Batching (executor.beginBatch): at most this many blocks per write transaction (64), and a
+   * batch is committed once it is `batchMs` old (250) or no next block is here within
+   * `batchWaitMs` (20).
+   */
+  batchBlocks?: number;
+  batchMs?: number;
+  batchWaitMs?: number;
   /** Largest message accepted on the channel; default CometBFT's MaxMsgSize (100 MiB + 5). */
   recvMessageCapacity?: number;
   pool?: Partial<Omit<PoolOptions, 'startHeight' | 'sendRequest' | 'onPeerError'>>;
@@ -122,6 +144,8 @@ export class BlocksyncReactor {
   private checkTimer: NodeJS.Timeout | null = null;
   private lastStatusBroadcast = 0;
   private fatal: Error | null = null;
+  /** Wakes the sync loop waiting for the next block of an open batch. */
+  private arrived: (() => void) | null = null;
 
   constructor(opts: BlocksyncReactorOptions) {
     this.o = opts;
@@ -248,6 +272,7 @@ export class BlocksyncReactor {
           this.o.logger?.debug('blocksync: block not added', { peer: peer.id, err });
           return;
         }
+        this.arrived?.();
         this.trySync();
         return;
       }
@@ -356,8 +381,7 @@ export class BlocksyncReactor {
    * commit is checked against the BlockID it names itself: a commit +2/3 of the validators did
    * sign cannot come from a lying peer, so then block H is the forgery; otherwise H+1 is.
    */
-  private verifyPair(blockId: BlockID, block: Block, commit: Commit): { height: bigint; err: string } | null {
-    const s = this._state;
+  private verifyPair(s: State, blockId: BlockID, block: Block, commit: Commit, lastCommitVerified = false): { height: bigint; err: string } | null {
     const height = block.header.height;
     try {
       verifyCommit(s.chainId, s.validators, blockId, height, commit);
@@ -370,14 +394,14 @@ export class BlocksyncReactor {
       return { height, err: (e as Error).message };
     }
     try {
-      this.o.executor.validateBlock(s, block);
+      this.o.executor.validateBlock(s, block, { lastCommitVerified });
     } catch (e) {
       return { height, err: (e as Error).message };
     }
     return null;
   }
 
-  /** Applies blocks while the next two are here (one at a time: applyBlock is async). */
+  /** Applies blocks while the next two are here (one loop at a time: applying is async). */
   private trySync(): void {
     if (this.applying || !this.syncing || this.fatal) return;
     this.applying = true;
@@ -386,38 +410,121 @@ export class BlocksyncReactor {
     });
   }
 
+  /** Resolves when a block arrives or after `ms`. */
+  private nextArrival(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.arrived = null;
+        resolve();
+      }, ms);
+      this.arrived = () => {
+        clearTimeout(t);
+        this.arrived = null;
+        resolve();
+      };
+    });
+  }
+
+  /**
+   * Verifies and applies blocks in order. With a batching executor, consecutive blocks go into one
+   * write transaction (one fsync for all: the real-process rate was bound by one synced commit per
+   * block): block H+1 is verified against the state block H left inside the open batch, and the
+   * batch is committed when full, old enough, or when no next block is here soon. `_state`
+   * (what RPC readers and consensus get) moves only when a batch has committed.
+   */
   private async syncLoop(): Promise<void> {
-    for (;;) {
-      const pool = this.pool;
-      if (!pool || !this.syncing) return;
-      const [first, second] = pool.peekTwoBlocks();
-      if (!first || !second) return;
-      const block = first.block;
-      const height = block.header.height;
-      const blockId: BlockID = { hash: headerHash(block.header), partSetHeader: makePartSet(first.blockBytes).header };
-      // +2/3 of H's validators (state.validators: the set of lastBlockHeight + 1) signed H's
-      // BlockID in H+1's LastCommit; then the block itself against the state.
-      const bad = this.verifyPair(blockId, block, second.block.lastCommit);
-      if (bad !== null) {
-        const reason = `invalid block at height ${bad.height}: ${bad.err}`;
-        const dropped = pool.rejectBlocks([bad.height], reason);
-        this.o.logger?.info('blocksync: bad block', { height: bad.height.toString(), err: bad.err, dropped });
-        continue;
+    const maxBlocks = this.o.batchBlocks ?? 64;
+    const maxMs = this.o.batchMs ?? 250;
+    const waitMs = this.o.batchWaitMs ?? 20;
+    let batch: BlocksyncBatch | null = null;
+    let staged = this._state;
+    let batchStart = 0;
+    // The commit verified with the block before (its successor's LastCommit), and the state it was
+    // verified under: the next block's LastCommit is that same object, already checked.
+    let verified: { commit: Commit; height: bigint } | null = null;
+    try {
+      for (;;) {
+        const pool = this.pool;
+        if (!pool || !this.syncing || this.fatal) return;
+        const [first, second] = pool.peekTwoBlocks();
+        if (!first || !second) {
+          if (batch === null) return;
+          if (Date.now() - batchStart < maxMs) {
+            const before = pool.height;
+            await this.nextArrival(waitMs);
+            const [f, n] = pool.peekTwoBlocks();
+            if ((f && n) || pool.height !== before) continue;
+          }
+          await this.commitBatch(batch);
+          batch = null;
+          continue;
+        }
+        const block = first.block;
+        const height = block.header.height;
+        const blockId: BlockID = { hash: headerHash(block.header), partSetHeader: makePartSet(first.blockBytes).header };
+        // +2/3 of H's validators (state.validators: the set of lastBlockHeight + 1) signed H's
+        // BlockID in H+1's LastCommit; then the block itself against the state.
+        const lastCommitVerified = verified !== null && verified.commit === block.lastCommit && verified.height === staged.lastBlockHeight;
+        const bad = this.verifyPair(staged, blockId, block, second.block.lastCommit, lastCommitVerified);
+        verified = null;
+        if (bad !== null) {
+          const reason = `invalid block at height ${bad.height}: ${bad.err}`;
+          const dropped = pool.rejectBlocks([bad.height], reason);
+          this.o.logger?.info('blocksync: bad block', { height: bad.height.toString(), err: bad.err, dropped });
+          continue;
+        }
+        if (batch === null) {
+          batch = this.o.executor.beginBatch?.() ?? null;
+          batchStart = Date.now();
+        }
+        try {
+          if (batch !== null) {
+            staged = await batch.add(staged, blockId, block, second.block.lastCommit, first.blockBytes);
+          } else {
+            staged = await this.o.executor.applyBlock(this._state, blockId, block, second.block.lastCommit);
+            this.advance([staged]);
+          }
+        } catch (e) {
+          // A verified block our own app cannot apply: not the peer's fault, and nothing to retry.
+          if (batch !== null) {
+            const kept = await batch.abort().catch(() => []);
+            this.advance(kept);
+            batch = null;
+          }
+          this.fatal = new BlocksyncError('BLOCKSYNC_APPLY', `applying block ${height}: ${(e as Error).message}`);
+          this.o.logger?.error('blocksync: failed to apply a verified block', { height: height.toString(), err: (e as Error).message });
+          return;
+        }
+        // H+1's LastCommit signed H (verifyPair), and the state now is the one after H.
+        verified = { commit: second.block.lastCommit, height: staged.lastBlockHeight };
+        if (this.pool !== pool) return;
+        pool.popRequest();
+        if (batch !== null && (batch.size >= maxBlocks || Date.now() - batchStart >= maxMs)) {
+          await this.commitBatch(batch);
+          batch = null;
+        }
       }
-      let next: State;
-      try {
-        next = await this.o.executor.applyBlock(this._state, blockId, block, second.block.lastCommit);
-      } catch (e) {
-        // A verified block our own app cannot apply: not the peer's fault, and nothing to retry.
-        this.fatal = new BlocksyncError('BLOCKSYNC_APPLY', `applying block ${height}: ${(e as Error).message}`);
-        this.o.logger?.error('blocksync: failed to apply a verified block', { height: height.toString(), err: (e as Error).message });
-        return;
-      }
-      this._state = next;
+    } finally {
+      // Stopped, or nothing more to apply: what was verified and executed is committed.
+      if (batch !== null) await this.commitBatch(batch);
+    }
+  }
+
+  private async commitBatch(batch: BlocksyncBatch): Promise<void> {
+    try {
+      this.advance(await batch.commit());
+    } catch (e) {
+      this.fatal = new BlocksyncError('BLOCKSYNC_APPLY', `committing ${batch.size} blocks: ${(e as Error).message}`);
+      this.o.logger?.error('blocksync: failed to commit a batch of verified blocks', { err: (e as Error).message });
+    }
+  }
+
+  /** Blocks committed: the state moves on. */
+  private advance(states: State[]): void {
+    for (const st of states) {
+      this._state = st;
       this.synced++;
-      if (this.pool !== pool) return;
-      pool.popRequest();
-      this.o.onBlockSynced?.(next);
+      this.o.onBlockSynced?.(st);
     }
   }
 }

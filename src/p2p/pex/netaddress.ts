@@ -2,8 +2,9 @@
  * Peer network addresses as PEX exchanges them (`<id>@<ip>:<port>`) and CometBFT's rules for them
  * (cometbft/cometbft:p2p/netaddress.go Valid, Routable, Local and the RFC ranges).
  *
- * Only IP literals are addresses here: a host name (an `external_address` such as
- * `node.example.com:26656`) is not looked up, so such a peer is not added to the book.
+ * Only IP literals are addresses here. Host names in seeds, persistent_peers and dial_peers are
+ * resolved when dialled (src/p2p/transport.ts resolveHost) and go into the book as the IP they
+ * resolved to; a host name a peer reports in its NodeInfo is not looked up for the book.
  */
 import { BlockList, isIP } from 'node:net';
 import type { NetAddress } from '../messages/pex.js';
