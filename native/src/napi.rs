@@ -33,6 +33,8 @@ pub type napi_callback = Option<unsafe extern "C" fn(napi_env, napi_callback_inf
 pub const NAPI_NUMBER: c_int = 3;
 /// `napi_typedarray_type::napi_uint8_array` (Buffer is a Uint8Array subclass and reports this too).
 pub const NAPI_UINT8_ARRAY: c_int = 1;
+/// `napi_typedarray_type::napi_uint32_array`.
+pub const NAPI_UINT32_ARRAY: c_int = 6;
 
 extern "C" {
     pub fn napi_create_function(

@@ -19,6 +19,7 @@ export interface NativeAddon {
   keccak256(data: Uint8Array): Buffer;
   keccak256Into(data: Uint8Array, out: Uint8Array, offset: number): void;
   keccak256Batch(concat: Uint8Array, itemLen: number, out: Uint8Array): number;
+  keccak256Spans(concat: Uint8Array, ends: Uint32Array, out: Uint8Array): number;
   sha256(data: Uint8Array): Buffer;
   sha256Into(data: Uint8Array, out: Uint8Array, offset: number): void;
   merkleRoot(items: readonly Uint8Array[]): Buffer;
@@ -31,6 +32,7 @@ const ADDON_EXPORTS: readonly (keyof NativeAddon)[] = [
   'keccak256',
   'keccak256Into',
   'keccak256Batch',
+  'keccak256Spans',
   'sha256',
   'sha256Into',
   'merkleRoot',
@@ -87,6 +89,7 @@ export function createNativeBackend(addon: NativeAddon): CryptoBackend {
     keccak256: (d) => addon.keccak256(d),
     keccak256Into: (d, out, off) => addon.keccak256Into(d, out, off),
     keccak256Batch: (c, itemLen, out) => addon.keccak256Batch(c, itemLen, out),
+    keccak256Spans: (c, ends, out) => addon.keccak256Spans(c, ends, out),
     sha256: (d) => addon.sha256(d),
     sha256Into: (d, out, off) => addon.sha256Into(d, out, off),
     merkleRoot: (items) => addon.merkleRoot(items),
