@@ -118,29 +118,52 @@ export class TrieError extends Error {
 
 // ---- the node cache --------------------------------------------------------------------------
 
-/** Decoded nodes by hash (latin1 key). Cleared whole when full: simple, and a refill is one cold block. */
+/**
+ * The resident trees: the latest roots (by hash), whose nodes hold direct pointers to their
+ * children (a stored reference, once read, keeps the node it stands for). Only roots are looked
+ * up by hash: everything under a root is reached through pointers, so a commit finds the trees of
+ * the previous blocks without a lookup, a key string or a map entry per node. Bounded twice: at
+ * most `maxRoots` roots (the oldest go first, and their nodes with them unless a newer root
+ * shares them), and once the nodes read or made since the last clear pass `maxNodes` (an
+ * over-count: replaced nodes are not subtracted), everything is dropped and the next block
+ * reads its nodes from the store again.
+ */
 export class TrieNodeCache {
-  private map = new Map<string, TrieNode>();
-  /** Bumped on clear, so resident trees held elsewhere (StateTrie's root) are dropped too. */
-  epoch = 0;
-  constructor(readonly maxNodes = 300_000) {}
-  get(key: string): TrieNode | undefined {
-    return this.map.get(key);
+  private roots = new Map<string, TrieNode>();
+  /** Nodes read or made since the last clear. */
+  resident = 0;
+  constructor(
+    readonly maxNodes = 500_000,
+    readonly maxRoots = 4096,
+  ) {}
+  getRoot(key: string): TrieNode | undefined {
+    const n = this.roots.get(key);
+    if (n !== undefined) {
+      // Most recently used last, so the oldest roots are the ones evicted.
+      this.roots.delete(key);
+      this.roots.set(key, n);
+    }
+    return n;
   }
-  set(key: string, node: TrieNode): void {
+  addRoot(key: string, node: TrieNode): void {
     if (this.maxNodes <= 0) return;
-    this.map.set(key, node);
+    this.roots.delete(key);
+    this.roots.set(key, node);
+    if (this.roots.size > this.maxRoots) this.roots.delete(this.roots.keys().next().value!);
   }
-  /** Called between commits: drops everything once the cache has grown past its bound. */
+  count(nodes: number): void {
+    this.resident += nodes;
+  }
+  /** Called before a commit: drops everything once the resident count has passed its bound. */
   trim(): void {
-    if (this.map.size > this.maxNodes) this.clear();
+    if (this.resident > this.maxNodes) this.clear();
   }
   clear(): void {
-    this.map = new Map();
-    this.epoch++;
+    this.roots = new Map();
+    this.resident = 0;
   }
   get size(): number {
-    return this.map.size;
+    return this.roots.size;
   }
 }
 
@@ -382,24 +405,29 @@ export class TrieNodeReader {
     readonly cache: TrieNodeCache,
   ) {}
 
+  /** The root node of a trie by its hash: the resident tree when the cache has it, else a reference. */
+  root(hash: Uint8Array, emptyRoot: Uint8Array): TrieNode | null {
+    if (equalBytes(hash, emptyRoot)) return null;
+    const n = this.cache.getRoot(cacheKey(hash));
+    if (n !== undefined) {
+      this.cacheHits++;
+      return n;
+    }
+    return refNode(hash);
+  }
+
   resolve(n: TrieNode): TrieNode {
     if (n.kind !== REF) return n;
     if (n.resolved !== undefined) return n.resolved;
-    const key = cacheKey(n.hash!);
-    let node = this.cache.get(key);
-    if (node !== undefined) {
-      this.cacheHits++;
-    } else {
-      const enc = this.kv.get(nodeDbKey(n.hash!));
-      if (enc === undefined) throw new TrieError(`trie node ${Buffer.from(n.hash!).toString('hex')} is missing from the store`, 'EVM_TRIE_MISSING_NODE');
-      this.reads++;
-      const raw = RLP.decode(enc) as Raw;
-      if (!Array.isArray(raw)) throw new TrieError('a stored trie node is not a list', 'EVM_TRIE_BAD_NODE');
-      node = fromRaw(raw);
-      node.enc = enc;
-      node.hash = n.hash;
-      this.cache.set(key, node);
-    }
+    const enc = this.kv.get(nodeDbKey(n.hash!));
+    if (enc === undefined) throw new TrieError(`trie node ${Buffer.from(n.hash!).toString('hex')} is missing from the store`, 'EVM_TRIE_MISSING_NODE');
+    this.reads++;
+    const raw = RLP.decode(enc) as Raw;
+    if (!Array.isArray(raw)) throw new TrieError('a stored trie node is not a list', 'EVM_TRIE_BAD_NODE');
+    const node = fromRaw(raw);
+    node.enc = enc;
+    node.hash = n.hash;
+    this.cache.count(1);
     n.resolved = node;
     return node;
   }
@@ -568,16 +596,14 @@ export function hashTries(tries: readonly TrieUpdate[], crypto: CryptoBackend, c
     const out = new Uint8Array(32 * level.length);
     crypto.keccak256Spans(buf, ends, out);
     calls++;
+    cache.count(level.length);
     let start = 0;
     for (let i = 0; i < level.length; i++) {
       const n = level[i]!;
       const end = ends[i]!;
       n.enc = buf.subarray(start, end);
       n.hash = out.subarray(32 * i, 32 * i + 32);
-      if (end - start >= 32) {
-        nodes.push([nodeDbKey(n.hash), n.enc]);
-        cache.set(cacheKey(n.hash), n);
-      }
+      if (end - start >= 32) nodes.push([nodeDbKey(n.hash), n.enc]);
       start = end;
     }
   }
@@ -588,12 +614,12 @@ export function hashTries(tries: readonly TrieUpdate[], crypto: CryptoBackend, c
       roots.push(emptyRoot);
       continue;
     }
-    roots.push(r.hash ?? crypto.keccak256(r.enc!));
+    const h = r.hash ?? crypto.keccak256(r.enc!);
+    roots.push(h);
     // A new root shorter than 32 bytes is stored under its hash all the same (proofs start there).
-    if (dirtyRoot[i] && r.enc!.length < 32) {
-      nodes.push([nodeDbKey(r.hash!), r.enc!]);
-      cache.set(cacheKey(r.hash!), r);
-    }
+    if (dirtyRoot[i] && r.enc!.length < 32) nodes.push([nodeDbKey(h), r.enc!]);
+    const resident = r.kind === REF ? r.resolved : r;
+    if (resident !== undefined) cache.addRoot(cacheKey(h), resident);
   }
   return { roots, nodes, calls };
 }
@@ -777,7 +803,7 @@ export class StateTrie {
     k = 0;
     for (const s of changes.storage) {
       const base = s.wiped ? EMPTY_TRIE_ROOT : (flat.getAccount(s.address)?.storageRoot ?? EMPTY_TRIE_ROOT);
-      let root: TrieNode | null = equalsRoot(base, EMPTY_TRIE_ROOT) ? null : refNode(base);
+      let root = reader.root(base, EMPTY_TRIE_ROOT);
       for (const { value } of s.slots) {
         const key = slotKeys[k++]!;
         root = value.length === 0 ? reader.del(root, key, 0) : reader.put(root, key, 0, encodeString(value));
@@ -799,7 +825,7 @@ export class StateTrie {
     const addrHashes = new Uint8Array(32 * n);
     if (n > 0) crypto.keccak256Batch(addrIn, 20, addrHashes);
     const addrKeys = nibblesOf(addrHashes, n);
-    let root: TrieNode | null = equalsRoot(this.rootHash, EMPTY_TRIE_ROOT) ? null : refNode(this.rootHash);
+    let root = reader.root(this.rootHash, EMPTY_TRIE_ROOT);
     for (let i = 0; i < n; i++) {
       const a = changes.accounts[i]!;
       if (a.account === undefined) {
