@@ -20,6 +20,7 @@ import {
   tryNativeBackend,
   type CryptoBackend,
 } from '../../src/crypto/backend.js';
+import { createNativeBackend, loadNativeAddon } from '../../src/crypto/native.js';
 
 // Signing (RFC 6979) needs noble's sync HMAC; verification under test does not.
 secp.hashes.sha256 = nobleSha256;
@@ -319,6 +320,13 @@ t.test('native and JS agree', { skip: tryNativeBackend() ? false : `native backe
   tt.equal(native.keccak256Spans(concat, ends, outN), lens.length);
   tt.equal(js.keccak256Spans(concat, ends, outJ), lens.length);
   tt.equal(hex(outN), hex(outJ), 'keccak256Spans equal over 300 spans of 0..299 bytes');
+  // An addon built before keccak256Spans (a stale .node) still loads, and hashes spans item by item.
+  const { keccak256Spans: _spans, ...stale } = loadNativeAddon();
+  const staleBackend = createNativeBackend(stale);
+  const outS = new Uint8Array(32 * lens.length);
+  tt.equal(staleBackend.keccak256Spans(concat, ends, outS), lens.length);
+  tt.equal(hex(outS), hex(outJ), 'keccak256Spans through a stale addon (per-item fallback) equal');
+  tt.throws(() => staleBackend.keccak256Spans(concat, Uint32Array.of(5, 4), outS), { code: 'ERR_CHAIND_CRYPTO_ARG' }, 'fallback checks ends too');
   const fixed = concat.subarray(0, 20 * 100);
   const fN = new Uint8Array(3200);
   const fJ = new Uint8Array(3200);
