@@ -17,7 +17,7 @@
  */
 // First: CHAIND_CRYPTO must be applied before any import hashes (it used to fail CRYPTO_ALREADY_CHOSEN).
 import './crypto-env.js';
-import { spawnSync } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -253,6 +253,51 @@ async function rootOnly(): Promise<void> {
 }
 
 /**
+ * Child mode for the alternating pairs: set up once, then run one ERC-20 block per request from
+ * the parent (over IPC) and answer its root timings. The parent keeps a native and a js child and
+ * asks them in turn, so the pairs alternate in time while the set-up (thousands of @noble
+ * signatures) is paid once per backend. Each block's txs are signed on this child's turn, before
+ * its timed part, so the other child is never measured while this one signs.
+ */
+async function rootServer(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'chaind-evm-bench-'));
+  const s = await setup(dir);
+  const trie = s.ctx.trie;
+  const commit = trie.commit.bind(trie);
+  let commitCpu = 0;
+  trie.commit = async (changes, flat) => {
+    const c0 = cpuMs();
+    const r = await commit(changes, flat);
+    commitCpu = cpuMs() - c0;
+    return r;
+  };
+  let b = 0;
+  const send = (m: unknown) => process.send!(m);
+  process.on('message', (m: { cmd: string }) => {
+    void (async () => {
+      if (m.cmd === 'exit') {
+        await s.lenv.close();
+        rmSync(dir, { recursive: true, force: true });
+        process.exit(0);
+      }
+      // One warm-up block first, then the measured one (the first block after set-up is colder).
+      let res;
+      for (let k = 0; k < (b === 0 ? 2 : 1); k++) {
+        const txs = erc20Block(s, ROOT_TRANSFERS, b * 17 + 5).map((tx) => s.exec(tx));
+        res = await s.ctx.executeBlock(env(BigInt(200 + b)), txs);
+        s.db.transactionSync(() => s.ctx.persistBlock(res!));
+        b++;
+      }
+      send({ backend: crypto.name, rootMs: res!.timings.rootMs, rootCpuMs: res!.timings.rootCpuMs, commitCpuMs: commitCpu, lastCommit: trie.lastCommit });
+    })().catch((e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    });
+  });
+  send({ ready: true, backend: crypto.name });
+}
+
+/**
  * Child mode: the same kind of ERC-20 block through @ethereumjs's own MerkleStateManager (its
  * default caches, the block wrapped in one checkpoint so the trie is written once), for the ratio.
  */
@@ -298,32 +343,35 @@ async function reference(): Promise<void> {
 
 if (MODE === 'root') {
   await rootOnly();
+} else if (MODE === 'root-server') {
+  await rootServer();
 } else if (MODE === 'ref') {
   await reference();
 } else {
   // BENCH_EVM_MODE=root-pairs: only the alternating root figures (no execution rows).
   if (MODE !== 'root-pairs') await main();
   if (process.env['BENCH_EVM_SKIP_ROOT'] !== '1') {
-    // The state root, native against CHAIND_CRYPTO=js: PAIRS alternating pairs of child processes
-    // (native, js, then js, native, …), each child its own V8 so one backend's feedback does not
-    // slow the other; the figure is the median of the per-pair CPU-time ratios.
+    // The state root, native against CHAIND_CRYPTO=js: two child processes (root-server), one per
+    // backend, each its own V8 so one backend's feedback does not slow the other; PAIRS blocks
+    // each, asked in turn (native, js, then js, native, …); the figure is the median of the
+    // per-pair CPU-time ratios.
     const self = fileURLToPath(import.meta.url);
     type RootRun = { backend: string; rootMs: number; rootCpuMs: number; commitCpuMs: number; lastCommit?: { nodeReads: number; cacheHits: number; keccakCalls: number } };
     const runs: Record<string, RootRun[]> = { native: [], js: [] };
-    const child = (setting: 'native' | 'js'): number => {
-      const r = spawnSync(process.execPath, [self], {
-        env: { ...process.env, BENCH_EVM_MODE: 'root', CHAIND_CRYPTO: setting },
-        encoding: 'utf8',
-      });
-      const line = r.stdout.trim().split('\n').pop() ?? '';
-      let j: RootRun;
-      try {
-        j = JSON.parse(line) as RootRun;
-      } catch {
-        throw new Error(`root bench (${setting}) failed: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
-      }
-      if (j.backend !== setting) throw new Error(`root bench: asked for ${setting}, the child ran ${j.backend}`);
-      runs[setting]!.push(j);
+    const start = (setting: 'native' | 'js') => {
+      const c = fork(self, [], { env: { ...process.env, BENCH_EVM_MODE: 'root-server', CHAIND_CRYPTO: setting }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const replies: ((m: unknown) => void)[] = [];
+      c.on('message', (m) => replies.shift()?.(m));
+      const failed = new Promise<never>((_, reject) => c.once('exit', (code) => reject(new Error(`root child (${setting}) exited with ${code}`))));
+      const next = () => Promise.race([new Promise<unknown>((resolve) => replies.push(resolve)), failed]);
+      return { c, next, setting };
+    };
+    const block = async (ch: ReturnType<typeof start>): Promise<number> => {
+      const reply = ch.next();
+      ch.c.send({ cmd: 'block' });
+      const j = (await reply) as RootRun;
+      if (j.backend !== ch.setting) throw new Error(`root bench: asked for ${ch.setting}, the child ran ${j.backend}`);
+      runs[ch.setting]!.push(j);
       console.log(
         `state root of a ${ROOT_TRANSFERS}-transfer ERC-20 block, ${j.backend}: flush + commit ${fmt(j.rootMs, 1)} ms wall, ${fmt(j.rootCpuMs, 1)} ms CPU; ` +
           `trie commit ${fmt(j.commitCpuMs, 1)} ms CPU` +
@@ -332,10 +380,18 @@ if (MODE === 'root') {
       return j.rootCpuMs;
     };
     let rootPairs: Awaited<ReturnType<typeof alternate>> | undefined;
+    const chNative = start('native');
+    const chJs = start('js');
     try {
-      rootPairs = await alternate(() => child('native'), () => child('js'), { better: 'lower' });
+      // Both set up side by side (not measured), then the blocks alternate.
+      const [rn, rj] = (await Promise.all([chNative.next(), chJs.next()])) as { backend: string }[];
+      if (rn!.backend !== 'native') throw new Error(`root bench: the native child runs ${rn!.backend} (is the addon built?)`);
+      if (rj!.backend !== 'js') throw new Error(`root bench: the js child runs ${rj!.backend}`);
+      rootPairs = await alternate(() => block(chNative), () => block(chJs), { better: 'lower' });
     } catch (e) {
       console.log((e as Error).message);
+    } finally {
+      for (const ch of [chNative, chJs]) if (ch.c.exitCode === null) ch.c.send({ cmd: 'exit' });
     }
     const ref = spawnSync(process.execPath, [self], { env: { ...process.env, BENCH_EVM_MODE: 'ref' }, encoding: 'utf8' });
     try {
@@ -355,7 +411,7 @@ if (MODE === 'root') {
         samples: rootPairs.samples,
         peer: 'CHAIND_CRYPTO=js',
         better: 'lower',
-        note: 'goal ≥ 3×; each run best of its blocks',
+        note: 'goal ≥ 3×',
       });
       report({ area: 'EVM execution', figure: `trie commit alone of a ${ROOT_TRANSFERS}-transfer ERC-20 block, CPU (native)`, unit: 'ms', samples: pairsOf((r) => r.commitCpuMs), peer: 'CHAIND_CRYPTO=js', better: 'lower' });
       report({ area: 'EVM execution', figure: `state root of a ${ROOT_TRANSFERS}-transfer ERC-20 block (flush + trie commit), wall (native)`, unit: 'ms', samples: pairsOf((r) => r.rootMs), peer: 'CHAIND_CRYPTO=js', better: 'lower' });
