@@ -33,13 +33,13 @@
  * (getProof, eth_getProof) reads them unchanged. test/unit/evm-trie.test.ts checks roots and
  * stored nodes against @ethereumjs/mpt over random puts and deletes, on both backends.
  *
- * Hashed nodes are immutable (changes copy the path), so decoded nodes can be shared: a bounded
- * per-thread cache maps a node's hash to its decoded form, and a stored reference, once resolved,
- * keeps a pointer to it. Blocks that touch the same accounts then read no node from LMDB, also
- * when every block opens a new StateTrie (the EVM keeper does). The cache is content-addressed, so
- * it is right for any store and either crypto backend; it only stands in for reads of nodes
- * reachable from a committed root (a node made by a commit is written by that commit, whatever the
- * cache holds).
+ * Hashed nodes are immutable (changes copy the path), so decoded trees can be shared: a bounded
+ * per-thread cache (TrieNodeCache) keeps the latest roots by hash, each the top of a resident tree
+ * whose stored references, once read, point at the nodes they stand for. Blocks that touch the
+ * same accounts then read no node from LMDB, also when every block opens a new StateTrie (the EVM
+ * keeper does). The cache is content-addressed, so it is right for any store and either crypto
+ * backend; it only stands in for reads of nodes reachable from a committed root (a node made by a
+ * commit is written by that commit, whatever the cache holds).
  */
 import { MerklePatriciaTrie, createMerkleProof } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
