@@ -119,37 +119,47 @@ export class TrieError extends Error {
 // ---- the node cache --------------------------------------------------------------------------
 
 /**
- * The resident trees: the latest roots (by hash), whose nodes hold direct pointers to their
- * children (a stored reference, once read, keeps the node it stands for). Only roots are looked
- * up by hash: everything under a root is reached through pointers, so a commit finds the trees of
- * the previous blocks without a lookup, a key string or a map entry per node. Bounded twice: at
- * most `maxRoots` roots (the oldest go first, and their nodes with them unless a newer root
- * shares them), and once the nodes read or made since the last clear pass `maxNodes` (an
- * over-count: replaced nodes are not subtracted), everything is dropped and the next block
- * reads its nodes from the store again.
+ * The resident trees: the latest roots, whose nodes hold direct pointers to their children (a
+ * stored reference, once read, keeps the node it stands for). Only roots are looked up: every
+ * node under a root is reached through pointers, so a commit finds the trees of the previous
+ * block without a key string or a map entry per node. Only the latest versions are kept: the
+ * last few account-trie roots, and for each account (by address) its latest storage root, so the
+ * nodes a block replaced become garbage at once. Bounded twice: at most `maxRoots` storage roots
+ * (least recently used first out), and once the nodes read or made since the last clear pass
+ * `maxNodes` (an over-count: replaced nodes are not subtracted) everything is dropped, and the
+ * next block reads its nodes from the store again.
  */
 export class TrieNodeCache {
-  private roots = new Map<string, TrieNode>();
+  private accountRoots = new Map<string, TrieNode>();
+  private storageRoots = new Map<string, { key: string; node: TrieNode }>();
   /** Nodes read or made since the last clear. */
   resident = 0;
   constructor(
     readonly maxNodes = 500_000,
     readonly maxRoots = 4096,
   ) {}
-  getRoot(key: string): TrieNode | undefined {
-    const n = this.roots.get(key);
-    if (n !== undefined) {
-      // Most recently used last, so the oldest roots are the ones evicted.
-      this.roots.delete(key);
-      this.roots.set(key, n);
-    }
-    return n;
+  /** The resident root with this hash key: an account root, or `owner`'s storage root. */
+  getRoot(key: string, owner?: string): TrieNode | undefined {
+    if (owner === undefined) return this.accountRoots.get(key);
+    const e = this.storageRoots.get(owner);
+    if (e === undefined || e.key !== key) return undefined;
+    // Most recently used last, so the oldest are the ones evicted.
+    this.storageRoots.delete(owner);
+    this.storageRoots.set(owner, e);
+    return e.node;
   }
-  addRoot(key: string, node: TrieNode): void {
+  addRoot(key: string, node: TrieNode, owner?: string): void {
     if (this.maxNodes <= 0) return;
-    this.roots.delete(key);
-    this.roots.set(key, node);
-    if (this.roots.size > this.maxRoots) this.roots.delete(this.roots.keys().next().value!);
+    if (owner === undefined) {
+      this.accountRoots.delete(key);
+      this.accountRoots.set(key, node);
+      // A few: the latest, and the ones a re-executed or competing block may start from.
+      if (this.accountRoots.size > 4) this.accountRoots.delete(this.accountRoots.keys().next().value!);
+      return;
+    }
+    this.storageRoots.delete(owner);
+    this.storageRoots.set(owner, { key, node });
+    if (this.storageRoots.size > this.maxRoots) this.storageRoots.delete(this.storageRoots.keys().next().value!);
   }
   count(nodes: number): void {
     this.resident += nodes;
@@ -159,11 +169,12 @@ export class TrieNodeCache {
     if (this.resident > this.maxNodes) this.clear();
   }
   clear(): void {
-    this.roots = new Map();
+    this.accountRoots = new Map();
+    this.storageRoots = new Map();
     this.resident = 0;
   }
   get size(): number {
-    return this.roots.size;
+    return this.accountRoots.size + this.storageRoots.size;
   }
 }
 
@@ -391,6 +402,8 @@ function concatNibbles(a: Uint8Array | number, b: Uint8Array): Uint8Array {
 /** One trie of a batch: its root as it is being changed. */
 export interface TrieUpdate {
   root: TrieNode | null;
+  /** A storage trie's account (its address as a latin1 string); none for the account trie. */
+  owner?: string;
 }
 
 /**
@@ -406,9 +419,9 @@ export class TrieNodeReader {
   ) {}
 
   /** The root node of a trie by its hash: the resident tree when the cache has it, else a reference. */
-  root(hash: Uint8Array, emptyRoot: Uint8Array): TrieNode | null {
+  root(hash: Uint8Array, emptyRoot: Uint8Array, owner?: string): TrieNode | null {
     if (equalBytes(hash, emptyRoot)) return null;
-    const n = this.cache.getRoot(cacheKey(hash));
+    const n = this.cache.getRoot(cacheKey(hash), owner);
     if (n !== undefined) {
       this.cacheHits++;
       return n;
@@ -619,7 +632,7 @@ export function hashTries(tries: readonly TrieUpdate[], crypto: CryptoBackend, c
     // A new root shorter than 32 bytes is stored under its hash all the same (proofs start there).
     if (dirtyRoot[i] && r.enc!.length < 32) nodes.push([nodeDbKey(h), r.enc!]);
     const resident = r.kind === REF ? r.resolved : r;
-    if (resident !== undefined) cache.addRoot(cacheKey(h), resident);
+    if (resident !== undefined) cache.addRoot(cacheKey(h), resident, tries[i]!.owner);
   }
   return { roots, nodes, calls };
 }
@@ -705,10 +718,6 @@ function encodeString(v: Uint8Array): Uint8Array {
   const out = new Uint8Array(strLen(v));
   writeStr(out, 0, v);
   return out;
-}
-
-function equalsRoot(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === 32 && equalBytes(a, b);
 }
 
 export interface TrieCommitResult {
@@ -803,12 +812,13 @@ export class StateTrie {
     k = 0;
     for (const s of changes.storage) {
       const base = s.wiped ? EMPTY_TRIE_ROOT : (flat.getAccount(s.address)?.storageRoot ?? EMPTY_TRIE_ROOT);
-      let root = reader.root(base, EMPTY_TRIE_ROOT);
+      const owner = latin1(s.address);
+      let root = reader.root(base, EMPTY_TRIE_ROOT, owner);
       for (const { value } of s.slots) {
         const key = slotKeys[k++]!;
         root = value.length === 0 ? reader.del(root, key, 0) : reader.put(root, key, 0, encodeString(value));
       }
-      storageTries.push({ root });
+      storageTries.push({ root, owner });
     }
     const storage = hashTries(storageTries, crypto, cache, EMPTY_TRIE_ROOT);
     const storageRoots = new Map<string, Uint8Array>();
