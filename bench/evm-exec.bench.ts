@@ -50,6 +50,8 @@ const TRANSFERS = Number(process.env['BENCH_EVM_TRANSFERS'] ?? 2000);
 const HOLDERS = Number(process.env['BENCH_EVM_HOLDERS'] ?? 1024);
 const BLOCKS = Number(process.env['BENCH_EVM_BLOCKS'] ?? 3);
 const ROOT_TRANSFERS = smoke(1000, 50);
+/** Blocks per measured run of a root-server child (the run's figure is the best of them). */
+const ROOT_BEST = Number(process.env['BENCH_EVM_ROOT_BEST'] ?? smoke(2, 1));
 const MODE = process.env['BENCH_EVM_MODE'] ?? 'main';
 // CHAIND_CRYPTO picks the backend of this process (the parent runs one child per setting).
 setCryptoBackendSetting(readEnvSwitches(process.env).crypto);
@@ -273,6 +275,13 @@ async function rootServer(): Promise<void> {
   };
   let b = 0;
   const send = (m: unknown) => process.send!(m);
+  const oneBlock = async () => {
+    const txs = erc20Block(s, ROOT_TRANSFERS, b * 17 + 5).map((tx) => s.exec(tx));
+    const res = await s.ctx.executeBlock(env(BigInt(200 + b)), txs);
+    s.db.transactionSync(() => s.ctx.persistBlock(res));
+    b++;
+    return { rootMs: res.timings.rootMs, rootCpuMs: res.timings.rootCpuMs, commitCpuMs: commitCpu };
+  };
   process.on('message', (m: { cmd: string }) => {
     void (async () => {
       if (m.cmd === 'exit') {
@@ -280,15 +289,16 @@ async function rootServer(): Promise<void> {
         rmSync(dir, { recursive: true, force: true });
         process.exit(0);
       }
-      // One warm-up block first, then the measured one (the first block after set-up is colder).
-      let res;
-      for (let k = 0; k < (b === 0 ? 2 : 1); k++) {
-        const txs = erc20Block(s, ROOT_TRANSFERS, b * 17 + 5).map((tx) => s.exec(tx));
-        res = await s.ctx.executeBlock(env(BigInt(200 + b)), txs);
-        s.db.transactionSync(() => s.ctx.persistBlock(res!));
-        b++;
+      // Warm-up blocks first (the first blocks after set-up run colder code), then the best of
+      // ROOT_BEST blocks: one block's root is ~20-90 ms of CPU, where one GC of the execution's
+      // garbage landing in it (helper threads count as CPU) can double it.
+      let best: { rootMs: number; rootCpuMs: number; commitCpuMs: number } | undefined;
+      if (b === 0) for (let k = 0; k < 3; k++) await oneBlock();
+      for (let k = 0; k < ROOT_BEST; k++) {
+        const r = await oneBlock();
+        if (best === undefined || r.rootCpuMs < best.rootCpuMs) best = r;
       }
-      send({ backend: crypto.name, rootMs: res!.timings.rootMs, rootCpuMs: res!.timings.rootCpuMs, commitCpuMs: commitCpu, lastCommit: trie.lastCommit });
+      send({ backend: crypto.name, ...best!, lastCommit: trie.lastCommit });
     })().catch((e: unknown) => {
       console.error(e);
       process.exit(1);
@@ -411,7 +421,7 @@ if (MODE === 'root') {
         samples: rootPairs.samples,
         peer: 'CHAIND_CRYPTO=js',
         better: 'lower',
-        note: 'goal ≥ 3×',
+        note: `goal ≥ 3×; each run the best of ${ROOT_BEST} blocks`,
       });
       report({ area: 'EVM execution', figure: `trie commit alone of a ${ROOT_TRANSFERS}-transfer ERC-20 block, CPU (native)`, unit: 'ms', samples: pairsOf((r) => r.commitCpuMs), peer: 'CHAIND_CRYPTO=js', better: 'lower' });
       report({ area: 'EVM execution', figure: `state root of a ${ROOT_TRANSFERS}-transfer ERC-20 block (flush + trie commit), wall (native)`, unit: 'ms', samples: pairsOf((r) => r.rootMs), peer: 'CHAIND_CRYPTO=js', better: 'lower' });
