@@ -2,8 +2,12 @@
  * Crypto backend benchmarks: native (native/, Rust + libsecp256k1) against JS (src/crypto/js.ts),
  * plus ed25519 through node:crypto against tweetnacl, and the two pool kinds end to end.
  *
- *   node dist/bench/crypto.bench.js              # all suites, ~1 s per case
- *   BENCH_MAX_TIME=5 node dist/bench/crypto.bench.js
+ *   node dist/bench/crypto.bench.js              # all figures, 5 alternating pairs, 0.5 s per case
+ *   BENCH_MAX_TIME=2 BENCH_PAIRS=9 node dist/bench/crypto.bench.js
+ *
+ * Every figure is PAIRS alternating benny runs of its two cases (A then B, then B then A, …;
+ * bench/report.ts alternate()), reported as the median of the pair ratios with their spread: the
+ * machine is shared, and a ratio taken within one pair is what survives its load.
  *
  * benny is used because the project asked for it (caderek/benny:README.md: it is unmaintained). Every case
  * is its own function literal so that V8's call-site feedback is not shared between the native
@@ -17,37 +21,48 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import * as secp from '@noble/secp256k1';
 import { getJsBackend, nativeLoadError, tryNativeBackend } from '../src/crypto/backend.js';
 import { createCryptoPool, type SigItem } from '../src/pool/index.js';
-import { report } from './report.js';
+import { PAIRS, type Sample, alternate, report } from './report.js';
 
 secp.hashes.sha256 = sha256;
 secp.hashes.hmacSha256 = (k, m) => hmac(sha256, k, m);
 
-const CASE = { maxTime: Number(process.env['BENCH_MAX_TIME'] ?? 1), minSamples: 5 };
+const CASE = { maxTime: Number(process.env['BENCH_MAX_TIME'] ?? 0.5), minSamples: 5 };
 const js = getJsBackend();
 const native = tryNativeBackend();
 if (!native) console.log(`native backend not available (${nativeLoadError()?.message}); JS only`);
 
-const ratios: { what: string; ratio: number; a: string; b: string }[] = [];
-const opsOf = new Map<string, number>();
+const ratios: { what: string; ratio: number; spread: number; a: string; b: string }[] = [];
 
-async function suite(name: string, ...cases: Parameters<typeof b.suite>[1][]): Promise<void> {
+type Case = readonly [label: string, fn: () => void];
+const c = (label: string, fn: () => void): Case => [label, fn];
+
+/** One benny run of `cases` in the order given; ops/s by label. */
+async function once(name: string, cases: readonly Case[]): Promise<Map<string, number>> {
+  const ops = new Map<string, number>();
   await b.suite(
     name,
-    ...cases,
+    ...cases.map(([label, fn]) => b.add(label, fn, CASE)),
     b.cycle(),
     b.complete((summary) => {
-      for (const r of summary.results) opsOf.set(`${name} / ${r.name}`, r.ops);
+      for (const r of summary.results) ops.set(r.name, r.ops);
     }),
   );
+  return ops;
 }
 
-function ratio(what: string, suiteName: string, fast: string, slow: string): void {
-  const a = opsOf.get(`${suiteName} / ${fast}`);
-  const s = opsOf.get(`${suiteName} / ${slow}`);
-  if (a && s) {
-    ratios.push({ what, ratio: a / s, a: fast, b: slow });
-    report({ area: 'crypto', figure: `${suiteName} (${fast})`, unit: 'ops/s', value: a, peer: slow, peerValue: s });
+/**
+ * One figure from PAIRS alternating benny runs of `fast` and `slow` (fast first, then slow first,
+ * …), reported with every pair. Skipped when a case is missing (no native backend).
+ */
+async function pairs(suiteName: string, fast: Case | undefined, slow: Case | undefined, peer: string, note?: string): Promise<void> {
+  if (!fast || !slow) return;
+  const samples: Sample[] = [];
+  for (let i = 0; i < PAIRS; i++) {
+    const ops = await once(`${suiteName} (pair ${i + 1}/${PAIRS})`, i % 2 === 0 ? [fast, slow] : [slow, fast]);
+    samples.push({ value: ops.get(fast[0])!, peerValue: ops.get(slow[0])! });
   }
+  const rec = report({ area: 'crypto', figure: `${suiteName} (${fast[0]})`, unit: 'ops/s', samples, peer, ...(note ? { note } : {}) });
+  ratios.push({ what: suiteName, ratio: rec.ratio, spread: rec.spread ?? 0, a: fast[0], b: slow[0] });
 }
 
 const d32 = randomBytes(32);
@@ -55,79 +70,94 @@ const d1k = randomBytes(1024);
 const out = new Uint8Array(32);
 
 // --- keccak256 -------------------------------------------------------------------------------
-await suite(
-  'keccak256 32 B',
-  ...(native
-    ? [
-        b.add('native into', () => {
-          native.keccak256Into(d32, out, 0);
-        }, CASE),
-        b.add('native alloc', () => {
-          native.keccak256(d32);
-        }, CASE),
-      ]
-    : []),
-  b.add('js into', () => {
+// The JS backend's keccak is @noble/hashes' keccak_256 (src/crypto/js.ts), plus the copy into out.
+await pairs(
+  'keccak256 32 B into a buffer',
+  native && c('native into', () => {
+    native.keccak256Into(d32, out, 0);
+  }),
+  c('@noble/hashes into', () => {
     js.keccak256Into(d32, out, 0);
-  }, CASE),
-  b.add('js alloc', () => {
+  }),
+  '@noble/hashes (JS backend)',
+  'goal ≥ 8×',
+);
+await pairs(
+  'keccak256 32 B allocating',
+  native && c('native alloc', () => {
+    native.keccak256(d32);
+  }),
+  c('@noble/hashes alloc', () => {
     js.keccak256(d32);
-  }, CASE),
+  }),
+  '@noble/hashes (JS backend)',
 );
-ratio('keccak256 32 B, into', 'keccak256 32 B', 'native into', 'js into');
-ratio('keccak256 32 B, allocating', 'keccak256 32 B', 'native alloc', 'js alloc');
-ratio('keccak256 32 B, native into vs alloc', 'keccak256 32 B', 'native into', 'native alloc');
-
-await suite(
-  'keccak256 1 KiB',
-  ...(native
-    ? [
-        b.add('native into', () => {
-          native.keccak256Into(d1k, out, 0);
-        }, CASE),
-      ]
-    : []),
-  b.add('js into', () => {
+await pairs(
+  'keccak256 32 B, native: into vs allocating',
+  native && c('native into', () => {
+    native.keccak256Into(d32, out, 0);
+  }),
+  native && c('native alloc', () => {
+    native.keccak256(d32);
+  }),
+  'native allocating',
+);
+await pairs(
+  'keccak256 1 KiB into a buffer',
+  native && c('native into', () => {
+    native.keccak256Into(d1k, out, 0);
+  }),
+  c('@noble/hashes into', () => {
     js.keccak256Into(d1k, out, 0);
-  }, CASE),
+  }),
+  '@noble/hashes (JS backend)',
 );
-ratio('keccak256 1 KiB, into', 'keccak256 1 KiB', 'native into', 'js into');
 
 // 1000 32-byte items per call: the per-hash cost without per-call overhead.
 const batchIn = randomBytes(32 * 1000);
 const batchOut = new Uint8Array(32 * 1000);
-await suite(
+await pairs(
   'keccak256 batch 1000 x 32 B',
-  ...(native
-    ? [
-        b.add('native batch', () => {
-          native.keccak256Batch(batchIn, 32, batchOut);
-        }, CASE),
-      ]
-    : []),
-  b.add('js batch', () => {
+  native && c('native batch', () => {
+    native.keccak256Batch(batchIn, 32, batchOut);
+  }),
+  c('@noble/hashes batch', () => {
     js.keccak256Batch(batchIn, 32, batchOut);
-  }, CASE),
+  }),
+  '@noble/hashes (JS backend)',
 );
-ratio('keccak256 batch of 1000', 'keccak256 batch 1000 x 32 B', 'native batch', 'js batch');
+
+// One level of a state-root commit as src/evm/trie.ts hashes it: 1,000 nodes of trie sizes
+// (account leaves ~110 B, storage leaves ~70 B, branches up to 532 B) in one keccak256Spans call.
+const spanLens = Array.from({ length: 1000 }, (_, i) => (i % 10 === 0 ? 532 : i % 2 ? 110 : 70));
+const spanIn = randomBytes(spanLens.reduce((x, y) => x + y, 0));
+let spanEnd = 0;
+const spanEnds = Uint32Array.from(spanLens.map((l) => (spanEnd += l)));
+const spanOut = new Uint8Array(32 * 1000);
+await pairs(
+  'keccak256Spans, a trie level of 1000 nodes',
+  native && c('native spans', () => {
+    native.keccak256Spans(spanIn, spanEnds, spanOut);
+  }),
+  c('@noble/hashes spans', () => {
+    js.keccak256Spans(spanIn, spanEnds, spanOut);
+  }),
+  '@noble/hashes (JS backend)',
+);
 
 // --- merkle ----------------------------------------------------------------------------------
 // DataHash of a 100-tx block: the leaves are 32-byte tx hashes (cometbft/cometbft:types/block.go).
 const leaves = Array.from({ length: 100 }, () => randomBytes(32));
-await suite(
+await pairs(
   'merkleRoot 100 x 32 B',
-  ...(native
-    ? [
-        b.add('native', () => {
-          native.merkleRoot(leaves);
-        }, CASE),
-      ]
-    : []),
-  b.add('js', () => {
+  native && c('native', () => {
+    native.merkleRoot(leaves);
+  }),
+  c('js', () => {
     js.merkleRoot(leaves);
-  }, CASE),
+  }),
+  'JS backend (node:crypto sha256, top-down)',
 );
-ratio('merkleRoot 100 leaves', 'merkleRoot 100 x 32 B', 'native', 'js');
 
 // --- secp256k1 -------------------------------------------------------------------------------
 const sk = randomBytes(32);
@@ -137,51 +167,43 @@ const digest = sha256(Buffer.from('bench'));
 const rsig = secp.sign(digest, sk, { prehash: false, format: 'recovered' });
 const sig = rsig.subarray(1);
 const recid = rsig[0]!;
-await suite(
+await pairs(
   'secp256k1 verify',
-  ...(native
-    ? [
-        b.add('native', () => {
-          native.secp256k1Verify(digest, sig, pub);
-        }, CASE),
-      ]
-    : []),
-  b.add('js', () => {
+  native && c('native', () => {
+    native.secp256k1Verify(digest, sig, pub);
+  }),
+  c('@noble/secp256k1', () => {
     js.secp256k1Verify(digest, sig, pub);
-  }, CASE),
+  }),
+  '@noble/secp256k1 (JS backend)',
 );
-ratio('secp256k1 verify', 'secp256k1 verify', 'native', 'js');
-
-await suite(
+await pairs(
   'secp256k1 recover',
-  ...(native
-    ? [
-        b.add('native', () => {
-          native.secp256k1Recover(digest, sig, recid);
-        }, CASE),
-      ]
-    : []),
-  b.add('js', () => {
+  native && c('native', () => {
+    native.secp256k1Recover(digest, sig, recid);
+  }),
+  c('@noble/secp256k1', () => {
     js.secp256k1Recover(digest, sig, recid);
-  }, CASE),
+  }),
+  '@noble/secp256k1 (JS backend)',
+  'goal ≥ 20×',
 );
-ratio('secp256k1 recover', 'secp256k1 recover', 'native', 'js');
 
 // --- ed25519 ---------------------------------------------------------------------------------
 const edMsg = randomBytes(64);
 const seed = randomBytes(32);
 const naclKp = nacl.sign.keyPair.fromSeed(seed);
 const edSig = nacl.sign.detached(edMsg, naclKp.secretKey);
-await suite(
+await pairs(
   'ed25519 verify 64 B',
-  b.add('node:crypto (cached KeyObject)', () => {
+  c('node:crypto (cached KeyObject)', () => {
     js.ed25519Verify(naclKp.publicKey, edMsg, edSig);
-  }, CASE),
-  b.add('tweetnacl', () => {
+  }),
+  c('tweetnacl', () => {
     nacl.sign.detached.verify(edMsg, edSig, naclKp.publicKey);
-  }, CASE),
+  }),
+  'tweetnacl',
 );
-ratio('ed25519 verify', 'ed25519 verify 64 B', 'node:crypto (cached KeyObject)', 'tweetnacl');
 
 // --- pools -----------------------------------------------------------------------------------
 // Not benny: one timed run of 4096 ed25519 items submitted as 4096 concurrent single calls
@@ -202,15 +224,14 @@ async function poolRun(kind: 'single' | 'piscina', threads: number): Promise<num
   if (!res.every((r) => r[0] === true)) throw new Error('pool bench: a valid signature failed');
   return (ms * 1000) / items.length;
 }
-const poolUs: Record<string, number> = {};
-poolUs['single'] = await poolRun('single', 1);
-poolUs['piscina, 1 thread'] = await poolRun('piscina', 1);
-poolUs['piscina, 2 threads'] = await poolRun('piscina', 2);
+const pool2 = await alternate(() => poolRun('piscina', 2), () => poolRun('single', 1), { better: 'lower' });
+const pool1 = await alternate(() => poolRun('piscina', 1), () => poolRun('single', 1), { better: 'lower' });
+report({ area: 'crypto', figure: '4096 concurrent ed25519 verifies through the pool (piscina, 2 threads)', unit: 'µs/item', samples: pool2.samples, peer: 'single-thread pool', better: 'lower' });
+report({ area: 'crypto', figure: '4096 concurrent ed25519 verifies through the pool (piscina, 1 thread)', unit: 'µs/item', samples: pool1.samples, peer: 'single-thread pool', better: 'lower' });
 
-report({ area: 'crypto', figure: '4096 concurrent ed25519 verifies through the pool (piscina, 2 threads)', unit: 'µs/item', value: poolUs['piscina, 2 threads']!, peer: 'single-thread pool', peerValue: poolUs['single']!, better: 'lower' });
-report({ area: 'crypto', figure: '4096 concurrent ed25519 verifies through the pool (piscina, 1 thread)', unit: 'µs/item', value: poolUs['piscina, 1 thread']!, peer: 'single-thread pool', peerValue: poolUs['single']!, better: 'lower' });
-
-console.log('\n== ratios (ops/s of the first over the second)');
-for (const r of ratios) console.log(`${r.what.padEnd(40)} ${r.ratio.toFixed(1).padStart(7)}x   (${r.a} / ${r.b})`);
-console.log('\n== pool, 4096 concurrent single ed25519 verifies (µs per item, wall clock)');
-for (const [k, v] of Object.entries(poolUs)) console.log(`${k.padEnd(40)} ${v.toFixed(1).padStart(7)} µs`);
+console.log(`\n== ratios (ops/s of the first over the second; median of ${PAIRS} alternating pairs, spread of the pair ratios)`);
+for (const r of ratios) console.log(`${r.what.padEnd(44)} ${r.ratio.toFixed(1).padStart(7)}x  spread ${(r.spread * 100).toFixed(0).padStart(3)}%   (${r.a} / ${r.b})`);
+console.log('\n== pool, 4096 concurrent single ed25519 verifies (µs per item, wall clock, medians)');
+console.log(`${'single'.padEnd(40)} ${pool2.peerValue.toFixed(1).padStart(7)} µs`);
+console.log(`${'piscina, 1 thread'.padEnd(40)} ${pool1.value.toFixed(1).padStart(7)} µs`);
+console.log(`${'piscina, 2 threads'.padEnd(40)} ${pool2.value.toFixed(1).padStart(7)} µs`);

@@ -12,14 +12,29 @@
  *
  * BENCH_SMOKE=1 asks for a smoke run (a second or two per figure, to prove the bench still works,
  * not to measure): `smoke(full, small)` picks the size.
+ *
+ * Paired runs: a figure measured several times, A then B then B then A … (`alternate()`, PAIRS
+ * pairs, BENCH_PAIRS to change), is reported with `samples`: report() takes the medians of
+ * both sides, the ratio as the median of the per-pair ratios (each pair ran side by side, so load
+ * that comes and goes on a shared machine hits both of a pair alike), and the spread of those
+ * ratios, and records every pair in the JSON.
  */
 import fs from 'node:fs';
 
 export const SMOKE = process.env.BENCH_SMOKE === '1';
 
+/** Alternating pairs per figure: BENCH_PAIRS, else 5 (1 in a smoke run). */
+export const PAIRS = Math.max(1, Number(process.env.BENCH_PAIRS ?? (SMOKE ? 1 : 5)) || 1);
+
 /** `full` normally, `small` under BENCH_SMOKE=1. */
 export function smoke<T>(full: T, small: T): T {
   return SMOKE ? small : full;
+}
+
+/** One pair of an alternating run: the first design's value and the peer's. */
+export interface Sample {
+  value: number;
+  peerValue: number;
 }
 
 export interface Figure {
@@ -30,10 +45,15 @@ export interface Figure {
   /** The unit of value and peerValue: 'ops/s', 'req/s', 'tx/s', 'ms', 'µs', 'MB/s', … */
   unit: string;
   /** chaind's (or the first design's) value; the median when there were several runs. */
-  value: number;
+  value?: number;
   /** The peer's name, e.g. 'JS backend', 'anvil', 'bare uWS handler', 'CometBFT QA v0.38 (published)'. */
   peer: string;
-  peerValue: number;
+  peerValue?: number;
+  /**
+   * Paired runs (alternate()): value, peerValue, runs and spread are then computed here, and
+   * the ratio is the median of the per-pair ratios. Give either samples or value + peerValue.
+   */
+  samples?: readonly Sample[];
   /** 'higher' (default) or 'lower' is better. */
   better?: 'higher' | 'lower';
   /** How many runs (or pairs) the medians come from (default 1). */
@@ -44,15 +64,19 @@ export interface Figure {
   note?: string;
 }
 
-export interface FigureRecord extends Required<Omit<Figure, 'spread' | 'note'>> {
+export interface FigureRecord extends Required<Omit<Figure, 'spread' | 'note' | 'samples'>> {
   bench: string;
+  value: number;
+  peerValue: number;
   ratio: number;
   spread: number | null;
   note: string | null;
+  /** The pairs, in the order they ran (null for a single run). */
+  samples: Sample[] | null;
 }
 
 /** ratio > 1: the first is better. */
-export function ratioOf(f: Pick<Figure, 'value' | 'peerValue' | 'better'>): number {
+export function ratioOf(f: { value: number; peerValue: number; better?: 'higher' | 'lower' }): number {
   return (f.better ?? 'higher') === 'higher' ? f.value / f.peerValue : f.peerValue / f.value;
 }
 
@@ -69,14 +93,58 @@ export function spread(xs: readonly number[]): number {
   return (Math.max(...xs) - Math.min(...xs)) / Math.abs(median(xs));
 }
 
+/** What report() makes of paired runs: the medians, and the per-pair ratios' median and spread. */
+export function summarize(samples: readonly Sample[], better: 'higher' | 'lower' = 'higher') {
+  const ratios = samples.map((p) => ratioOf({ ...p, better }));
+  return {
+    value: median(samples.map((p) => p.value)),
+    peerValue: median(samples.map((p) => p.peerValue)),
+    ratio: median(ratios),
+    spread: spread(ratios),
+    runs: samples.length,
+  };
+}
+
 /**
- * Alternating runs A, B, B, A, A, B, … (`pairs` of each; the order flips every pair, so drift
- * on a shared machine hits both alike): the medians, the per-pair ratios' median and spread.
+ * Alternating runs A, B, B, A, A, B, … (`pairs` of each, default PAIRS; A and B alternate, and
+ * the order flips every pair, so steady drift on a shared machine hits both alike). Returns the
+ * pairs (for report()'s `samples`) and their summary.
+ *
+ *   const r = await alternate(runA, runB, { better: 'lower' });
+ *   report({ ..., samples: r.samples, better: 'lower' });
+ *
+ * The older form alternate(pairs, a, b, better) still works.
  */
-export async function alternate(pairs: number, a: () => number | Promise<number>, b: () => number | Promise<number>, better: 'higher' | 'lower' = 'higher') {
-  const as: number[] = [];
-  const bs: number[] = [];
-  const ratios: number[] = [];
+export async function alternate(
+  a: () => number | Promise<number>,
+  b: () => number | Promise<number>,
+  opts?: { pairs?: number; better?: 'higher' | 'lower' },
+): Promise<ReturnType<typeof summarize> & { samples: Sample[] }>;
+export async function alternate(
+  pairs: number,
+  a: () => number | Promise<number>,
+  b: () => number | Promise<number>,
+  better?: 'higher' | 'lower',
+): Promise<ReturnType<typeof summarize> & { samples: Sample[] }>;
+export async function alternate(...args: unknown[]): Promise<ReturnType<typeof summarize> & { samples: Sample[] }> {
+  type Run = () => number | Promise<number>;
+  let a: Run;
+  let b: Run;
+  let pairs = PAIRS;
+  let better: 'higher' | 'lower' = 'higher';
+  if (typeof args[0] === 'number') {
+    pairs = args[0];
+    a = args[1] as Run;
+    b = args[2] as Run;
+    better = (args[3] as 'higher' | 'lower' | undefined) ?? 'higher';
+  } else {
+    a = args[0] as Run;
+    b = args[1] as Run;
+    const opts = (args[2] ?? {}) as { pairs?: number; better?: 'higher' | 'lower' };
+    pairs = opts.pairs ?? PAIRS;
+    better = opts.better ?? 'higher';
+  }
+  const samples: Sample[] = [];
   for (let i = 0; i < pairs; i++) {
     let x: number;
     let y: number;
@@ -87,30 +155,46 @@ export async function alternate(pairs: number, a: () => number | Promise<number>
       y = await b();
       x = await a();
     }
-    as.push(x);
-    bs.push(y);
-    ratios.push(ratioOf({ value: x, peerValue: y, better }));
+    samples.push({ value: x, peerValue: y });
   }
-  return { value: median(as), peerValue: median(bs), ratio: median(ratios), spread: spread(ratios), runs: pairs };
+  return { samples, ...summarize(samples, better) };
 }
 
 const bench = process.env.BENCH_NAME ?? (process.argv[1] ?? '').replace(/^.*\//, '').replace(/\.bench\.js$/, '');
 
 /** Records one figure (and prints it). */
 export function report(f: Figure): FigureRecord {
+  const better = f.better ?? 'higher';
+  let value: number;
+  let peerValue: number;
+  let ratio: number;
+  let runs = f.runs ?? 1;
+  let spr: number | null = f.spread ?? null;
+  if (f.samples !== undefined && f.samples.length > 0) {
+    const s = summarize(f.samples, better);
+    ({ value, peerValue, ratio } = s);
+    runs = s.runs;
+    spr = s.runs > 1 ? s.spread : null;
+  } else {
+    if (f.value === undefined || f.peerValue === undefined) throw new Error(`report(${f.figure}): give samples, or value and peerValue`);
+    value = f.value;
+    peerValue = f.peerValue;
+    ratio = ratioOf({ value, peerValue, better });
+  }
   const rec: FigureRecord = {
     bench,
     area: f.area,
     figure: f.figure,
     unit: f.unit,
-    value: f.value,
+    value,
     peer: f.peer,
-    peerValue: f.peerValue,
-    better: f.better ?? 'higher',
-    ratio: ratioOf(f),
-    runs: f.runs ?? 1,
-    spread: f.spread ?? null,
+    peerValue,
+    better,
+    ratio,
+    runs,
+    spread: spr,
     note: f.note ?? null,
+    samples: f.samples && f.samples.length > 0 ? f.samples.map((p) => ({ value: p.value, peerValue: p.peerValue })) : null,
   };
   const file = process.env.BENCH_RESULTS_FILE;
   if (file) fs.appendFileSync(file, JSON.stringify(rec) + '\n');

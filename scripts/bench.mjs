@@ -10,7 +10,10 @@
  *   bench/results/logs/<bench>.log       each bench's own output
  *
  * BENCH_SMOKE=1: every bench at a tiny size (SMOKE below, and the bench's own `smoke()` choices),
- * a second or two per figure: proves the benches still run, measures nothing.
+ * a second or two per figure, one pair: proves the benches still run, measures nothing.
+ * BENCH_PAIRS=<n>: alternating pairs per paired figure (default 5; bench/report.ts alternate():
+ * A then B, then B then A, …). A paired figure's ratio is the median of its per-pair ratios, its
+ * spread (max − min) ÷ median of them; the JSON keeps every pair (`samples`).
  * BENCH_RESULTS_DIR=<dir> writes there instead of bench/results. Exit code 1 when a bench failed.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -63,6 +66,7 @@ function machine() {
     load_average_at_start: os.loadavg().map((x) => Math.round(x * 10) / 10),
     commit: git.status === 0 ? git.stdout.trim() : null,
     smoke: SMOKE_MODE,
+    pairs: Math.max(1, Number(process.env.BENCH_PAIRS ?? (SMOKE_MODE ? 1 : 5)) || 1),
   };
 }
 
@@ -109,7 +113,7 @@ function runOne(file, i, n, jsonl, logDir, t0) {
         const tail = fs.readFileSync(path.join(logDir, `${name}.log`), 'utf8').trimEnd().split('\n').slice(-15);
         for (const l of tail) process.stderr.write(`    ${l}\n`);
       }
-      resolve({ bench: name, status, seconds: Math.round(seconds * 10) / 10 });
+      resolve({ bench: name, status, seconds: Math.round(seconds * 10) / 10, load_average_at_end: Math.round(os.loadavg()[0] * 10) / 10 });
     });
   });
 }
@@ -125,7 +129,8 @@ export function markdown(doc) {
   out.push(
     'Every figure is a ratio against the named peer measured in the same run (a peer marked "(published)" is a published figure, not run here).',
     'The ratio is oriented so that **above 1 means chaind (or the first design) is better**: value ÷ peer for rates, peer ÷ value for times.',
-    'Runs: how many runs or alternating pairs (A, B, B, A, …) the medians come from; spread: (max − min) ÷ median of the per-pair ratios.',
+    `Runs: how many runs or alternating pairs the medians come from (paired figures: ${m.pairs ?? "?"} pair${m.pairs === 1 ? "" : "s"}, A then B, then B then A, …, so load that comes and goes hits both sides of a pair alike); the ratio of a paired figure is the median of its per-pair ratios.`,
+    'Spread: (max − min) ÷ median of the per-pair ratios; a figure whose spread is over 50% is marked "noisy": read its ratio as an order of magnitude.',
     'The machine is shared and its load varies: read the ratios, not the absolute values.',
     '',
   );
@@ -137,14 +142,15 @@ export function markdown(doc) {
   for (const [area, figs] of areas) {
     out.push(`## ${area}`, '', '| figure | chaind | peer | peer value | ratio | runs | spread | bench |', '|---|---:|---|---:|---:|---:|---:|---|');
     for (const f of figs) {
+      const noisy = f.spread !== null && f.runs >= 2 && f.spread > 0.5;
       out.push(
-        `| ${f.figure}${f.note ? ` (${f.note})` : ''} | ${g(f.value)} ${f.unit} | ${f.peer} | ${g(f.peerValue)} ${f.unit} | **${g(f.ratio)}×** | ${f.runs} | ${f.spread === null || f.runs < 2 ? '—' : `${(f.spread * 100).toFixed(0)}%`} | ${f.bench} |`,
+        `| ${f.figure}${f.note ? ` (${f.note})` : ''} | ${g(f.value)} ${f.unit} | ${f.peer} | ${g(f.peerValue)} ${f.unit} | **${g(f.ratio)}×** | ${f.runs} | ${f.spread === null || f.runs < 2 ? '—' : `${(f.spread * 100).toFixed(0)}%${noisy ? ' noisy' : ''}`} | ${f.bench} |`,
       );
     }
     out.push('');
   }
-  out.push('## Benches', '', '| bench | status | time | figures |', '|---|---|---:|---:|');
-  for (const b of doc.benches) out.push(`| ${b.bench} | ${b.status} | ${fmtS(b.seconds * 1000)} | ${doc.figures.filter((f) => f.bench === b.bench).length} |`);
+  out.push('## Benches', '', '| bench | status | time | figures | load average (1 min) at its end |', '|---|---|---:|---:|---:|');
+  for (const b of doc.benches) out.push(`| ${b.bench} | ${b.status} | ${fmtS(b.seconds * 1000)} | ${doc.figures.filter((f) => f.bench === b.bench).length} | ${b.load_average_at_end ?? '—'} |`);
   out.push('');
   return out.join('\n');
 }

@@ -71,17 +71,28 @@ unsafe fn get_args<const N: usize>(env: napi_env, info: napi_callback_info) -> R
     Ok(argv)
 }
 
-unsafe fn get_bytes(env: napi_env, v: napi_value, what: &str) -> R<Bytes> {
-    let mut is_ta = false;
-    check(napi_is_typedarray(env, v, &mut is_ta))?;
-    if !is_ta {
-        return Err(Fail::Arg(format!("{} must be a Uint8Array", what)));
+/// A status that is not napi_ok without a pending exception means "wrong kind of value" for the
+/// getters below (napi_invalid_arg, napi_number_expected): they check the type themselves, so a
+/// separate napi_is_typedarray / napi_typeof call per argument would only add a crossing to every
+/// hash (about a third of keccak256Into's time on 32 bytes).
+unsafe fn wrong_type(env: napi_env, status: napi_status) -> R<bool> {
+    if status == NAPI_OK {
+        return Ok(false);
     }
+    let mut pending = false;
+    napi_is_exception_pending(env, &mut pending);
+    if pending {
+        return Err(Fail::Napi(status));
+    }
+    Ok(true)
+}
+
+unsafe fn get_bytes(env: napi_env, v: napi_value, what: &str) -> R<Bytes> {
     let mut ty: i32 = -1;
     let mut len: usize = 0;
     let mut data: *mut c_void = ptr::null_mut();
-    check(napi_get_typedarray_info(env, v, &mut ty, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()))?;
-    if ty != NAPI_UINT8_ARRAY {
+    let status = napi_get_typedarray_info(env, v, &mut ty, &mut len, &mut data, ptr::null_mut(), ptr::null_mut());
+    if wrong_type(env, status)? || ty != NAPI_UINT8_ARRAY {
         return Err(Fail::Arg(format!("{} must be a Uint8Array", what)));
     }
     Ok(Bytes { ptr: data as *mut u8, len })
@@ -99,13 +110,10 @@ unsafe fn get_exact<const N: usize>(env: napi_env, v: napi_value, what: &str) ->
 
 /// A non-negative integer argument (offsets, lengths, recovery ids).
 unsafe fn get_index(env: napi_env, v: napi_value, what: &str) -> R<usize> {
-    let mut ty: i32 = -1;
-    check(napi_typeof(env, v, &mut ty))?;
-    if ty != NAPI_NUMBER {
+    let mut d: f64 = 0.0;
+    if wrong_type(env, napi_get_value_double(env, v, &mut d))? {
         return Err(Fail::Arg(format!("{} must be a number", what)));
     }
-    let mut d: f64 = 0.0;
-    check(napi_get_value_double(env, v, &mut d))?;
     // 2^53 - 1: Number.MAX_SAFE_INTEGER; anything past it is not an exact index.
     if !(d >= 0.0 && d <= 9007199254740991.0 && d.fract() == 0.0) {
         return Err(Fail::Arg(format!("{} must be a non-negative integer", what)));
@@ -228,6 +236,51 @@ unsafe fn keccak256_batch_body(env: napi_env, info: napi_callback_info) -> R<nap
     Ok(v)
 }
 
+/// A Uint32Array argument: pointer and element count.
+unsafe fn get_u32s(env: napi_env, v: napi_value, what: &str) -> R<(*const u32, usize)> {
+    let mut ty: i32 = -1;
+    let mut len: usize = 0;
+    let mut data: *mut c_void = ptr::null_mut();
+    let status = napi_get_typedarray_info(env, v, &mut ty, &mut len, &mut data, ptr::null_mut(), ptr::null_mut());
+    if wrong_type(env, status)? || ty != NAPI_UINT32_ARRAY {
+        return Err(Fail::Arg(format!("{} must be a Uint32Array", what)));
+    }
+    Ok((data as *const u32, len))
+}
+
+/// keccak256Spans(concat, ends, out) -> count. Item i is concat[ends[i-1] .. ends[i]] (item 0
+/// starts at 0); its digest goes to out[32*i ..]. Variable-length items in one crossing: the
+/// trie hashes all the nodes of one level of a commit with one call (src/evm/trie.ts).
+unsafe fn keccak256_spans_body(env: napi_env, info: napi_callback_info) -> R<napi_value> {
+    let [concat, ends, out] = get_args::<3>(env, info)?;
+    let c = get_bytes(env, concat, "concat")?;
+    let (e_ptr, n) = get_u32s(env, ends, "ends")?;
+    let o = get_bytes(env, out, "out")?;
+    if n > u32::MAX as usize || n.checked_mul(32).map_or(true, |need| need > o.len) {
+        return Err(Fail::Arg(format!("out too small: {} items need {} bytes, got {}", n, n.saturating_mul(32), o.len)));
+    }
+    // Copy the ends first (out may alias them in a careless caller) and check them all before
+    // hashing anything: non-decreasing and within concat.
+    let ends_v: Vec<usize> = if n == 0 { Vec::new() } else { std::slice::from_raw_parts(e_ptr, n).iter().map(|&x| x as usize).collect() };
+    let mut prev = 0usize;
+    for (i, &e) in ends_v.iter().enumerate() {
+        if e < prev || e > c.len {
+            return Err(Fail::Arg(format!("ends[{}] = {} is out of order or past concat length {}", i, e, c.len)));
+        }
+        prev = e;
+    }
+    let mut start = 0usize;
+    for (i, &e) in ends_v.iter().enumerate() {
+        let src = Bytes { ptr: c.ptr.add(start), len: e - start };
+        let digest = hash::keccak256(src.slice());
+        ptr::copy_nonoverlapping(digest.as_ptr(), o.ptr.add(i * 32), 32);
+        start = e;
+    }
+    let mut v: napi_value = ptr::null_mut();
+    check(napi_create_uint32(env, n as u32, &mut v))?;
+    Ok(v)
+}
+
 /// sha256(data) -> Buffer(32).
 unsafe fn sha256_body(env: napi_env, info: napi_callback_info) -> R<napi_value> {
     let [data] = get_args::<1>(env, info)?;
@@ -331,6 +384,7 @@ macro_rules! export_fn {
 export_fn!(js_keccak256, "keccak256", keccak256_body);
 export_fn!(js_keccak256_into, "keccak256Into", keccak256_into_body);
 export_fn!(js_keccak256_batch, "keccak256Batch", keccak256_batch_body);
+export_fn!(js_keccak256_spans, "keccak256Spans", keccak256_spans_body);
 export_fn!(js_sha256, "sha256", sha256_body);
 export_fn!(js_sha256_into, "sha256Into", sha256_into_body);
 export_fn!(js_merkle_root, "merkleRoot", merkle_root_body);
@@ -347,10 +401,11 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     // its static context; it aborts only if libsecp256k1 itself is broken.
     secp::secp256k1_selftest();
 
-    let table: [(*const c_char, Callback); 9] = [
+    let table: [(*const c_char, Callback); 10] = [
         (cstr!("keccak256"), js_keccak256),
         (cstr!("keccak256Into"), js_keccak256_into),
         (cstr!("keccak256Batch"), js_keccak256_batch),
+        (cstr!("keccak256Spans"), js_keccak256_spans),
         (cstr!("sha256"), js_sha256),
         (cstr!("sha256Into"), js_sha256_into),
         (cstr!("merkleRoot"), js_merkle_root),

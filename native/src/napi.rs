@@ -29,10 +29,10 @@ pub type napi_status = c_int;
 pub const NAPI_OK: napi_status = 0;
 pub type napi_callback = Option<unsafe extern "C" fn(napi_env, napi_callback_info) -> napi_value>;
 
-/// `napi_valuetype` values we test for.
-pub const NAPI_NUMBER: c_int = 3;
 /// `napi_typedarray_type::napi_uint8_array` (Buffer is a Uint8Array subclass and reports this too).
 pub const NAPI_UINT8_ARRAY: c_int = 1;
+/// `napi_typedarray_type::napi_uint32_array`.
+pub const NAPI_UINT32_ARRAY: c_int = 6;
 
 extern "C" {
     pub fn napi_create_function(
@@ -57,9 +57,8 @@ extern "C" {
         this_arg: *mut napi_value,
         data: *mut *mut c_void,
     ) -> napi_status;
-    pub fn napi_typeof(env: napi_env, value: napi_value, result: *mut c_int) -> napi_status;
-    pub fn napi_is_typedarray(env: napi_env, value: napi_value, result: *mut bool) -> napi_status;
-    /// `data` comes back already advanced by the view's byte offset (Node >= 10).
+    /// `data` comes back already advanced by the view's byte offset (Node >= 10). On a value that
+    /// is not a typed array it returns napi_invalid_arg without throwing (lib.rs relies on that).
     pub fn napi_get_typedarray_info(
         env: napi_env,
         typedarray: napi_value,

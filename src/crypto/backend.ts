@@ -28,6 +28,13 @@ export interface CryptoBackend {
   keccak256Into(data: Uint8Array, out: Uint8Array, offset: number): void;
   /** Hashes each `itemLen`-byte item of `concat` into out[32*i..]; returns the item count. */
   keccak256Batch(concat: Uint8Array, itemLen: number, out: Uint8Array): number;
+  /**
+   * Variable-length items in one call: item i is concat[ends[i-1] .. ends[i]] (item 0 starts at
+   * 0), hashed into out[32*i..]; returns the item count. `ends` must be non-decreasing and within
+   * concat. The trie hashes a whole level of a commit this way (src/evm/trie.ts), one native
+   * crossing per level instead of one per node.
+   */
+  keccak256Spans(concat: Uint8Array, ends: Uint32Array, out: Uint8Array): number;
   sha256(data: Uint8Array): Uint8Array;
   sha256Into(data: Uint8Array, out: Uint8Array, offset: number): void;
   /** CometBFT's RFC 6962 merkle root (cometbft: crypto/merkle/tree.go HashFromByteSlices). */

@@ -134,6 +134,27 @@ export function createJsBackend(): CryptoBackend {
       for (let i = 0; i < n; i++) o.set(keccak_256(c.subarray(i * item, (i + 1) * item)), i * 32);
       return n;
     },
+    keccak256Spans: (concat, ends, out) => {
+      const fn = 'keccak256Spans';
+      const c = bytesArg(fn, 'concat', concat);
+      if (!(ends instanceof Uint32Array)) throw argError(fn, 'ends must be a Uint32Array');
+      const o = bytesArg(fn, 'out', out);
+      const n = ends.length;
+      if (n * 32 > o.length) throw argError(fn, `out too small: ${n} items need ${n * 32} bytes, got ${o.length}`);
+      let prev = 0;
+      for (let i = 0; i < n; i++) {
+        const e = ends[i]!;
+        if (e < prev || e > c.length) throw argError(fn, `ends[${i}] = ${e} is out of order or past concat length ${c.length}`);
+        prev = e;
+      }
+      let start = 0;
+      for (let i = 0; i < n; i++) {
+        const e = ends[i]!;
+        o.set(keccak_256(c.subarray(start, e)), i * 32);
+        start = e;
+      }
+      return n;
+    },
     sha256: (d) => sha256(bytesArg('sha256', 'data', d)),
     sha256Into: (d, out, off) => {
       bytesArg('sha256Into', 'data', d);

@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CryptoBackend } from './backend.js';
+import { argError, bytesArg } from './args.js';
 import { ed25519VerifyChecked } from './js.js';
 
 /** What the addon exports (native/src/lib.rs). */
@@ -19,6 +20,8 @@ export interface NativeAddon {
   keccak256(data: Uint8Array): Buffer;
   keccak256Into(data: Uint8Array, out: Uint8Array, offset: number): void;
   keccak256Batch(concat: Uint8Array, itemLen: number, out: Uint8Array): number;
+  /** Since chaind-native 0.1.0 + keccak256Spans; an older build lacks it (see createNativeBackend). */
+  keccak256Spans?(concat: Uint8Array, ends: Uint32Array, out: Uint8Array): number;
   sha256(data: Uint8Array): Buffer;
   sha256Into(data: Uint8Array, out: Uint8Array, offset: number): void;
   merkleRoot(items: readonly Uint8Array[]): Buffer;
@@ -81,12 +84,37 @@ export function loadNativeAddon(path = nativeAddonPath()): NativeAddon {
   return addon as NativeAddon;
 }
 
+function spansByItem(addon: NativeAddon): CryptoBackend['keccak256Spans'] {
+  return (concat, ends, out) => {
+    const fn = 'keccak256Spans';
+    const c = bytesArg(fn, 'concat', concat);
+    if (!(ends instanceof Uint32Array)) throw argError(fn, 'ends must be a Uint32Array');
+    const o = bytesArg(fn, 'out', out);
+    if (ends.length * 32 > o.length) throw argError(fn, `out too small: ${ends.length} items need ${ends.length * 32} bytes, got ${o.length}`);
+    let prev = 0;
+    for (let i = 0; i < ends.length; i++) {
+      const e = ends[i]!;
+      if (e < prev || e > c.length) throw argError(fn, `ends[${i}] = ${e} is out of order or past concat length ${c.length}`);
+      prev = e;
+    }
+    let start = 0;
+    for (let i = 0; i < ends.length; i++) {
+      addon.keccak256Into(c.subarray(start, ends[i]!), o, 32 * i);
+      start = ends[i]!;
+    }
+    return ends.length;
+  };
+}
+
 export function createNativeBackend(addon: NativeAddon): CryptoBackend {
   return {
     name: 'native',
     keccak256: (d) => addon.keccak256(d),
     keccak256Into: (d, out, off) => addon.keccak256Into(d, out, off),
     keccak256Batch: (c, itemLen, out) => addon.keccak256Batch(c, itemLen, out),
+    // An addon built before keccak256Spans existed (a stale .node next to newer sources) still
+    // loads: its spans are hashed one keccak256Into call each, same digests, one crossing per item.
+    keccak256Spans: addon.keccak256Spans ? (c, ends, out) => addon.keccak256Spans!(c, ends, out) : spansByItem(addon),
     sha256: (d) => addon.sha256(d),
     sha256Into: (d, out, off) => addon.sha256Into(d, out, off),
     merkleRoot: (items) => addon.merkleRoot(items),

@@ -8,6 +8,7 @@ import { generateKeyPairSync, randomBytes, sign as edSign } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
 import * as secp from '@noble/secp256k1';
 import {
   availableCryptoBackends,
@@ -19,6 +20,7 @@ import {
   tryNativeBackend,
   type CryptoBackend,
 } from '../../src/crypto/backend.js';
+import { createNativeBackend, loadNativeAddon } from '../../src/crypto/native.js';
 
 // Signing (RFC 6979) needs noble's sync HMAC; verification under test does not.
 secp.hashes.sha256 = nobleSha256;
@@ -103,6 +105,33 @@ function runTable(tt: Test, b: CryptoBackend): void {
     q.equal(b.keccak256Batch(Buffer.concat(items), 4, batchOut), 3);
     for (let i = 0; i < 3; i++) q.equal(hex(batchOut.subarray(i * 32, i * 32 + 32)), hex(b.keccak256(items[i]!)), `batch item ${i}`);
     q.equal(b.keccak256Batch(new Uint8Array(0), 32, new Uint8Array(0)), 0, 'empty batch');
+  });
+
+  tt.test('keccak256Spans: variable-length items, known digests', async (q) => {
+    // '' (an empty span in the middle), 'abc', a 136-byte item (one full keccak block: the
+    // padding goes into a second block) and a 532-byte one (a full branch node's size).
+    const long136 = new Uint8Array(136).map((_, i) => i);
+    const long532 = new Uint8Array(532).map((_, i) => (i * 7) & 0xff);
+    const items = [Buffer.from('abc'), new Uint8Array(0), long136, long532, Buffer.from('')];
+    const concat = Buffer.concat(items);
+    let end = 0;
+    const ends = Uint32Array.from(items.map((it) => (end += it.length)));
+    // Inside a larger output, after 4 bytes: the view's byteOffset must be honoured.
+    const big = new Uint8Array(4 + 32 * items.length + 4).fill(0xee);
+    q.equal(b.keccak256Spans(concat, ends, big.subarray(4, 4 + 32 * items.length)), items.length);
+    q.equal(hex(big.subarray(4, 36)), '4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45', 'abc');
+    q.equal(hex(big.subarray(36, 68)), 'c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470', 'empty span');
+    q.equal(hex(big.subarray(68, 100)), hex(keccak_256(long136)), '136 bytes');
+    q.equal(hex(big.subarray(100, 132)), hex(keccak_256(long532)), '532 bytes');
+    q.equal(hex(big.subarray(132, 164)), 'c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470', 'empty last span');
+    q.equal(big[3], 0xee, 'byte before untouched');
+    q.equal(big[164], 0xee, 'byte after untouched');
+    q.equal(b.keccak256Spans(new Uint8Array(0), new Uint32Array(0), new Uint8Array(0)), 0, 'no items');
+    // ends as a view into a larger Uint32Array (byteOffset 4).
+    const endsBig = Uint32Array.of(99, 3, 7);
+    const out2 = new Uint8Array(64);
+    q.equal(b.keccak256Spans(Buffer.from('abcdefg'), endsBig.subarray(1), out2), 2);
+    q.equal(hex(out2.subarray(32)), hex(keccak_256(Buffer.from('defg'))), 'ends view');
   });
 
   tt.test('sha256', async (q) => {
@@ -230,6 +259,11 @@ function runTable(tt: Test, b: CryptoBackend): void {
     argThrows(q, () => b.keccak256Batch(new Uint8Array(10), 3, new Uint8Array(128)), 'keccak256Batch not a multiple');
     argThrows(q, () => b.keccak256Batch(new Uint8Array(10), 0, new Uint8Array(128)), 'keccak256Batch itemLen 0');
     argThrows(q, () => b.keccak256Batch(new Uint8Array(64), 16, new Uint8Array(127)), 'keccak256Batch out too small');
+    argThrows(q, () => b.keccak256Spans(new Uint8Array(10), Uint32Array.of(4, 3), new Uint8Array(64)), 'keccak256Spans ends out of order');
+    argThrows(q, () => b.keccak256Spans(new Uint8Array(10), Uint32Array.of(4, 11), new Uint8Array(64)), 'keccak256Spans end past concat');
+    argThrows(q, () => b.keccak256Spans(new Uint8Array(10), Uint32Array.of(4, 8), new Uint8Array(63)), 'keccak256Spans out too small');
+    argThrows(q, () => any['keccak256Spans']!(new Uint8Array(10), [4, 8], new Uint8Array(64)), 'keccak256Spans ends not a Uint32Array');
+    argThrows(q, () => any['keccak256Spans']!(new Uint8Array(10), new Int32Array([4, 8]), new Uint8Array(64)), 'keccak256Spans ends an Int32Array');
     argThrows(q, () => b.sha256Into(d32, new Uint8Array(31), 0), 'sha256Into short out');
     argThrows(q, () => any['merkleRoot']!('x'), 'merkleRoot not an array');
     argThrows(q, () => any['merkleRoot']!([d32, 'x']), 'merkleRoot bad element');
@@ -275,6 +309,30 @@ t.test('native and JS agree', { skip: tryNativeBackend() ? false : `native backe
     const d = randomBytes(len);
     tt.equal(hex(native.keccak256(d)), hex(js.keccak256(d)), `keccak256 of ${len} bytes`);
   }
+  // A batch of 300 spans of every length 0..299 (all the block boundaries of keccak's 136-byte
+  // rate, and trie-node sizes), and the fixed-size batch over the same bytes.
+  const lens = Array.from({ length: 300 }, (_, i) => (i * 37) % 300);
+  const concat = randomBytes(lens.reduce((a, x) => a + x, 0));
+  let end = 0;
+  const ends = Uint32Array.from(lens.map((l) => (end += l)));
+  const outN = new Uint8Array(32 * lens.length);
+  const outJ = new Uint8Array(32 * lens.length);
+  tt.equal(native.keccak256Spans(concat, ends, outN), lens.length);
+  tt.equal(js.keccak256Spans(concat, ends, outJ), lens.length);
+  tt.equal(hex(outN), hex(outJ), 'keccak256Spans equal over 300 spans of 0..299 bytes');
+  // An addon built before keccak256Spans (a stale .node) still loads, and hashes spans item by item.
+  const { keccak256Spans: _spans, ...stale } = loadNativeAddon();
+  const staleBackend = createNativeBackend(stale);
+  const outS = new Uint8Array(32 * lens.length);
+  tt.equal(staleBackend.keccak256Spans(concat, ends, outS), lens.length);
+  tt.equal(hex(outS), hex(outJ), 'keccak256Spans through a stale addon (per-item fallback) equal');
+  tt.throws(() => staleBackend.keccak256Spans(concat, Uint32Array.of(5, 4), outS), { code: 'ERR_CHAIND_CRYPTO_ARG' }, 'fallback checks ends too');
+  const fixed = concat.subarray(0, 20 * 100);
+  const fN = new Uint8Array(3200);
+  const fJ = new Uint8Array(3200);
+  native.keccak256Batch(fixed, 20, fN);
+  js.keccak256Batch(fixed, 20, fJ);
+  tt.equal(hex(fN), hex(fJ), 'keccak256Batch equal over 100 items of 20 bytes');
 });
 
 t.test('backend selection', async (tt) => {
