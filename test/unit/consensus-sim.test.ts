@@ -28,6 +28,7 @@ import { WAL } from '../../src/consensus/wal.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { seededRandom as mulberry32 } from '../helpers/fuzz/prng.js';
 
 const CHAIN = 'sim-chain';
 const GENESIS_TIME = 1_700_000_000_000_000_000n;
@@ -35,17 +36,6 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 
 // ---------------------------------------------------------------------------------------------
 // Network
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Wire = { kind: 'vote'; bytes: Uint8Array } | { kind: 'proposal'; proposal: Uint8Array; block: Uint8Array };
 

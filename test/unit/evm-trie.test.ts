@@ -29,18 +29,7 @@ import {
   nodeDbKey,
   refNode,
 } from '../../src/evm/index.js';
-
-/** Deterministic PRNG (mulberry32), so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as rng } from '../helpers/fuzz/prng.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 

@@ -11,6 +11,7 @@ import t, { type Test } from 'tap';
 import { open, type RootDatabase } from 'lmdb';
 import { pruningOptions, pruneUpTo, type PruningOptions } from '../../src/store/pruning.js';
 import { historyKey, VersionedStore, type VersionedDb, type VersionedDbs } from '../../src/store/versioned.js';
+import { seededRandom as rng } from '../helpers/fuzz/prng.js';
 
 type Bytes = Uint8Array;
 const hex = (b: Bytes) => Buffer.from(b).toString('hex');
@@ -25,18 +26,6 @@ function openEnv(t: Test): { env: RootDatabase; dbs: VersionedDbs } {
   });
   const db = (name: string) => env.openDB<Uint8Array, Uint8Array>({ name, encoding: 'binary', keyEncoding: 'binary' }) as unknown as VersionedDb;
   return { env, dbs: { latest: db('app'), history: db('app_history'), changes: db('app_changes') } };
-}
-
-/** Deterministic PRNG (mulberry32) so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // Keys chosen to stress the encoding: zero bytes, keys that are prefixes of others, 0xff bytes.

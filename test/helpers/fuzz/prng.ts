@@ -85,3 +85,9 @@ export class Rng {
     return this.chance(0.8) ? this.int(16) : this.int(max);
   }
 }
+
+/** A seeded [0, 1) generator as a plain function (mulberry32, the same stream as Rng.float()). */
+export function seededRandom(seed: number): () => number {
+  const r = new Rng(seed);
+  return () => r.float();
+}
