@@ -38,6 +38,7 @@ const SMOKE = {
   'exec-latency': { args: ['100', '10'], env: { BENCH_TIMEOUT_COMMIT: '10s', BENCH_PROBE_MS: '20' } },
   flood: { args: ['0.05', '2'] },
   fuzz: { args: ['--count', '100'] },
+  'p2p-interval': { env: { INTERVAL_COMMITS: '100ms', INTERVAL_BLOCKS: '5' } },
   'p2p-join': { env: { JOIN_HEIGHT: '10' } },
   'p2p-transport': { env: { P2P_BENCH_MB: '1' } },
   rpc: { args: ['1', '1'] },

@@ -1,6 +1,6 @@
 /**
  * `make bench` smoke run (test/helpers/bench-smoke.ts) of the benches that start node processes
- * or wrk, other than the tx-load ones: flood, fuzz, p2p-join, rpc.
+ * or wrk, other than the tx-load ones: flood, fuzz, p2p-interval, p2p-join, rpc.
  */
 import t from 'tap';
 import { allBenches, SMOKE_GROUPS, smokeRun } from '../helpers/bench-smoke.js';

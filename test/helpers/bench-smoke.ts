@@ -7,7 +7,7 @@
  * The benches are split in four groups, one test file each (tap's 900 s per file): the light in-process
  * ones (about 45 s), the heavy in-process ones (crypto, evm-exec: about 50 s), those that load a node with txs
  * (banksend, evm-rpc, exec-latency: 6 minutes there) and the other node-process ones (flood, fuzz,
- * p2p-join, rpc). Every bench must be in a group.
+ * p2p-interval, p2p-join, rpc). Every bench must be in a group.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,7 +21,7 @@ export const SMOKE_GROUPS = {
   /** In one process too, but 20–30 s each even at smoke size (crypto's many figures, evm-exec's native/JS children). */
   heavy: ['crypto', 'evm-exec', 'evm-txpool'],
   txs: ['banksend', 'evm-rpc', 'exec-latency'],
-  nodes: ['evm-trace', 'flood', 'fuzz', 'p2p-join', 'rpc'],
+  nodes: ['evm-trace', 'flood', 'fuzz', 'p2p-interval', 'p2p-join', 'rpc'],
 };
 
 /**
