@@ -30,7 +30,7 @@
 import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx } from '../abci/types.js';
 import type { Bytes } from '../types/block.js';
 import { LruTxCache } from './clist_mempool.js';
-import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge, MempoolError } from './errors.js';
+import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrTxInCache, ErrTxTooLarge, MempoolError } from './errors.js';
 import { computeProtoSizeForTxs, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
 
 /** What the pool needs to know of one EVM tx (decoded and its sender recovered by the chain). */
@@ -351,7 +351,9 @@ export class EvmTxPool implements Mempool {
   // --- admission ----------------------------------------------------------------------------------
 
   private localChecks(tx: Bytes): void {
-    if (this.rechecking) throw new ErrRecheckFull();
+    // No refusal while the pool rechecks after a commit: the recheck runs under the lock
+    // (update()), bounded by recheck_timeout, and a new tx waits for the unlock, as geth's pool
+    // takes txs across its reorg and as the Cosmos pool waits on CometBFT's update lock.
     if (tx.length > this.config.maxTxBytes) throw new ErrTxTooLarge(this.config.maxTxBytes, tx.length);
     if (this.preCheck !== undefined) {
       const err = this.preCheck(tx);

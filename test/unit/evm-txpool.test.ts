@@ -262,6 +262,37 @@ t.test('a recheck cut by recheck_timeout: the sender\'s next tx still passes (no
   t.match(r2.response.log, /nonce too high/, 'CListMempool refuses it');
 });
 
+t.test('a tx that arrives while the pool rechecks waits for the recheck and is admitted (no "still rechecking")', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH });
+  const pool = makePool(app);
+  const a = [0, 1, 2].map((n) => enc({ s: A, n, f: 10, t: 1 }));
+  for (const x of a) await pool.checkTx(x);
+  // The recheck after the block stops at its first CheckTx until the gate opens.
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let rechecking!: () => void;
+  const started = new Promise<void>((r) => (rechecking = r));
+  const check = app.checkTx.bind(app);
+  app.checkTx = async (raw, type) => {
+    if (type === CheckTxType.Recheck) {
+      rechecking();
+      await gate;
+    }
+    return check(raw, type);
+  };
+  const blockDone = block(app, pool, 1n, [a[0]!]);
+  await started;
+  t.ok(pool.isRechecking, 'the pool is rechecking');
+  let settled = false;
+  const arrival = refusal(pool.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }))).finally(() => (settled = true));
+  await new Promise((r) => setTimeout(r, 20));
+  t.notOk(settled, 'the new tx waits while the recheck runs');
+  open();
+  await blockDone;
+  t.equal(await arrival, 'accepted', 'and is admitted once the recheck is done');
+  t.same(pool.stats(), { pending: 3, queued: 0 });
+});
+
 t.test('proposal order: nonce order within a sender, highest effective tip across senders; budgets end a sender\'s run', async (t) => {
   const app = new FakeEvmApp({ [A]: RICH, [B]: RICH, [C]: RICH });
   const pool = makePool(app);
