@@ -67,6 +67,16 @@ export interface TraceSpec {
   /** call mode: the message; its overrides apply before it runs. */
   call?: CallArgs;
   config: TraceConfig;
+  /**
+   * A block with Cosmos txs too: all its txs (Cosmos tx bytes, in block order), `positions[k]` the
+   * index there of `txs[k]`, and the block time in ns. The txs before a traced one are then
+   * replayed by BaseApp (CallEngineSource.replayBlock) instead of the EVM txs alone.
+   */
+  blockTxs?: Uint8Array[];
+  positions?: number[];
+  timeNs?: bigint;
+  /** Set by runTrace: the txs before `target` are applied (a replayed branch); their log count. */
+  replayed?: { logs: number };
 }
 
 /**
@@ -130,7 +140,9 @@ export async function runTrace(engine: CallEngine, req: CallRequest): Promise<Tr
   // The tracer is built first: a bad name or config fails before any work (geth's order).
   if (spec.mode !== 'roots') makeTracer(spec.config, Date.now() + spec.config.timeoutMs);
   const { stream, ...rest } = spec;
-  const v = await engine.session(req.height, req.latest, (env) => traceIn(env, rest, req));
+  const replay = engine.replayBlock;
+  const mixed = replay !== undefined && rest.blockTxs !== undefined && rest.positions !== undefined && (rest.mode === 'tx' || rest.mode === 'block');
+  const v = mixed ? await traceReplayed(engine, replay, rest, req) : await engine.session(req.height, req.latest, (env) => traceIn(env, rest, req));
   if (stream === undefined) return v;
   let size = 0;
   for (const p of v.traceParts) size += p.length;
@@ -142,6 +154,40 @@ export async function runTrace(engine: CallEngine, req: CallRequest): Promise<Tr
   // first chunk, without waiting for this answer.
   await sendParts(stream, v.traceParts);
   return { traceParts: [], streamed: true };
+}
+
+/**
+ * A traced tx of a block with Cosmos txs: BaseApp replays the block's txs before it (Cosmos and
+ * EVM, in block order) on a branch of the parent's state, and the tx runs under the tracer over
+ * that branch. A traced block does so for each of its EVM txs (a replay per tx: quadratic in the
+ * block's size, only for mixed blocks; blocks of EVM txs alone take the single-session path).
+ */
+async function traceReplayed(engine: CallEngine, replay: NonNullable<CallEngine['replayBlock']>, spec: TraceSpec, req: CallRequest): Promise<TraceValue> {
+  const one = async (target: number): Promise<TraceValue> => {
+    const r = await replay(spec.block.number, spec.timeNs ?? spec.block.time * 1_000_000_000n, spec.blockTxs!, spec.positions![target]!);
+    return engine.session(req.height, req.latest, (env) => traceIn(env, { ...spec, mode: 'tx', target, replayed: { logs: r.logs } }, req), r.ctx);
+  };
+  if (spec.mode === 'tx') return one(spec.target ?? spec.txs.length - 1);
+  const parts: string[] = ['['];
+  for (let i = 0; i < spec.txs.length; i++) {
+    const hash = await engine.session(req.height, req.latest, async (env) => hex(env.keeper.decode(spec.txs[i]!).tx.hash()));
+    const head = `${i > 0 ? ',' : ''}{"txHash":"${hash}"`;
+    try {
+      const out = await one(i);
+      parts.push(`${head},"result":`);
+      for (const p of out.traceParts) parts.push(p);
+      parts.push('}');
+    } catch (e) {
+      // geth's entry for a tx that could not be traced, or whose trace timed out; the block goes on.
+      if (e instanceof CallError && (e.message === 'execution timeout' || e.message.startsWith('tracing failed: '))) {
+        parts.push(`${head},"error":${JSON.stringify(e.message)}}`);
+        continue;
+      }
+      throw e;
+    }
+  }
+  parts.push(']');
+  return { traceParts: parts };
 }
 
 function makeTracer(cfg: TraceConfig, deadline: number, st?: StateReader) {
@@ -163,7 +209,7 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
   );
   const st = stateReader(sm);
   let gasUsed = 0n;
-  let logIndex = 0;
+  let logIndex = spec.replayed?.logs ?? 0;
   const run = async (tx: TypedTransaction, index: number, traced: boolean): Promise<{ json?: string[]; error?: string }> => {
     if (!traced) {
       const r = await runTx(vm, { tx, block, skipHardForkValidation: true, skipBlockGasLimitValidation: true, blockGasUsed: gasUsed });
@@ -220,7 +266,7 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
   switch (spec.mode) {
     case 'tx': {
       const target = spec.target ?? spec.txs.length - 1;
-      for (let i = 0; i < target; i++) await runReplay(run, decode(spec.txs[i]!), i);
+      for (let i = spec.replayed !== undefined ? target : 0; i < target; i++) await runReplay(run, decode(spec.txs[i]!), i);
       const out = await run(decode(spec.txs[target]!), target, true);
       if (out.error !== undefined) throw new CallError(-32000, `tracing failed: ${out.error}`);
       return { traceParts: out.json! };
