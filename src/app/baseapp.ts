@@ -575,7 +575,7 @@ export class BaseApp implements Application, ServiceRegistrar {
    * tx's result. The parent state must be kept (resolveQueryHeight first). Not replayed: the
    * block's BeginBlock; a tx that ran out of its gas in the block succeeds here.
    */
-  async replayBlockTxs(hdr: BlockHeader, txs: Bytes[], upTo: number): Promise<{ ctx: Context; results: ExecTxResult[] }> {
+  async replayBlockTxs(hdr: BlockHeader, txs: Bytes[], upTo: number): Promise<{ ctx: Context; results: ExecTxResult[]; changed(): Map<string, Bytes[]> }> {
     const parent = hdr.height - 1n;
     const base = parent === this.lastHeight || this.versions === undefined ? this.committedStore : new VersionReadStore(this.versions, parent);
     const state = new CacheKVStore(new ReadOnlyStore(base));
@@ -584,7 +584,21 @@ export class BaseApp implements Application, ServiceRegistrar {
       const r = this.runPrepared(ExecMode.Simulate, this.decodeAndPrepare(txs[i]!), state, hdr);
       results.push(r instanceof Promise ? await r : r);
     }
-    return { ctx: this.readContext(ExecMode.Query, state, { height: parent, time: 0n }), results };
+    // The keys the replay changed per store (relative keys), as computeAppHash collects them.
+    const changed = (): Map<string, Bytes[]> => {
+      const out = new Map<string, Bytes[]>();
+      for (const { key, value } of state.dirtyEntries()) {
+        if (key[0] !== STORE_PREFIX || key.length < 2) continue;
+        const plen = 2 + key[1]!;
+        const storeKey = this.byPrefix.get(bytesToKey(key.subarray(0, plen)));
+        if (storeKey === undefined || bytesEqual(base.get(key), value ?? undefined)) continue;
+        let ks = out.get(storeKey);
+        if (ks === undefined) out.set(storeKey, (ks = []));
+        ks.push(key.subarray(plen));
+      }
+      return out;
+    };
+    return { ctx: this.readContext(ExecMode.Query, state, { height: parent, time: 0n }), results, changed };
   }
 
   /** Runs a tx against a branch of the check state with an infinite meter and discards it. */

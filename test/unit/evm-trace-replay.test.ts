@@ -69,12 +69,13 @@ t.test('a bank send earlier in the block is replayed before the traced EVM tx', 
   const req2 = await block([send, evmTx]);
   t.equal(keeper.blockReceipts(2n)[0]?.status, 1, 'the EVM tx succeeded in the block');
 
-  const trace = (tracer: string | undefined, replayed: boolean, mode: 'tx' | 'block' = 'tx'): CallRequest => {
+  const trace = (tracer: string | undefined, replayed: boolean, mode: 'tx' | 'block' | 'roots' = 'tx'): CallRequest => {
     const s: TraceSpec = {
       mode,
       block: { number: 2n, time: req2.time / 1_000_000_000n, gasLimit: 1n << 62n },
       txs: [evmTx],
       target: 0,
+      ...(mode === 'roots' ? { parentRoot: keeper.stateRootAt(1n)! } : {}),
       ...(replayed ? { blockTxs: req2.txs, positions: [1], timeNs: req2.time } : {}),
       config: { ...(tracer ? { tracer } : {}), logger: {}, timeoutMs: 60_000 },
     };
@@ -99,6 +100,12 @@ t.test('a bank send earlier in the block is replayed before the traced EVM tx', 
   t.equal(BigInt(blk[0].result[X.hex].balance), FUND, "block mode: X's balance includes the bank send");
   t.equal(blk[0].txHash, hex(keeper.blockReceipts(2n)[0]!.ethHash), 'block mode: its hash');
 
+  // debug_intermediateRoots: the root after the EVM tx, the last of the block, is the block's.
+  const roots = json(await inline.handle(trace(undefined, true, 'roots')));
+  t.same(roots, [hex(keeper.stateRootAt(2n)!)], "intermediateRoots: the last root is the block's stateRoot");
+  const rootsOld = json(await inline.handle(trace(undefined, false, 'roots')));
+  t.not(rootsOld[0], roots[0], 'without the bank send replayed it was not');
+
   // The replay wrote nothing: the state at height 1 still has no funds for X, and latest has the block's.
   const bank = (h: bigint) => app.queryContext(h);
   t.equal(app.evm!.keeper.bank.getBalance(bank(1n), X.address, DENOM).amount, 0n, 'height 1: X still empty');
@@ -112,4 +119,5 @@ t.test('a bank send earlier in the block is replayed before the traced EVM tx', 
   t.same(preP, pre, 'pool: the same prestate');
   const blkP = json(await onPool(trace('prestateTracer', true, 'block')));
   t.same(blkP, blk, 'pool: the same block trace');
+  t.same(json(await onPool(trace(undefined, true, 'roots'))), roots, 'pool: the same roots');
 });

@@ -348,7 +348,7 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
         if (parentRoot === undefined) throw gethError('required historical state unavailable (reexec=128)');
         const txs = blockRawTxs(deps, b);
         if (txs.length === 0) return new RawJson('[]');
-        const spec: TraceSpec = { mode: 'roots', block: blockEnv(deps, b), txs, parentRoot, config: { logger: {}, timeoutMs: DEFAULT_TRACE_TIMEOUT_MS } };
+        const spec: TraceSpec = { mode: 'roots', block: blockEnv(deps, b), txs, ...mixedBlock(b, txs, txs), parentRoot, config: { logger: {}, timeoutMs: DEFAULT_TRACE_TIMEOUT_MS } };
         return run(deps, parent, spec, b.block.header.time / 1_000_000_000n);
       },
     }),

@@ -121,7 +121,7 @@ export interface CallEngineSource {
    * never-written branch of height - 1; the context reads that branch. Tracing uses it for a
    * block with Cosmos txs (trace.ts); without it those are not replayed.
    */
-  replayBlock?(height: bigint, time: bigint, txs: Uint8Array[], upTo: number): Promise<{ ctx: Context; logs: number }>;
+  replayBlock?(height: bigint, time: bigint, txs: Uint8Array[], upTo: number): Promise<{ ctx: Context; logs: number; lastOk: boolean; changed(): Map<string, Uint8Array[]> }>;
 }
 
 /**
@@ -129,13 +129,14 @@ export interface CallEngineSource {
  * replayed txs (their `tx_log` events), the traced tx's first log index.
  */
 export function appBlockReplay(app: {
-  replayBlockTxs(hdr: { height: bigint; time: bigint }, txs: Uint8Array[], upTo: number): Promise<{ ctx: Context; results: { events: { type: string }[] }[] }>;
+  replayBlockTxs(hdr: { height: bigint; time: bigint }, txs: Uint8Array[], upTo: number): Promise<{ ctx: Context; results: { code: number; events: { type: string }[] }[]; changed(): Map<string, Uint8Array[]> }>;
 }): NonNullable<CallEngineSource['replayBlock']> {
   return async (height, time, txs, upTo) => {
     const r = await app.replayBlockTxs({ height, time }, txs, upTo);
     let logs = 0;
     for (const x of r.results) for (const e of x.events) if (e.type === 'tx_log') logs++;
-    return { ctx: r.ctx, logs };
+    const last = r.results[r.results.length - 1];
+    return { ctx: r.ctx, logs, lastOk: last === undefined || last.code === 0, changed: r.changed };
   };
 }
 

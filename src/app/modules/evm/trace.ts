@@ -141,7 +141,7 @@ export async function runTrace(engine: CallEngine, req: CallRequest): Promise<Tr
   if (spec.mode !== 'roots') makeTracer(spec.config, Date.now() + spec.config.timeoutMs);
   const { stream, ...rest } = spec;
   const replay = engine.replayBlock;
-  const mixed = replay !== undefined && rest.blockTxs !== undefined && rest.positions !== undefined && (rest.mode === 'tx' || rest.mode === 'block');
+  const mixed = replay !== undefined && rest.blockTxs !== undefined && rest.positions !== undefined && rest.mode !== 'call';
   const v = mixed ? await traceReplayed(engine, replay, rest, req) : await engine.session(req.height, req.latest, (env) => traceIn(env, rest, req));
   if (stream === undefined) return v;
   let size = 0;
@@ -168,6 +168,19 @@ async function traceReplayed(engine: CallEngine, replay: NonNullable<CallEngine[
     return engine.session(req.height, req.latest, (env) => traceIn(env, { ...spec, mode: 'tx', target, replayed: { logs: r.logs } }, req), r.ctx);
   };
   if (spec.mode === 'tx') return one(spec.target ?? spec.txs.length - 1);
+  if (spec.mode === 'roots') {
+    // The root after each EVM tx: the block replayed through it, its changed keys over the
+    // parent's root (keeper.rootOver, as the block's own root is computed). A tx that could not
+    // be applied ends the list (eth/tracers/api.go IntermediateRoots).
+    const out: string[] = [];
+    for (let i = 0; i < spec.txs.length; i++) {
+      const r = await replay(spec.block.number, spec.timeNs ?? spec.block.time * 1_000_000_000n, spec.blockTxs!, spec.positions![i]! + 1);
+      if (!r.lastOk) break;
+      const root = await engine.session(req.height, req.latest, (env) => env.keeper.rootOver(r.ctx, r.changed(), spec.parentRoot!));
+      out.push(`"${hex(root)}"`);
+    }
+    return { traceParts: [`[${out.join(',')}]`] };
+  }
   const parts: string[] = ['['];
   for (let i = 0; i < spec.txs.length; i++) {
     const hash = await engine.session(req.height, req.latest, async (env) => hex(env.keeper.decode(spec.txs[i]!).tx.hash()));
