@@ -572,13 +572,17 @@ export class BaseApp implements Application, ServiceRegistrar {
    * tracing: the state an EVM tx of the block started from). Simulate mode, as simulate() runs:
    * no gas limit is enforced, and the EVM keeper's pending block (receipts, block gas) is not
    * touched (it is FinalizeBlock's only). Returns a read-only context over the branch, and each
-   * tx's result. The parent state must be kept (resolveQueryHeight first). Not replayed: the
-   * block's BeginBlock; a tx that ran out of its gas in the block succeeds here.
+   * tx's result. The parent state must be kept (resolveQueryHeight first). BeginBlock runs first,
+   * as in the block. Not as in the block: a tx that ran out of its gas there succeeds here, and an
+   * EVM tx the VM refuses is dropped (in a block it pays its gas limit: keeper.ts failInBlock).
    */
   async replayBlockTxs(hdr: BlockHeader, txs: Bytes[], upTo: number): Promise<{ ctx: Context; results: ExecTxResult[]; changed(): Map<string, Bytes[]> }> {
     const parent = hdr.height - 1n;
     const base = parent === this.lastHeight || this.versions === undefined ? this.committedStore : new VersionReadStore(this.versions, parent);
     const state = new CacheKVStore(new ReadOnlyStore(base));
+    // BeginBlock first, as finalizeBlock runs it (its writes to the branch only; today authz's
+    // pruning of expired grants).
+    for (const e of this.modules) if (e.module.beginBlock !== undefined) e.module.beginBlock(this.makeContext(ExecMode.Simulate, state, hdr, new InfiniteGasMeter()));
     const results: ExecTxResult[] = [];
     for (let i = 0; i < upTo && i < txs.length; i++) {
       const r = this.runPrepared(ExecMode.Simulate, this.decodeAndPrepare(txs[i]!), state, hdr);

@@ -4,7 +4,8 @@
  * debug_traceBlock, debug_intermediateRoots.
  * Arguments are parsed here, on the RPC thread; the trace runs where eth_call runs (the EVM call
  * workers, src/app/modules/evm/trace.ts) over the committed state after the block's parent, the
- * block's earlier EVM txs replayed first. The result comes back as JSON text and goes into the
+ * block's earlier txs replayed first (its EVM txs; for a block with Cosmos txs too, all of them
+ * through BaseApp: trace.ts). The result comes back as JSON text and goes into the
  * response as it is (RawJson).
  *
  * TraceConfig: `tracer` (a native tracer's name; none: the struct logger), `tracerConfig`,

@@ -6,16 +6,15 @@
  * the tracer (src/evm/tracers), as geth's eth/tracers/api.go traceTx does over the parent's state
  * (ethereum/go-ethereum:eth/tracers/api.go). Everything written is reverted afterwards.
  *
- * What differs from the block's own execution (not done yet, issue 12): the block's Cosmos txs
- * (bank sends, their fees and sequence bumps, authz…) and its BeginBlock are not replayed here,
- * only its EVM txs. An EVM tx that follows, in the same block, a Cosmos tx touching an account
- * it reads (a balance, a nonce) is traced over state without that change: its trace (gas, balances
- * in prestateTracer, a balance check's branch) and debug_intermediateRoots of such a block can
- * differ from what the block did. Blocks of EVM txs only, and Cosmos txs that touch no account the
- * EVM txs read, are exact. Doing it needs BaseApp to run a block's txs up to an index on a branch
- * of the parent's state (its Finalize path, Cosmos and EVM alike, as finalizeBlock does) and this
- * engine's view bound to that branch for the traced tx: a public method on BaseApp (baseapp.ts
- * runPrepared is private) and a context argument to CallEngine.session.
+ * A block that holds Cosmos txs too (bank sends, their fees and sequence bumps, authz…) is
+ * replayed by BaseApp instead (baseapp.ts replayBlockTxs, through CallEngineSource.replayBlock):
+ * its txs before the traced one, Cosmos and EVM in block order, run in Simulate mode on a branch
+ * of the parent's state that is never written (the EVM keeper's pending block is not touched),
+ * and the traced tx runs over that branch (CallEngine.session's context argument). A traced block
+ * replays so for each of its EVM txs, and debug_intermediateRoots computes each root from the
+ * branch's changed keys over the parent's root (EvmKeeper.rootOver). The block's BeginBlock runs
+ * first, as in the block. Still unlike the block: a tx that ran out of gas or that the VM refused
+ * there replays as in a simulation (no gas limit; a refused EVM tx is dropped, not charged).
  *
  * The timeout is checked at every opcode of the traced tx (geth stops the EVM the same way:
  * `execution timeout`). The result travels back as JSON text in parts (RawJson): a struct log of
