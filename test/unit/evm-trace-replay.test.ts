@@ -25,6 +25,10 @@ import { defaultConsensusParams } from '../../src/types/params.js';
 import { CHAIN_ID, DENOM, DEV_BALANCE, GENESIS_TIME } from '../helpers/chainapp.js';
 import { signTx } from '../helpers/evm.js';
 import { freshKey, sendTx } from '../helpers/txsign.js';
+import { evmRpcDeps } from '../../src/rpc/evm/deps.js';
+import { debugTraceMethods } from '../../src/rpc/evm/debug-trace.js';
+import type { RawJson } from '../../src/evm/tracers/index.js';
+import type { Block, BlockMeta } from '../../src/types/block.js';
 
 t.setTimeout(180_000);
 
@@ -110,6 +114,31 @@ t.test('a bank send earlier in the block is replayed before the traced EVM tx', 
   const bank = (h: bigint) => app.queryContext(h);
   t.equal(app.evm!.keeper.bank.getBalance(bank(1n), X.address, DENOM).amount, 0n, 'height 1: X still empty');
   t.equal(app.evm!.keeper.bank.getBalance(bank(2n), X.address, DENOM).amount, FUND - 7n, 'height 2: as the block left it');
+
+  // Through the RPC methods (debug-trace.ts: the block's Cosmos txs found and passed), inline.
+  const deps = evmRpcDeps({
+    app,
+    keeper,
+    blocks: {
+      base: () => 1n,
+      height: () => app.lastBlockHeight,
+      loadBlock: (h) => (h === 2n ? ({ header: { time: req2.time }, data: { txs: req2.txs } } as unknown as Block) : null),
+      loadBlockMeta: (h) => (h === 2n ? ({ blockId: { hash: new Uint8Array(32) } } as unknown as BlockMeta) : null),
+      heightByHash: () => null,
+    },
+    mempool: { checkTx: async () => ({}) as never, reapMaxTxs: () => [] },
+    consensus: { getState: () => ({ consensusParams: { block: { maxGas: -1n } } }) },
+    p2p: { numPeers: () => ({ outbound: 0, inbound: 0 }) },
+    gasCap: 0,
+    evmTimeoutMs: 5000,
+  });
+  const routes = new Map(debugTraceMethods(deps).map((r) => [r.name, r]));
+  const rpc = async (name: string, args: Record<string, unknown>) => JSON.parse(((await routes.get(name)!.handler(args as never, {} as never)) as RawJson).json);
+  const ethHash = keeper.blockReceipts(2n)[0]!.ethHash;
+  const viaRpc = await rpc('debug_traceTransaction', { hash: ethHash, config: { tracer: 'prestateTracer' } });
+  t.same(viaRpc, pre, 'debug_traceTransaction: the same prestate (X funded)');
+  const rootsRpc = await rpc('debug_intermediateRoots', { hash: keeper.headerAt(2n)!.hash, config: undefined });
+  t.same(rootsRpc, roots, "debug_intermediateRoots: the block's stateRoot");
 
   // The same on a pool thread (its own app over the LMDB file).
   const poolCalls = poolEvmCalls(pool, { dbFile: file, app: spec });
