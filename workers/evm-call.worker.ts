@@ -44,7 +44,7 @@ interface Loaded {
 let loading: Promise<Loaded> | undefined;
 
 async function load(setup: EvmCallJob['setup']): Promise<Loaded> {
-  const [{ Storage }, { createNodeApp }, { CallEngine }] = await Promise.all([
+  const [{ Storage }, { createNodeApp }, { CallEngine, appBlockReplay }] = await Promise.all([
     import('../src/store/storage.js'),
     import('../src/state/executor-thread.js'),
     import('../src/app/modules/evm/calls.js'),
@@ -53,7 +53,7 @@ async function load(setup: EvmCallJob['setup']): Promise<Loaded> {
   const app = createNodeApp(storage, setup.app);
   const evm = app.evm;
   if (!evm) throw new Error('the chain app has no EVM module');
-  const engine = new CallEngine({ keeper: evm.keeper, queryContext: (h) => app.queryContext(h) });
+  const engine = new CallEngine({ keeper: evm.keeper, queryContext: (h) => app.queryContext(h), replayBlock: appBlockReplay(app) });
   return {
     dbFile: setup.dbFile,
     warmUp: () => engine.warmUp(),

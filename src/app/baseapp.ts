@@ -163,7 +163,7 @@ type PreparedTx = { ok: true; tx: Tx; kind?: undefined } | { ok: true; kind: TxK
 const GAS_MEMO_SIZE = 16_384;
 
 /** What runTx needs to know about the block it runs in. */
-interface BlockHeader {
+export interface BlockHeader {
   height: bigint;
   time: bigint;
   /** FinalizeBlock's proposer_address (the EVM header's coinbase). */
@@ -564,6 +564,45 @@ export class BaseApp implements Application, ServiceRegistrar {
     }
     // The check state is read after the await: a commit may have replaced it meanwhile.
     return this.runTx(mode, prepared.tx, this.checkState, hdr);
+  }
+
+  /**
+   * Replays txs [0, upTo) of the block at `hdr.height`, Cosmos and EVM alike and in block order,
+   * over a branch of the committed state at hdr.height - 1 that is never written back (debug
+   * tracing: the state an EVM tx of the block started from). Simulate mode, as simulate() runs:
+   * no gas limit is enforced, and the EVM keeper's pending block (receipts, block gas) is not
+   * touched (it is FinalizeBlock's only). Returns a read-only context over the branch, and each
+   * tx's result. The parent state must be kept (resolveQueryHeight first). BeginBlock runs first,
+   * as in the block. Not as in the block: a tx that ran out of its gas there succeeds here, and an
+   * EVM tx the VM refuses is dropped (in a block it pays its gas limit: keeper.ts failInBlock).
+   */
+  async replayBlockTxs(hdr: BlockHeader, txs: Bytes[], upTo: number): Promise<{ ctx: Context; results: ExecTxResult[]; changed(): Map<string, Bytes[]> }> {
+    const parent = hdr.height - 1n;
+    const base = parent === this.lastHeight || this.versions === undefined ? this.committedStore : new VersionReadStore(this.versions, parent);
+    const state = new CacheKVStore(new ReadOnlyStore(base));
+    // BeginBlock first, as finalizeBlock runs it (its writes to the branch only; today authz's
+    // pruning of expired grants).
+    for (const e of this.modules) if (e.module.beginBlock !== undefined) e.module.beginBlock(this.makeContext(ExecMode.Simulate, state, hdr, new InfiniteGasMeter()));
+    const results: ExecTxResult[] = [];
+    for (let i = 0; i < upTo && i < txs.length; i++) {
+      const r = this.runPrepared(ExecMode.Simulate, this.decodeAndPrepare(txs[i]!), state, hdr);
+      results.push(r instanceof Promise ? await r : r);
+    }
+    // The keys the replay changed per store (relative keys), as computeAppHash collects them.
+    const changed = (): Map<string, Bytes[]> => {
+      const out = new Map<string, Bytes[]>();
+      for (const { key, value } of state.dirtyEntries()) {
+        if (key[0] !== STORE_PREFIX || key.length < 2) continue;
+        const plen = 2 + key[1]!;
+        const storeKey = this.byPrefix.get(bytesToKey(key.subarray(0, plen)));
+        if (storeKey === undefined || bytesEqual(base.get(key), value ?? undefined)) continue;
+        let ks = out.get(storeKey);
+        if (ks === undefined) out.set(storeKey, (ks = []));
+        ks.push(key.subarray(plen));
+      }
+      return out;
+    };
+    return { ctx: this.readContext(ExecMode.Query, state, { height: parent, time: 0n }), results, changed };
   }
 
   /** Runs a tx against a branch of the check state with an infinite meter and discards it. */

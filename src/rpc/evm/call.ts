@@ -96,7 +96,7 @@ const inlineEngines = new WeakMap<object, CallEngine>();
 export function inlineEngine(deps: EvmRpcDeps): CallEngine {
   let e = inlineEngines.get(deps.keeper);
   if (e === undefined) {
-    e = new CallEngine({ keeper: deps.keeper, queryContext: (h) => deps.queryContext(h) });
+    e = new CallEngine({ keeper: deps.keeper, queryContext: (h) => deps.queryContext(h), ...(deps.replayBlock !== undefined ? { replayBlock: deps.replayBlock } : {}) });
     inlineEngines.set(deps.keeper, e);
   }
   return e;

@@ -4,7 +4,8 @@
  * debug_traceBlock, debug_intermediateRoots.
  * Arguments are parsed here, on the RPC thread; the trace runs where eth_call runs (the EVM call
  * workers, src/app/modules/evm/trace.ts) over the committed state after the block's parent, the
- * block's earlier EVM txs replayed first. The result comes back as JSON text and goes into the
+ * block's earlier txs replayed first (its EVM txs; for a block with Cosmos txs too, all of them
+ * through BaseApp: trace.ts). The result comes back as JSON text and goes into the
  * response as it is (RawJson).
  *
  * TraceConfig: `tracer` (a native tracer's name; none: the struct logger), `tracerConfig`,
@@ -128,6 +129,22 @@ function blockRawTxs(deps: EvmRpcDeps, b: LoadedBlock): Uint8Array[] {
   return out;
 }
 
+/**
+ * For a block that holds Cosmos txs too: its txs in block order and where each EVM tx of `txs` is
+ * among them, so that the txs before a traced one are all replayed (trace.ts traceReplayed).
+ * Nothing for a block of EVM txs only.
+ */
+function mixedBlock(b: LoadedBlock, evmTxs: Uint8Array[], txs: Uint8Array[]): Pick<TraceSpec, 'blockTxs' | 'positions' | 'timeNs'> {
+  const all = b.block.data.txs;
+  if (all.length === evmTxs.length) return {};
+  const at = new Map<string, number>();
+  all.forEach((raw, i) => {
+    const k = hex(raw);
+    if (!at.has(k)) at.set(k, i);
+  });
+  return { blockTxs: all, positions: txs.map((raw) => at.get(hex(raw))!), timeNs: b.block.header.time };
+}
+
 /** The parent state of `height` must be kept (geth: historical state unavailable). */
 function parentState(deps: EvmRpcDeps, height: bigint): bigint {
   if (height <= 0n) throw gethError('genesis is not traceable');
@@ -215,7 +232,7 @@ async function traceBlock(deps: EvmRpcDeps, b: LoadedBlock, cfgArg: unknown): Pr
   const parent = parentState(deps, b.height);
   const txs = blockRawTxs(deps, b);
   if (txs.length === 0) return new RawJson('[]');
-  return run(deps, parent, { mode: 'block', block: blockEnv(deps, b), txs, config: config(cfg) }, b.block.header.time / 1_000_000_000n);
+  return run(deps, parent, { mode: 'block', block: blockEnv(deps, b), txs, ...mixedBlock(b, txs, txs), config: config(cfg) }, b.block.header.time / 1_000_000_000n);
 }
 
 export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
@@ -231,8 +248,9 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
         const b = loadBlock(deps, r.height);
         if (b === undefined) throw gethError('transaction not found');
         const parent = parentState(deps, r.height);
-        const txs = blockRawTxs(deps, b).slice(0, r.index + 1);
-        return run(deps, parent, { mode: 'tx', block: blockEnv(deps, b), txs, target: r.index, config: config(cfg) }, b.block.header.time / 1_000_000_000n);
+        const all = blockRawTxs(deps, b);
+        const txs = all.slice(0, r.index + 1);
+        return run(deps, parent, { mode: 'tx', block: blockEnv(deps, b), txs, target: r.index, ...mixedBlock(b, all, txs), config: config(cfg) }, b.block.header.time / 1_000_000_000n);
       },
     }),
     gethMethod({
@@ -331,7 +349,7 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
         if (parentRoot === undefined) throw gethError('required historical state unavailable (reexec=128)');
         const txs = blockRawTxs(deps, b);
         if (txs.length === 0) return new RawJson('[]');
-        const spec: TraceSpec = { mode: 'roots', block: blockEnv(deps, b), txs, parentRoot, config: { logger: {}, timeoutMs: DEFAULT_TRACE_TIMEOUT_MS } };
+        const spec: TraceSpec = { mode: 'roots', block: blockEnv(deps, b), txs, ...mixedBlock(b, txs, txs), parentRoot, config: { logger: {}, timeoutMs: DEFAULT_TRACE_TIMEOUT_MS } };
         return run(deps, parent, spec, b.block.header.time / 1_000_000_000n);
       },
     }),

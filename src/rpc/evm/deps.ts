@@ -4,6 +4,7 @@
  * of), the mempool (eth_sendRawTransaction: the same CheckTx path as broadcast_tx_sync) and a few
  * node facts. Narrow on purpose: tests build it over a real node, src/node.ts over its parts.
  */
+import { appBlockReplay, type CallEngineSource } from '../../app/modules/evm/calls.js';
 import type { Context } from '../../app/context.js';
 import type { CallRequest, CallValue } from '../../app/modules/evm/calls.js';
 import type { EvmKeeper } from '../../app/modules/evm/keeper.js';
@@ -25,6 +26,8 @@ export interface EvmRpcDeps {
   resolveQueryHeight?(height: bigint): bigint;
   /** The app's last committed height. */
   lastHeight(): bigint;
+  /** BaseApp.replayBlockTxs for tracing a block with Cosmos txs (calls.ts appBlockReplay). */
+  replayBlock?: CallEngineSource['replayBlock'];
   blocks: {
     base(): bigint;
     height(): bigint;
@@ -78,7 +81,7 @@ export interface EvmRpcDeps {
 
 /** The node's parts as the composition root has them (src/node.ts). */
 export interface NodeParts {
-  app: { queryContext(height?: bigint): Context; resolveQueryHeight(h: bigint | undefined): bigint; lastBlockHeight: bigint };
+  app: { queryContext(height?: bigint): Context; resolveQueryHeight(h: bigint | undefined): bigint; lastBlockHeight: bigint } & Partial<Parameters<typeof appBlockReplay>[0]>;
   keeper: EvmKeeper;
   blocks: EvmRpcDeps['blocks'];
   mempool: EvmRpcDeps['mempool'];
@@ -109,6 +112,7 @@ export function evmRpcDeps(p: NodeParts): EvmRpcDeps {
     queryContext: (h) => p.app.queryContext(h),
     resolveQueryHeight: (h) => p.app.resolveQueryHeight(h),
     lastHeight: () => p.app.lastBlockHeight,
+    ...(p.app.replayBlockTxs !== undefined ? { replayBlock: appBlockReplay(p.app as Parameters<typeof appBlockReplay>[0]) } : {}),
     blocks: p.blocks,
     mempool: p.mempool,
     blockMaxGas: () => p.consensus.getState().consensusParams.block.maxGas,

@@ -116,6 +116,28 @@ const MAX_CACHED_ACCOUNTS = 100_000;
 export interface CallEngineSource {
   keeper: EvmKeeper;
   queryContext(height: bigint): Context;
+  /**
+   * BaseApp.replayBlockTxs: txs [0, upTo) of the block at `height` (time in ns) replayed over a
+   * never-written branch of height - 1; the context reads that branch. Tracing uses it for a
+   * block with Cosmos txs (trace.ts); without it those are not replayed.
+   */
+  replayBlock?(height: bigint, time: bigint, txs: Uint8Array[], upTo: number): Promise<{ ctx: Context; logs: number; lastOk: boolean; changed(): Map<string, Uint8Array[]> }>;
+}
+
+/**
+ * CallEngineSource.replayBlock over a BaseApp's replayBlockTxs; `logs` counts the EVM logs of the
+ * replayed txs (their `tx_log` events), the traced tx's first log index.
+ */
+export function appBlockReplay(app: {
+  replayBlockTxs(hdr: { height: bigint; time: bigint }, txs: Uint8Array[], upTo: number): Promise<{ ctx: Context; results: { code: number; events: { type: string }[] }[]; changed(): Map<string, Uint8Array[]> }>;
+}): NonNullable<CallEngineSource['replayBlock']> {
+  return async (height, time, txs, upTo) => {
+    const r = await app.replayBlockTxs({ height, time }, txs, upTo);
+    let logs = 0;
+    for (const x of r.results) for (const e of x.events) if (e.type === 'tx_log') logs++;
+    const last = r.results[r.results.length - 1];
+    return { ctx: r.ctx, logs, lastOk: last === undefined || last.code === 0, changed: r.changed };
+  };
 }
 
 interface Warm {
@@ -167,9 +189,14 @@ export class CallEngine {
    * checkpoint of the state manager that is reverted afterwards, as a call's is. Runs in the
    * engine's queue (the caller is handleNow).
    */
-  async session<T>(height: bigint, latest: bigint, f: (w: { vm: VM; sm: FlatStateManager; common: Common; keeper: EvmKeeper }) => Promise<T>): Promise<T> {
+  async session<T>(height: bigint, latest: bigint, f: (w: { vm: VM; sm: FlatStateManager; common: Common; keeper: EvmKeeper }) => Promise<T>, ctx?: Context): Promise<T> {
     const w = await this.engine();
-    this.bind(w, height, latest);
+    if (ctx !== undefined) {
+      // A replayed block's branch (replayBlock): read through it, and rebind after.
+      w.view.ctx = ctx;
+      w.sm.clearCaches();
+      this.bound = undefined;
+    } else this.bind(w, height, latest);
     const { sm, vm } = w;
     vm.evm.journal.cleanJournal();
     delete vm.evm.journal.accessList;
@@ -182,7 +209,16 @@ export class CallEngine {
       while (sm.checkpointDepth > 0) await sm.revert();
       sm.flush();
       sm.originalStorageCache.clear();
+      if (ctx !== undefined) {
+        w.view.ctx = undefined;
+        sm.clearCaches();
+      }
     }
+  }
+
+  /** The source's block replay (BaseApp.replayBlockTxs), if it has one. */
+  get replayBlock(): CallEngineSource['replayBlock'] {
+    return this.src.replayBlock?.bind(this.src);
   }
 
   private async engine(): Promise<Warm> {

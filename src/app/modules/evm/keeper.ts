@@ -634,7 +634,41 @@ export class EvmKeeper implements AccountModel {
     );
   }
 
-  private async computeStateRoot(ctx: Context, changed: ReadonlyMap<string, readonly Bytes[]>): Promise<Bytes> {
+  /**
+   * debug_intermediateRoots over a replayed branch (BaseApp.replayBlockTxs): the state root of
+   * `ctx`, whose keys `changed` differ from the state whose root is `parentRoot`, computed as
+   * computeStateRoot does but from that root and its storage roots. Nothing is written.
+   */
+  async rootOver(ctx: Context, changed: ReadonlyMap<string, readonly Bytes[]>, parentRoot: Bytes): Promise<Bytes> {
+    const { accounts, slots } = this.changesFrom(ctx, changed);
+    if (accounts.length === 0) return parentRoot;
+    const base = this.nodeReader();
+    const parent = new StateTrie({ nodes: base, root: parentRoot, crypto: this.crypto });
+    // The parent's storage roots (readAccount gives the latest height's), from its account leaves.
+    const roots = new Map<string, Bytes>();
+    for (const a of accounts) {
+      const h = (await parent.getProof(a.address, [], parentRoot)).storageHash;
+      const r = Uint8Array.from(Buffer.from(h.replace(/^0x/, ''), 'hex'));
+      roots.set(bytesToKey(a.address), r);
+      if (a.account !== undefined) a.account = { ...a.account, storageRoot: r };
+    }
+    const atParent: FlatState = {
+      getAccount: (a) => ({ nonce: 0n, balance: 0n, storageRoot: roots.get(bytesToKey(a)) ?? EMPTY_TRIE_ROOT, codeHash: EMPTY_TRIE_ROOT }) as AccountRecord,
+      getCode: () => undefined,
+      getStorage: () => undefined,
+      storageEntries: () => [],
+      apply: () => {
+        throw new Error('read-only');
+      },
+    };
+    const overlay = new Map<string, Uint8Array>();
+    const nodes: EvmKV = { get: (k) => overlay.get(bytesToKey(k)) ?? base.get(k), put: (k, v) => void overlay.set(bytesToKey(k), v), del: () => {}, range: () => [] };
+    const trie = new StateTrie({ nodes, root: parentRoot, crypto: this.crypto });
+    return (await trie.commit({ accounts, storage: [...slots.values()], code: [] }, atParent)).stateRoot;
+  }
+
+  /** The accounts and slots a block's changed keys touch, as `ctx` has them (computeStateRoot). */
+  private changesFrom(ctx: Context, changed: ReadonlyMap<string, readonly Bytes[]>): { accounts: StateChanges['accounts']; slots: Map<string, StorageChange> } {
     const touched = new Map<string, Bytes>();
     const touch = (a: Bytes) => {
       if (a.length !== 20) return;
@@ -665,12 +699,17 @@ export class EvmKeeper implements AccountModel {
         s.slots.push({ slot: Uint8Array.from(k.subarray(21)), value: evm.get(k) ?? new Uint8Array(0) });
       }
     }
-    if (touched.size === 0) {
+    const accounts: StateChanges['accounts'] = [];
+    for (const [, addr] of touched) accounts.push({ address: addr, account: readAccount(this, ctx, addr) });
+    return { accounts, slots };
+  }
+
+  private async computeStateRoot(ctx: Context, changed: ReadonlyMap<string, readonly Bytes[]>): Promise<Bytes> {
+    const { accounts, slots } = this.changesFrom(ctx, changed);
+    if (accounts.length === 0) {
       this.root = { height: ctx.height, stateRoot: this.committedRoot, nodes: [], storageRoots: [] };
       return this.committedRoot;
     }
-    const accounts: StateChanges['accounts'] = [];
-    for (const [, addr] of touched) accounts.push({ address: addr, account: readAccount(this, ctx, addr) });
     const changes: StateChanges = { accounts, storage: [...slots.values()], code: [] };
     // The base of each storage trie is the committed storage root (evm_trie), never the block's.
     const committed: FlatState = {

@@ -6,16 +6,15 @@
  * the tracer (src/evm/tracers), as geth's eth/tracers/api.go traceTx does over the parent's state
  * (ethereum/go-ethereum:eth/tracers/api.go). Everything written is reverted afterwards.
  *
- * What differs from the block's own execution (not done yet, issue 12): the block's Cosmos txs
- * (bank sends, their fees and sequence bumps, authz…) and its BeginBlock are not replayed here,
- * only its EVM txs. An EVM tx that follows, in the same block, a Cosmos tx touching an account
- * it reads (a balance, a nonce) is traced over state without that change: its trace (gas, balances
- * in prestateTracer, a balance check's branch) and debug_intermediateRoots of such a block can
- * differ from what the block did. Blocks of EVM txs only, and Cosmos txs that touch no account the
- * EVM txs read, are exact. Doing it needs BaseApp to run a block's txs up to an index on a branch
- * of the parent's state (its Finalize path, Cosmos and EVM alike, as finalizeBlock does) and this
- * engine's view bound to that branch for the traced tx: a public method on BaseApp (baseapp.ts
- * runPrepared is private) and a context argument to CallEngine.session.
+ * A block that holds Cosmos txs too (bank sends, their fees and sequence bumps, authz…) is
+ * replayed by BaseApp instead (baseapp.ts replayBlockTxs, through CallEngineSource.replayBlock):
+ * its txs before the traced one, Cosmos and EVM in block order, run in Simulate mode on a branch
+ * of the parent's state that is never written (the EVM keeper's pending block is not touched),
+ * and the traced tx runs over that branch (CallEngine.session's context argument). A traced block
+ * replays so for each of its EVM txs, and debug_intermediateRoots computes each root from the
+ * branch's changed keys over the parent's root (EvmKeeper.rootOver). The block's BeginBlock runs
+ * first, as in the block. Still unlike the block: a tx that ran out of gas or that the VM refused
+ * there replays as in a simulation (no gas limit; a refused EVM tx is dropped, not charged).
  *
  * The timeout is checked at every opcode of the traced tx (geth stops the EVM the same way:
  * `execution timeout`). The result travels back as JSON text in parts (RawJson): a struct log of
@@ -67,6 +66,16 @@ export interface TraceSpec {
   /** call mode: the message; its overrides apply before it runs. */
   call?: CallArgs;
   config: TraceConfig;
+  /**
+   * A block with Cosmos txs too: all its txs (Cosmos tx bytes, in block order), `positions[k]` the
+   * index there of `txs[k]`, and the block time in ns. The txs before a traced one are then
+   * replayed by BaseApp (CallEngineSource.replayBlock) instead of the EVM txs alone.
+   */
+  blockTxs?: Uint8Array[];
+  positions?: number[];
+  timeNs?: bigint;
+  /** Set by runTrace: the txs before `target` are applied (a replayed branch); their log count. */
+  replayed?: { logs: number };
 }
 
 /**
@@ -130,7 +139,9 @@ export async function runTrace(engine: CallEngine, req: CallRequest): Promise<Tr
   // The tracer is built first: a bad name or config fails before any work (geth's order).
   if (spec.mode !== 'roots') makeTracer(spec.config, Date.now() + spec.config.timeoutMs);
   const { stream, ...rest } = spec;
-  const v = await engine.session(req.height, req.latest, (env) => traceIn(env, rest, req));
+  const replay = engine.replayBlock;
+  const mixed = replay !== undefined && rest.blockTxs !== undefined && rest.positions !== undefined && rest.mode !== 'call';
+  const v = mixed ? await traceReplayed(engine, replay, rest, req) : await engine.session(req.height, req.latest, (env) => traceIn(env, rest, req));
   if (stream === undefined) return v;
   let size = 0;
   for (const p of v.traceParts) size += p.length;
@@ -142,6 +153,53 @@ export async function runTrace(engine: CallEngine, req: CallRequest): Promise<Tr
   // first chunk, without waiting for this answer.
   await sendParts(stream, v.traceParts);
   return { traceParts: [], streamed: true };
+}
+
+/**
+ * A traced tx of a block with Cosmos txs: BaseApp replays the block's txs before it (Cosmos and
+ * EVM, in block order) on a branch of the parent's state, and the tx runs under the tracer over
+ * that branch. A traced block does so for each of its EVM txs (a replay per tx: quadratic in the
+ * block's size, only for mixed blocks; blocks of EVM txs alone take the single-session path).
+ */
+async function traceReplayed(engine: CallEngine, replay: NonNullable<CallEngine['replayBlock']>, spec: TraceSpec, req: CallRequest): Promise<TraceValue> {
+  const one = async (target: number): Promise<TraceValue> => {
+    const r = await replay(spec.block.number, spec.timeNs ?? spec.block.time * 1_000_000_000n, spec.blockTxs!, spec.positions![target]!);
+    return engine.session(req.height, req.latest, (env) => traceIn(env, { ...spec, mode: 'tx', target, replayed: { logs: r.logs } }, req), r.ctx);
+  };
+  if (spec.mode === 'tx') return one(spec.target ?? spec.txs.length - 1);
+  if (spec.mode === 'roots') {
+    // The root after each EVM tx: the block replayed through it, its changed keys over the
+    // parent's root (keeper.rootOver, as the block's own root is computed). A tx that could not
+    // be applied ends the list (eth/tracers/api.go IntermediateRoots).
+    const out: string[] = [];
+    for (let i = 0; i < spec.txs.length; i++) {
+      const r = await replay(spec.block.number, spec.timeNs ?? spec.block.time * 1_000_000_000n, spec.blockTxs!, spec.positions![i]! + 1);
+      if (!r.lastOk) break;
+      const root = await engine.session(req.height, req.latest, (env) => env.keeper.rootOver(r.ctx, r.changed(), spec.parentRoot!));
+      out.push(`"${hex(root)}"`);
+    }
+    return { traceParts: [`[${out.join(',')}]`] };
+  }
+  const parts: string[] = ['['];
+  for (let i = 0; i < spec.txs.length; i++) {
+    const hash = await engine.session(req.height, req.latest, async (env) => hex(env.keeper.decode(spec.txs[i]!).tx.hash()));
+    const head = `${i > 0 ? ',' : ''}{"txHash":"${hash}"`;
+    try {
+      const out = await one(i);
+      parts.push(`${head},"result":`);
+      for (const p of out.traceParts) parts.push(p);
+      parts.push('}');
+    } catch (e) {
+      // geth's entry for a tx that could not be traced, or whose trace timed out; the block goes on.
+      if (e instanceof CallError && (e.message === 'execution timeout' || e.message.startsWith('tracing failed: '))) {
+        parts.push(`${head},"error":${JSON.stringify(e.message)}}`);
+        continue;
+      }
+      throw e;
+    }
+  }
+  parts.push(']');
+  return { traceParts: parts };
 }
 
 function makeTracer(cfg: TraceConfig, deadline: number, st?: StateReader) {
@@ -163,7 +221,7 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
   );
   const st = stateReader(sm);
   let gasUsed = 0n;
-  let logIndex = 0;
+  let logIndex = spec.replayed?.logs ?? 0;
   const run = async (tx: TypedTransaction, index: number, traced: boolean): Promise<{ json?: string[]; error?: string }> => {
     if (!traced) {
       const r = await runTx(vm, { tx, block, skipHardForkValidation: true, skipBlockGasLimitValidation: true, blockGasUsed: gasUsed });
@@ -220,7 +278,7 @@ async function traceIn(env: Env, spec: TraceSpec, req: CallRequest): Promise<Tra
   switch (spec.mode) {
     case 'tx': {
       const target = spec.target ?? spec.txs.length - 1;
-      for (let i = 0; i < target; i++) await runReplay(run, decode(spec.txs[i]!), i);
+      for (let i = spec.replayed !== undefined ? target : 0; i < target; i++) await runReplay(run, decode(spec.txs[i]!), i);
       const out = await run(decode(spec.txs[target]!), target, true);
       if (out.error !== undefined) throw new CallError(-32000, `tracing failed: ${out.error}`);
       return { traceParts: out.json! };
