@@ -5,25 +5,13 @@
  * and the worker follows the chain (a new block: the new balance at latest, the old one at the
  * older height).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { createContractAddress, Address } from '@ethereumjs/util';
-import type { RequestFinalizeBlock } from '../../src/abci/types.js';
-import { utf8 } from '../../src/app/bytes.js';
 import { CallEngine, CallError, type CallRequest } from '../../src/app/modules/evm/calls.js';
-import { buildAppState } from '../../src/config/app-genesis.js';
 import { createEvmCommon } from '../../src/evm/common.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
-import { createNames } from '../../src/names/index.js';
-import { PiscinaCryptoPool } from '../../src/pool/piscina.js';
 import { poolEvmCalls } from '../../src/pool/evm-calls.js';
-import { createNodeApp, type NodeAppSpec } from '../../src/state/executor-thread.js';
-import { pruningOptions } from '../../src/store/pruning.js';
-import { Storage } from '../../src/store/storage.js';
-import { defaultConsensusParams } from '../../src/types/params.js';
-import { CHAIN_ID, DEV_BALANCE, GENESIS_TIME } from '../helpers/chainapp.js';
+import { startNodeApp } from '../helpers/node-app.js';
 import { balanceOfData, balanceSlot, deployData, signTx, transferData, word } from '../helpers/evm.js';
 
 const common = createEvmCommon({ chainId: 9000n });
@@ -33,29 +21,7 @@ const token = createContractAddress(new Address(A!.address), 0n).bytes;
 t.setTimeout(180_000);
 
 t.test('the call engine inline and on the pool thread', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
-  const file = path.join(dir, 'chaind.mdb');
-  const storage = Storage.open({ file, noSync: true });
-  const spec: NodeAppSpec = { pruning: pruningOptions('nothing'), upstreamNames: false, minGasPrices: [], appVersion: 0n, evm: { allowUnprotectedTxs: false } };
-  const app = createNodeApp(storage, spec);
-  const pool = new PiscinaCryptoPool({ threads: 1 });
-  t.teardown(async () => {
-    await pool.close();
-    await storage.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  const names = createNames({ upstreamNames: false });
-  const appState = buildAppState({ accounts: devAccounts().map((a) => ({ address: a.address, balance: DEV_BALANCE })), names });
-  await app.initChain({ time: GENESIS_TIME, chainId: CHAIN_ID, consensusParams: defaultConsensusParams(), validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
-  app.setConsensusParams(defaultConsensusParams());
-  const block = async (txs: Uint8Array[]) => {
-    const h = app.lastBlockHeight + 1n;
-    const req: RequestFinalizeBlock = { txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h, time: GENESIS_TIME + h * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) };
-    const res = await app.finalizeBlock(req);
-    storage.transactionSync(() => app.commit());
-    for (const r of res.txResults) t.equal(r.code, 0, `tx in block ${h}: ${r.log}`);
-  };
+  const { file, spec, app, pool, block } = await startNodeApp(t);
   const tx = (nonce: bigint, data: Uint8Array, to?: Uint8Array) => signTx(common, { priv: A!.privateKey }, { nonce, data, gasLimit: 3_000_000n, price: 0n, ...(to ? { to } : {}) }).serialize();
   await block([tx(0n, deployData(1000n))]);
   await block([tx(1n, transferData(B!.address, 25n), token)]);

@@ -4,25 +4,14 @@
  * the traced tx runs, on the inline engine and on a pool thread alike; the committed state is not
  * touched by the replay.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
-import type { RequestFinalizeBlock } from '../../src/abci/types.js';
-import { utf8 } from '../../src/app/bytes.js';
 import { appBlockReplay, CallEngine, CallError, type CallRequest } from '../../src/app/modules/evm/calls.js';
 import type { TraceSpec, TraceValue } from '../../src/app/modules/evm/trace.js';
-import { buildAppState } from '../../src/config/app-genesis.js';
 import { createEvmCommon } from '../../src/evm/common.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
-import { createNames } from '../../src/names/index.js';
-import { PiscinaCryptoPool } from '../../src/pool/piscina.js';
 import { poolEvmCalls } from '../../src/pool/evm-calls.js';
-import { createNodeApp, type NodeAppSpec } from '../../src/state/executor-thread.js';
-import { pruningOptions } from '../../src/store/pruning.js';
-import { Storage } from '../../src/store/storage.js';
-import { defaultConsensusParams } from '../../src/types/params.js';
-import { CHAIN_ID, DENOM, DEV_BALANCE, GENESIS_TIME } from '../helpers/chainapp.js';
+import { CHAIN_ID, DENOM } from '../helpers/chainapp.js';
+import { startNodeApp } from '../helpers/node-app.js';
 import { signTx } from '../helpers/evm.js';
 import { freshKey, sendTx } from '../helpers/txsign.js';
 import { evmRpcDeps } from '../../src/rpc/evm/deps.js';
@@ -38,29 +27,7 @@ const B = devAccounts().find((a) => a.keyType === 'eth_secp256k1')!;
 const hex = (b: Uint8Array) => `0x${Buffer.from(b).toString('hex')}`;
 
 t.test('a bank send earlier in the block is replayed before the traced EVM tx', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
-  const file = path.join(dir, 'chaind.mdb');
-  const storage = Storage.open({ file, noSync: true });
-  const spec: NodeAppSpec = { pruning: pruningOptions('nothing'), upstreamNames: false, minGasPrices: [], appVersion: 0n, evm: { allowUnprotectedTxs: false } };
-  const app = createNodeApp(storage, spec);
-  const pool = new PiscinaCryptoPool({ threads: 1 });
-  t.teardown(async () => {
-    await pool.close();
-    await storage.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  const names = createNames({ upstreamNames: false });
-  const appState = buildAppState({ accounts: devAccounts().map((a) => ({ address: a.address, balance: DEV_BALANCE })), names });
-  await app.initChain({ time: GENESIS_TIME, chainId: CHAIN_ID, consensusParams: defaultConsensusParams(), validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
-  app.setConsensusParams(defaultConsensusParams());
-  const block = async (txs: Uint8Array[]) => {
-    const h = app.lastBlockHeight + 1n;
-    const req: RequestFinalizeBlock = { txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h, time: GENESIS_TIME + h * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) };
-    const res = await app.finalizeBlock(req);
-    storage.transactionSync(() => app.commit());
-    for (const r of res.txResults) t.equal(r.code, 0, `tx in block ${h}: ${r.log}`);
-    return req;
-  };
+  const { file, spec, app, pool, block } = await startNodeApp(t);
   await block([]);
 
   // X has nothing at height 1; block 2 funds it with a bank send, then X sends 7 wei to B.
