@@ -186,10 +186,7 @@ t.test('uWS 20.30 itself: a 5-byte Connection value closes the connection after 
 });
 
 t.test('node RPC: the connection is closed only after an answer that says so', async (t) => {
-  const config = { ...defaultNodeConfig().rpc, laddr: 'tcp://127.0.0.1:0' };
-  const server = new NodeRpcServer({ laddr: 'tcp://127.0.0.1:0', config, routes: [routes.health(), routes.status(() => ({ ok: true }))], slice: new LoopSlice(5) });
-  await server.start();
-  t.teardown(() => server.close());
+  const server = await startNodeRpc(t);
   const next = request('GET', '/health', null);
   const jsonrpc = '{"jsonrpc":"2.0","id":1,"method":"health"}';
   for (const [conn, closes] of VARIANTS) {
@@ -213,10 +210,31 @@ function fixtureRouter(): QueryRouter {
   return router;
 }
 
-t.test('REST: the connection is closed only after an answer that says so', async (t) => {
-  const gw = new RestGateway({ address: 'tcp://127.0.0.1:0', router: fixtureRouter(), slice: new LoopSlice(5) });
+/** The uWS servers under test on port 0, closed when the test ends. */
+async function startNodeRpc(t: Test, rs = [routes.health(), routes.status(() => ({ ok: true }))], slice: LoopSlice = new LoopSlice(5)): Promise<NodeRpcServer> {
+  const config = { ...defaultNodeConfig().rpc, laddr: 'tcp://127.0.0.1:0' };
+  const server = new NodeRpcServer({ laddr: 'tcp://127.0.0.1:0', config, routes: rs, slice });
+  await server.start();
+  t.teardown(() => server.close());
+  return server;
+}
+
+async function startRest(t: Test, slice: LoopSlice = new LoopSlice(5)): Promise<RestGateway> {
+  const gw = new RestGateway({ address: 'tcp://127.0.0.1:0', router: fixtureRouter(), slice });
   await gw.start();
   t.teardown(() => gw.close());
+  return gw;
+}
+
+async function startGeth(t: Test): Promise<GethRpcServer> {
+  const server = new GethRpcServer({ laddr: 'tcp://127.0.0.1:0', methods: [gethMethod({ name: 'web3_clientVersion', handler: () => 'x' })], slice: new LoopSlice(5) });
+  await server.start();
+  t.teardown(() => server.close());
+  return server;
+}
+
+t.test('REST: the connection is closed only after an answer that says so', async (t) => {
+  const gw = await startRest(t);
   const next = request('GET', '/chain/fixture/v1/denoms/atom', null);
   for (const [conn, closes] of VARIANTS) {
     await checkVariant(t, gw.port, { method: 'GET', path: '/chain/fixture/v1/denoms/atom' }, next, conn, closes);
@@ -226,13 +244,7 @@ t.test('REST: the connection is closed only after an answer that says so', async
 });
 
 t.test('EVM JSON-RPC (geth dialect): the connection is closed only after an answer that says so', async (t) => {
-  const server = new GethRpcServer({
-    laddr: 'tcp://127.0.0.1:0',
-    methods: [gethMethod({ name: 'web3_clientVersion', handler: () => 'x' })],
-    slice: new LoopSlice(5),
-  });
-  await server.start();
-  t.teardown(() => server.close());
+  const server = await startGeth(t);
   const call = '{"jsonrpc":"2.0","id":1,"method":"web3_clientVersion"}';
   const next = request('POST', '/', null, call);
   for (const [conn, closes] of VARIANTS) {
@@ -246,7 +258,6 @@ t.test('EVM JSON-RPC (geth dialect): the connection is closed only after an answ
 // The old code resumed a deferred request's socket before computing it: uWS's timeout then
 // closed the connection 8–12 s later, unanswered.
 t.test('a request the loop slice deferred is answered however long it takes', async (t) => {
-  const config = { ...defaultNodeConfig().rpc, laddr: 'tcp://127.0.0.1:0' };
   const slow = route({
     name: 'slow',
     params: [],
@@ -255,12 +266,8 @@ t.test('a request the loop slice deferred is answered however long it takes', as
       return { slept: true };
     },
   });
-  const server = new NodeRpcServer({ laddr: 'tcp://127.0.0.1:0', config, routes: [routes.health(), slow], slice: new DeferEverything(5) });
-  await server.start();
-  t.teardown(() => server.close());
-  const gw = new RestGateway({ address: 'tcp://127.0.0.1:0', router: fixtureRouter(), slice: new DeferEverything(5) });
-  await gw.start();
-  t.teardown(() => gw.close());
+  const server = await startNodeRpc(t, [routes.health(), slow], new DeferEverything(5));
+  const gw = await startRest(t, new DeferEverything(5));
 
   const ask = async (port: number, path: string): Promise<HttpAnswer | null> => {
     const c = new RawConn(port);
@@ -288,13 +295,8 @@ t.test('a request the loop slice deferred is answered however long it takes', as
 // closes the socket with the handler's answer still in its cork buffer: the client saw a silent
 // close where RFC 9112 §6.3 (and net/http) answer 400. The answer now leaves the cork first.
 t.test('a Content-Length uWS cannot parse: 400 Bad Request, then the connection closes', async (t) => {
-  const config = { ...defaultNodeConfig().rpc, laddr: 'tcp://127.0.0.1:0' };
-  const server = new NodeRpcServer({ laddr: 'tcp://127.0.0.1:0', config, routes: [routes.health(), routes.status(() => ({ ok: true }))], slice: new LoopSlice(5) });
-  await server.start();
-  t.teardown(() => server.close());
-  const gw = new RestGateway({ address: 'tcp://127.0.0.1:0', router: fixtureRouter(), slice: new LoopSlice(5) });
-  await gw.start();
-  t.teardown(() => gw.close());
+  const server = await startNodeRpc(t);
+  const gw = await startRest(t);
   t.ok(uwsRefusesContentLength('-1') && uwsRefusesContentLength('1234567890') && uwsRefusesContentLength('5, 5'));
   t.notOk(uwsRefusesContentLength('') || uwsRefusesContentLength('0') || uwsRefusesContentLength('123456789'));
   const targets: Array<[number, string, string]> = [
@@ -327,16 +329,9 @@ t.test('a Content-Length uWS cannot parse: 400 Bad Request, then the connection 
 // request's head came in one read. A head split over two TCP segments was never answered: the
 // connection sat until uWS's idle timeout closed it (the fuzzer's frame.split, ~1 run in 6).
 t.test('Content-Length: 0 with the head split over TCP segments: answered on every port', async (t) => {
-  const config = { ...defaultNodeConfig().rpc, laddr: 'tcp://127.0.0.1:0' };
-  const server = new NodeRpcServer({ laddr: 'tcp://127.0.0.1:0', config, routes: [routes.health(), routes.status(() => ({ ok: true }))], slice: new LoopSlice(5) });
-  await server.start();
-  t.teardown(() => server.close());
-  const gw = new RestGateway({ address: 'tcp://127.0.0.1:0', router: fixtureRouter(), slice: new LoopSlice(5) });
-  await gw.start();
-  t.teardown(() => gw.close());
-  const geth = new GethRpcServer({ laddr: 'tcp://127.0.0.1:0', methods: [gethMethod({ name: 'web3_clientVersion', handler: () => 'x' })], slice: new LoopSlice(5) });
-  await geth.start();
-  t.teardown(() => geth.close());
+  const server = await startNodeRpc(t);
+  const gw = await startRest(t);
+  const geth = await startGeth(t);
   const targets: Array<[number, string, string]> = [
     [server.port, 'POST', '/health'],
     [server.port, 'PATCH', '/health'],
