@@ -212,7 +212,11 @@ export class MConnection {
     this.statsTimer = setInterval(() => {
       for (const ch of this.channels) ch.recentlySent = Math.trunc(ch.recentlySent * 0.8);
     }, UPDATE_STATS_MS);
-    void this.recvLoop();
+    // Packets already buffered (they can arrive with the handshake's last bytes) are handled from
+    // a microtask, not inside start(): the switch tells its reactors about the peer right after
+    // start() returns, and a reactor must know a peer before it gets the peer's messages (a PEX
+    // ban of an inbound peer was lost when its PexAddrs came first).
+    queueMicrotask(() => void this.recvLoop());
     this.kick();
   }
 
