@@ -9,6 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { fuzzSeed, runSession } from '../test/helpers/fuzz/run.js';
+import { report as figure } from './report.js';
 
 const { values } = parseArgs({
   options: {
@@ -37,5 +38,12 @@ for (const s of report.surfaces) {
 console.log(`RSS: start ${(report.firstRssKiB / 1024).toFixed(0)} MiB, peak ${(report.peakRssKiB / 1024).toFixed(0)} MiB, end ${(report.lastRssKiB / 1024).toFixed(0)} MiB`);
 console.log(`node ${report.alive ? `alive at height ${report.finalHeight}` : `DIED (exit ${report.exitCode})`}`);
 if (!report.alive) console.log(report.nodeOutput);
+// The figures for bench/results (scripts/bench.mjs): what the node held after the fuzzing, against
+// what it held before, and its height against what timeout_commit alone would have made.
+figure({ area: 'Fuzzing', figure: `node RSS, peak during ${count} cases per surface`, unit: 'MiB', value: Math.round(report.peakRssKiB / 1024), peer: 'node RSS before the fuzzing', peerValue: Math.round(report.firstRssKiB / 1024), better: 'lower' });
+const fuzzed = report.surfaces.reduce((n, s) => n + s.result.cases, 0);
+const failures = report.surfaces.reduce((n, s) => n + s.result.failures.length, 0);
+figure({ area: 'Fuzzing', figure: `cases answered in the protocol's shape, of ${fuzzed} (seed ${seed})`, unit: 'cases', value: fuzzed - failures, peer: 'cases sent', peerValue: fuzzed });
+
 const failed = !report.alive || report.surfaces.some((s) => s.result.failures.length > 0 || s.heightAfter === null);
 process.exit(failed ? 1 : 0);

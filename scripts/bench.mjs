@@ -46,6 +46,15 @@ const SMOKE = {
   'versioned-state': { env: { BENCH_KEYS: '5000', BENCH_BLOCKS: '40', BENCH_CHANGES: '100', BENCH_KEEP: '20' } },
 };
 
+/**
+ * Arguments of a full `make bench` run where a bench's own default is a soak meant to be run by
+ * hand: the fuzzer's default is 200,000 cases on each of its 7 surfaces (hours); here it runs
+ * twice the suite's 10,000.
+ */
+const FULL = {
+  fuzz: { args: ['--count', '20000', '--parallel'] },
+};
+
 const nameOf = (f) => f.replace(/\.bench\.js$/, '');
 
 function machine() {
@@ -78,7 +87,7 @@ const fmtS = (ms) => {
 
 function runOne(file, i, n, jsonl, logDir, t0) {
   const name = nameOf(file);
-  const cfg = SMOKE_MODE ? (SMOKE[name] ?? {}) : {};
+  const cfg = SMOKE_MODE ? (SMOKE[name] ?? {}) : (FULL[name] ?? {});
   const log = fs.openSync(path.join(logDir, `${name}.log`), 'w');
   const started = Date.now();
   const tty = process.stderr.isTTY === true;

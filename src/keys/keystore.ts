@@ -209,9 +209,14 @@ export interface KeystoreOptions {
   scrypt?: ScryptCost;
 }
 
+/** How recent a directory change must be for a reading of it not to be cached (see accounts()). */
+const RACY_MTIME_MS = 100;
+
 export class Keystore {
   private readonly cost: ScryptCost;
   private readonly unlocked = new Map<string, Unlocked>();
+  /** The last reading of the directory, and the directory's mtime it was taken at. */
+  private listed: { mtime: bigint; accounts: KeystoreAccount[] } | undefined;
 
   constructor(
     readonly dir: string,
@@ -221,10 +226,30 @@ export class Keystore {
   }
 
   /**
-   * The accounts, in file-name order (geth sorts by URL); read from the directory on each call, so
-   * files copied in by hand appear. Files that are not v3 key JSON with an address are skipped.
+   * The accounts, in file-name order (geth sorts by URL). Files copied in by hand appear: the list
+   * is read again whenever the directory's modification time changed (a file added, removed or
+   * renamed, as every write here is), else the last reading serves (one stat a call, where reading
+   * every key file cost eth_accounts milliseconds). geth's account cache watches the directory
+   * likewise (ethereum/go-ethereum:accounts/keystore/account_cache.go). Files that are not v3 key
+   * JSON with an address are skipped.
    */
   accounts(): KeystoreAccount[] {
+    let mtime: bigint;
+    try {
+      mtime = fs.statSync(this.dir, { bigint: true }).mtimeNs;
+    } catch {
+      this.listed = undefined;
+      return [];
+    }
+    if (this.listed !== undefined && this.listed.mtime === mtime) return this.listed.accounts.slice();
+    const accounts = this.readAccounts();
+    // A directory changed within the file system's timestamp granularity of this reading could
+    // change again without a new mtime ("racy" as git calls it): such a reading is not kept.
+    this.listed = Date.now() - Number(mtime / 1_000_000n) > RACY_MTIME_MS ? { mtime, accounts } : undefined;
+    return accounts.slice();
+  }
+
+  private readAccounts(): KeystoreAccount[] {
     let names: string[];
     try {
       names = fs.readdirSync(this.dir);
@@ -295,6 +320,7 @@ export class Keystore {
     const tmp = `${file}.${process.pid}.tmp~`;
     fs.writeFileSync(tmp, JSON.stringify(json), { mode: 0o600 });
     fs.renameSync(tmp, file);
+    this.listed = undefined;
     return { address, file };
   }
 

@@ -24,6 +24,21 @@ import {
 /** Compiled worker: dist/src/pool/piscina.js -> dist/workers/crypto.worker.js. */
 export const CRYPTO_WORKER_URL = new URL('../../workers/crypto.worker.js', import.meta.url);
 
+/**
+ * The pool threads' Node options: the process's own, with require() of ES modules turned off.
+ * Piscina's worker loads the task module with require() first and falls back to import(). On Node
+ * 20.19+ require() of our ES module succeeds, synchronously; a thread terminated (the pool closed,
+ * as at every node stop) while that synchronous load instantiates the module graph aborts the
+ * whole process: node 20.20's ModuleWrap::InstantiateSync skips its error return on a termination
+ * and calls IsGraphAsync() on the uninstantiated module ("FATAL ERROR: v8::Module::IsGraphAsync
+ * must be used on an instantiated module", nodejs/node:src/module_wrap.cc). With require(esm) off,
+ * piscina takes its import() path, which a termination ends cleanly. Nothing the threads load
+ * needs require(esm): the only CommonJS-to-ES-module require in them was piscina's own.
+ */
+const POOL_EXEC_ARGV = process.allowedNodeEnvironmentFlags.has('--experimental-require-module')
+  ? [...process.execArgv.filter((a) => !/^--(no-)?experimental-require-module$/.test(a)), '--no-experimental-require-module']
+  : process.execArgv;
+
 /** What the worker reads from Piscina's workerData. */
 export interface CryptoWorkerData {
   crypto: CryptoBackendSetting;
@@ -90,6 +105,7 @@ export class PiscinaCryptoPool implements CryptoPool {
       // call already accepted (a 20,000-signature block is 157 jobs), losing the whole call.
       maxQueue: Number.POSITIVE_INFINITY,
       workerData,
+      execArgv: POOL_EXEC_ARGV,
     });
   }
 

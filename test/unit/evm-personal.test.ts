@@ -19,6 +19,7 @@ import { startTestNode, type TestNode } from '../helpers/inproc.js';
 
 const DEV0 = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const DEV0_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const DEV1_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 const DEV1 = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
 const OTHER = `0x${'42'.repeat(20)}`;
 const LIGHT = { n: LIGHT_SCRYPT_N, p: 1 };
@@ -87,6 +88,23 @@ t.test('key files: ethers reads ours, we read ethers\'', async (t) => {
   await ks.importKey(priv, 'x');
   t.equal(ks.accounts().length, 2, 'the imported key is listed');
   await t.rejects(ks.importKey(priv, 'x'), { message: 'account already exists' });
+
+  // The list is kept between calls while the directory is unchanged; a key file another program
+  // drops in, or takes away, shows at the next call. The directory's mtime is set an hour back
+  // so that the reading is old enough to be kept (a reading within 100 ms of a change is not).
+  const dir = path.dirname(acct.file);
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  fs.utimesSync(dir, hourAgo, hourAgo);
+  t.equal(ks.accounts().length, 2, 'two accounts, read once');
+  t.equal(ks.accounts().length, 2, 'the same two, from the kept reading');
+  const other = await encryptKeystoreJson({ address: privateKeyToAccount(DEV1_KEY).address, privateKey: DEV1_KEY }, 'pw', { scrypt: { N: 1024 } });
+  fs.writeFileSync(path.join(dir, 'dropped-in'), other);
+  t.ok(ks.has(Buffer.from(privateKeyToAccount(DEV1_KEY).address.slice(2), 'hex')), 'a key file written by hand is found at the next call');
+  t.equal(ks.accounts().length, 3, 'and listed');
+  fs.utimesSync(dir, hourAgo, hourAgo);
+  t.equal(ks.accounts().length, 3);
+  fs.rmSync(path.join(dir, 'dropped-in'));
+  t.equal(ks.accounts().length, 2, 'a key file removed by hand is gone at the next call');
 });
 
 interface Rpc {

@@ -58,7 +58,12 @@ export class GethRpcError extends Error {
     message: string,
     readonly data?: unknown,
   ) {
+    // An answer to the client, not a fault of the node: no stack trace is captured (capturing one
+    // was 1.3 % of the node's CPU under the EVM fuzzer, where most calls end in such an error).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'GethRpcError';
   }
 }
