@@ -366,7 +366,7 @@ const evmMempool: SectionSpec = {
       key: 'lifetime',
       kind: { t: 'duration', min: 1 },
       def: 3 * 3_600_000,
-      doc: 'A sender\'s non-executable transactions are dropped when none of its transactions became\nexecutable for this long (transactions submitted through this node\'s RPC are spared).',
+      doc: 'A sender\'s non-executable transactions are dropped when none of its transactions became\nexecutable for this long (senders whose transactions came through this node\'s RPC are spared).',
     },
   ],
   // Cosmos EVM's keys chaind does not use, with their defaults (a changed value is warned about);

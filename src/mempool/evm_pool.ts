@@ -652,16 +652,18 @@ export class EvmTxPool implements Mempool {
 
   /**
    * The last tx (highest nonce) of the sender whose last tx pays least, other than `exclude`;
-   * among the senders holding more than `accountSlots` txs while there are any.
+   * among the senders with more than `accountSlots` pending txs while there are any.
    */
   private cheapestTail(exclude: string): { a: Account; e: EvmPoolEntry } | undefined {
     return this.cheapestTailOf(exclude, this.config.accountSlots) ?? this.cheapestTailOf(exclude, 0);
   }
 
+  /** `over` 0: every sender; n: senders with more than n pending txs. */
   private cheapestTailOf(exclude: string, over: number): { a: Account; e: EvmPoolEntry } | undefined {
     let best: { a: Account; e: EvmPoolEntry } | undefined;
     for (const a of this.accounts.values()) {
-      if (a.addr === exclude || a.txs.size <= over) continue;
+      if (a.addr === exclude || a.txs.size === 0) continue;
+      if (over > 0 && a.pendingEnd - a.nonce <= BigInt(over)) continue;
       let last: EvmPoolEntry | undefined;
       for (const e of a.txs.values()) if (last === undefined || e.info.nonce > last.info.nonce) last = e;
       if (last === undefined) continue;

@@ -211,7 +211,8 @@ t.test('syncing: a status when block sync starts, false when it ends', async (t)
 });
 
 t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncing', async (t) => {
-  const env = await startEnv();
+  // A price limit of 1 wei (geth's default; chaind's is 0): the txs below pay a tip of 1.
+  const env = await startEnv({ 'evm.mempool.price-limit': 1 });
   t.teardown(() => env.tn.close());
   const c = await EthWs.open(env.ws);
   t.teardown(() => c.close());
@@ -234,6 +235,9 @@ t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncin
   t.same((await c.call('eth_unsubscribe', ['0x1234'])).error, { code: -32000, message: 'subscription not found' });
   t.same((await rpc(env.http, 'eth_subscribe', ['newHeads'])).error, { code: -32601, message: 'notifications not supported' }, 'over HTTP');
   t.same((await rpc(env.http, 'eth_unsubscribe', ['0x1'])).error, { code: -32000, message: 'subscription not found' }, 'over HTTP');
+  // app.toml [evm.mempool] price-limit reaches the node's EVM pool (src/node.ts): geth's refusal.
+  const free = signTx(createEvmCommon({ chainId: env.chainId }), KEY, { nonce: env.nonce, price: 0n, gasLimit: 21_000n, to: R1!.address });
+  t.same((await rpc(env.http, 'eth_sendRawTransaction', [hex(free.serialize())])).error, { code: -32000, message: 'transaction gas price below minimum: gas tip cap 0, minimum needed 1' }, '--evm.mempool.price-limit 1');
 
   // newHeads: the header of each block, in order, in geth's envelope and key order.
   const heads = (await c.call('eth_subscribe', ['newHeads'])).result as string;

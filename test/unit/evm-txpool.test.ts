@@ -2,8 +2,10 @@
  * The EVM tx pool (src/mempool/evm_pool.ts) over a stand-in app whose CheckTx behaves as the EVM
  * ante does (nonce = the check state's sequence, balance ≥ gas × fee cap + value, effects kept in
  * the check state until a commit resets it): gap → queued → promoted, replacement rules, limits
- * and eviction, recheck after a block, a recheck cut by recheck_timeout, proposal order, and the
- * AppMempool's fair share of a block between Cosmos and EVM txs.
+ * and eviction, recheck after a block, a recheck cut by recheck_timeout, proposal order, the
+ * AppMempool's fair share of a block between Cosmos and EVM txs, and each app.toml [evm.mempool]
+ * setting taking effect (price-limit, price-bump, account-slots, account-queue, the global
+ * bound, lifetime with an injected clock and its unref'd tick).
  */
 import t from 'tap';
 import { CheckTxType, type ResponseCheckTx } from '../../src/abci/types.js';
