@@ -433,7 +433,7 @@ t.test('account-slots: while a sender holds more than it, a full pool evicts onl
 
 t.test('lifetime: a peer\'s queued txs are dropped after it without progress; pending and local ones stay', async (t) => {
   let clock = 1_000_000;
-  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH, [C]: RICH });
+  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH, [C]: RICH, [D]: RICH });
   const expired: number[] = [];
   const pool = new EvmTxPool({ lifetimeMs: 10_000 }, { app, chain: { inspect: info, account: (s) => ({ ...app.acct(app.committed, s) }) }, now: () => clock, onExpired: (n) => expired.push(n) });
   const peer = { sender: 'peer-1' };
@@ -442,7 +442,10 @@ t.test('lifetime: a peer\'s queued txs are dropped after it without progress; pe
   await pool.checkTx(enc({ s: A, n: 3, f: 10, t: 1 }), peer);
   await pool.checkTx(enc({ s: B, n: 1, f: 10, t: 1 }), peer); // queued at t0
   await pool.checkTx(enc({ s: C, n: 1, f: 10, t: 1 })); // queued, through RPC: local
+  await pool.checkTx(enc({ s: D, n: 3, f: 10, t: 1 }), peer); // queued at t0
   clock += 6_000;
+  // D makes progress short of its gap: a new pending tx bumps the heartbeat of its queue.
+  await pool.checkTx(enc({ s: D, n: 0, f: 10, t: 1 }), peer);
   // B makes progress: its gap fills, its tx is promoted (geth bumps the heartbeat), and it queues another.
   await pool.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }), peer);
   await pool.checkTx(enc({ s: B, n: 5, f: 10, t: 1 }), peer);
@@ -456,9 +459,10 @@ t.test('lifetime: a peer\'s queued txs are dropped after it without progress; pe
   t.notOk(c.queued.has(A));
   t.same(c.queued.get(B)?.map((e) => e.info.nonce), [5n], 'B progressed 4 s ago: kept');
   t.same(c.queued.get(C)?.map((e) => e.info.nonce), [1n], 'C is local: spared');
+  t.same(c.queued.get(D)?.map((e) => e.info.nonce), [3n], 'D\'s pending tx 4 s ago bumped its heartbeat: kept');
   clock += 6_001;
-  t.equal(await pool.evictStale(), 1, 'then B\'s queue ages out too');
-  t.same(pool.stats(), { pending: 3, queued: 1 });
+  t.equal(await pool.evictStale(), 2, 'then B\'s and D\'s queues age out too');
+  t.same(pool.stats(), { pending: 4, queued: 1 });
   // A sender whose queue emptied starts a fresh heartbeat when it queues again.
   await pool.checkTx(enc({ s: A, n: 7, f: 10, t: 1 }), peer);
   clock += 10_000;
