@@ -256,17 +256,38 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       { ...config.mempool, recheckTimeoutMs: config.mempool.recheckTimeout },
       { app, height: state.lastBlockHeight, metrics: evmKeeper === undefined ? metrics?.mempool : cosmosMetrics },
     );
+    const evmMempoolCfg = appConfig.evm.mempool;
     const evmPool = evmKeeper === undefined
       ? undefined
       : new EvmTxPool(
-        { maxTxsBytes: config.mempool.maxTxsBytes, maxTxBytes: config.mempool.maxTxBytes, cacheSize: config.mempool.cacheSize, recheck: config.mempool.recheck, recheckTimeoutMs: config.mempool.recheckTimeout },
+        {
+          maxTxsBytes: config.mempool.maxTxsBytes,
+          maxTxBytes: config.mempool.maxTxBytes,
+          cacheSize: config.mempool.cacheSize,
+          recheck: config.mempool.recheck,
+          recheckTimeoutMs: config.mempool.recheckTimeout,
+          // app.toml [evm.mempool]
+          priceLimit: BigInt(evmMempoolCfg.priceLimit),
+          priceBump: evmMempoolCfg.priceBump,
+          accountSlots: evmMempoolCfg.accountSlots,
+          globalSlots: evmMempoolCfg.globalSlots,
+          accountQueue: evmMempoolCfg.accountQueue,
+          globalQueue: evmMempoolCfg.globalQueue,
+          lifetimeMs: evmMempoolCfg.lifetime,
+        },
         {
           app,
           chain: evmPoolChain(evmKeeper, () => app.queryContext()),
           height: state.lastBlockHeight,
           onRecheckCut: (left) => log.debug('evm pool recheck cut by recheck_timeout', { left }),
+          onExpired: (dropped) => log.debug('evm pool dropped queued txs past their lifetime', { dropped }),
         },
       );
+    if (evmPool !== undefined) {
+      // The lifetime tick (unref'd: it never keeps the process alive).
+      evmPool.start();
+      parts.push({ name: 'evm pool', close: () => evmPool.stop() });
+    }
     const mempool: Mempool = evmPool === undefined ? cosmosMempool : new AppMempool(cosmosMempool, evmPool, (tx) => tx.length > 0 && EVM_LEAD_BYTES.includes(tx[0]!), { ...(sizeGauge ? { size: sizeGauge } : {}), ...(sizeBytesGauge ? { sizeBytes: sizeBytesGauge } : {}) });
 
     // Lives in the storage's LMDB environment; nothing to close of its own.

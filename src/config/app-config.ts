@@ -80,6 +80,21 @@ export interface EvmConfig {
   tracer: '' | 'json' | 'struct' | 'access_list' | 'markdown';
   maxTxGasWanted: number;
   cachePreimage: boolean;
+  mempool: EvmMempoolConfig;
+}
+
+/** `[evm.mempool]`: the EVM tx pool's limits (src/mempool/evm_pool.ts), geth's txpool settings. */
+export interface EvmMempoolConfig {
+  /** Minimum tip (gas price of a legacy tx) admitted, in wei. */
+  priceLimit: number;
+  /** Minimum fee and tip increase of a replacement, in percent. */
+  priceBump: number;
+  accountSlots: number;
+  globalSlots: number;
+  accountQueue: number;
+  globalQueue: number;
+  /** ms: a sender's queued txs are dropped after this long without progress. */
+  lifetime: number;
 }
 
 export interface CompatConfig {
@@ -318,6 +333,47 @@ const evm: SectionSpec = {
   compat: { 'evm-chain-id': undefined },
 };
 
+const positive = { t: 'int', min: 1 } as const;
+
+/**
+ * Cosmos EVM v0.6's `[evm.mempool]` (cosmos/evm: server/config/toml.go), with geth's
+ * legacypool.DefaultConfig values (ethereum/go-ethereum:core/txpool/legacypool/legacypool.go),
+ * except `price-limit`: chaind's EVM charges no base fee and suggests a tip of 0
+ * (eth_gasPrice, eth_maxPriorityFeePerGas), so geth's 1 wei would refuse what wallets send.
+ * geth replaces a value below 1 by its default; chaind refuses it.
+ */
+const evmMempool: SectionSpec = {
+  name: 'evm.mempool',
+  doc: 'EVM transaction pool (geth\'s txpool settings).',
+  fields: [
+    {
+      key: 'price-limit',
+      kind: nonNeg,
+      def: 0,
+      doc: 'Minimum gas tip (a legacy tx\'s gas price) a transaction must offer to enter the pool, in wei;\n0 = none (geth: 1; chaind suggests a tip of 0).',
+    },
+    { key: 'price-bump', kind: positive, def: 10, doc: 'Minimum increase of both fee cap and tip, in percent, for a transaction to replace one\nwith the same sender and nonce.' },
+    {
+      key: 'account-slots',
+      kind: positive,
+      def: 16,
+      doc: 'Executable transactions of one sender that are safe from eviction while senders with more\nhold any (a sender may have more executable transactions than this).',
+    },
+    { key: 'global-slots', kind: positive, def: 5120, doc: 'Executable transactions of all senders; with global-queue, the pool\'s capacity.' },
+    { key: 'account-queue', kind: positive, def: 64, doc: 'Non-executable (nonce-gapped) transactions of one sender; more are refused.' },
+    { key: 'global-queue', kind: positive, def: 1024, doc: 'Non-executable transactions of all senders; with global-slots, the pool\'s capacity.' },
+    {
+      key: 'lifetime',
+      kind: { t: 'duration', min: 1 },
+      def: 3 * 3_600_000,
+      doc: 'A sender\'s non-executable transactions are dropped when none of its transactions became\nexecutable for this long (senders whose transactions came through this node\'s RPC are spared).',
+    },
+  ],
+  // Cosmos EVM's keys chaind does not use, with their defaults (a changed value is warned about);
+  // the last two are from Cosmos EVM releases after v0.6.
+  compat: { locals: [], 'no-locals': false, journal: 'transactions.rlp', rejournal: '1h0m0s', 'insert-queue-size': undefined, 'pending-tx-proposal-timeout': undefined },
+};
+
 const compat: SectionSpec = {
   name: 'compat',
   doc:
@@ -340,7 +396,7 @@ export const APP_CONFIG_SPEC: FileSpec = {
     'chaind application configuration (Cosmos SDK / Cosmos EVM names).\n' +
     'Durations are Go duration strings ("5s", "2m0s").\n' +
     'Any value can be overridden on the command line, e.g. --json-rpc.address 127.0.0.1:8545.',
-  sections: [base, api, grpc, jsonRpc, evm, compat],
+  sections: [base, api, grpc, jsonRpc, evm, evmMempool, compat],
   ignoredSections: ['telemetry', 'rosetta', 'grpc-web', 'state-sync', 'streaming', 'mempool', 'wasm', 'tls'],
 };
 

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { configError } from './errors.js';
-import { camel, defaultsOf, normalizeFlagName, parseField, type FieldSpec, type FileSpec, type SectionSpec } from './schema.js';
+import { camel, defaultsOf, normalizeFlagName, parseField, sectionObject, type FieldSpec, type FileSpec, type SectionSpec } from './schema.js';
 import { crossCheckNodeConfig, NODE_CONFIG_SPEC, type NodeConfig } from './node-config.js';
 import { APP_CONFIG_SPEC, crossCheckAppConfig, type AppConfig } from './app-config.js';
 
@@ -152,11 +152,22 @@ function applyFile(
   }
   const sectionsByName = new Map(spec.sections.map((s) => [s.name, s]));
   const top = sectionsByName.get('')!;
+  /** The TOML value at a dotted section name (`evm.mempool` → doc.evm.mempool), if present. */
+  const rawAt = (name: string): unknown => {
+    let v: unknown = doc;
+    for (const part of name.split('.')) {
+      if (!isTable(v) || !Object.hasOwn(v, part)) return undefined;
+      v = v[part];
+    }
+    return v;
+  };
   const applySection = (section: SectionSpec, values: Record<string, unknown>) => {
-    const obj = section.name === '' ? target : target[camel(section.name)];
+    const obj = sectionObject(target, section.name, true)!;
     const fields = new Map(section.fields.map((f) => [f.key, f]));
     for (const [key, raw] of Object.entries(values)) {
       if (section.name === '' && isTable(raw) && !fields.has(key)) continue; // a table: handled below
+      // A sub-table declared as its own section (`[evm.mempool]` inside `[evm]`): handled below.
+      if (section.name !== '' && !fields.has(key) && sectionsByName.has(`${section.name}.${key}`)) continue;
       const field = fields.get(key);
       const where = fieldLabel(section.name, key);
       if (!field) {
@@ -180,14 +191,14 @@ function applyFile(
   applySection(top, doc);
   for (const [name, raw] of Object.entries(doc)) {
     if (!isTable(raw) || top.fields.some((f) => f.key === name)) continue;
-    const section = sectionsByName.get(name);
-    if (section) applySection(section, raw);
-    else if (!spec.ignoredSections.includes(name)) warnings.push(`${label}: unknown section [${name}] (ignored)`);
+    if (!sectionsByName.has(name) && !spec.ignoredSections.includes(name)) warnings.push(`${label}: unknown section [${name}] (ignored)`);
   }
   for (const section of spec.sections) {
-    if (section.name !== '' && Object.hasOwn(doc, section.name) && !isTable(doc[section.name])) {
-      throw configError(label, `[${section.name}]`, 'expected a table');
-    }
+    if (section.name === '') continue;
+    const raw = rawAt(section.name);
+    if (raw === undefined) continue;
+    if (!isTable(raw)) throw configError(label, `[${section.name}]`, 'expected a table');
+    applySection(section, raw);
   }
 }
 
@@ -209,20 +220,20 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     const r = parseField(slot.field, Array.isArray(raw) ? raw.join(',') : typeof raw === 'number' ? String(raw) : raw, true);
     if (!r.ok) throw configError(`flag --${name}`, undefined, r.reason);
     const target = (slot.spec === NODE_CONFIG_SPEC ? config : appConfig) as unknown as Record<string, any>;
-    const obj = slot.section.name === '' ? target : target[camel(slot.section.name)];
+    const obj = sectionObject(target, slot.section.name, true)!;
     obj[camel(slot.field.key)] = r.value;
     sources.set(`${slot.section.name}.${slot.field.key}`, `flag --${name}`);
   }
 
   for (const [path, reason] of crossCheckNodeConfig(config)) {
-    const dot = path.indexOf('.');
+    const dot = path.lastIndexOf('.');
     const [section, key] = [path.slice(0, dot), path.slice(dot + 1)];
     const source = sources.get(path) ?? NODE_CONFIG_SPEC.file;
     throw source.startsWith('flag ') ? configError(source, undefined, reason) : configError(source, fieldLabel(section, key), reason);
   }
 
   for (const [path, reason] of crossCheckAppConfig(appConfig)) {
-    const dot = path.indexOf('.');
+    const dot = path.lastIndexOf('.');
     const [section, key] = [path.slice(0, dot), path.slice(dot + 1)];
     const source = sources.get(path) ?? APP_CONFIG_SPEC.file;
     throw source.startsWith('flag ') ? configError(source, undefined, reason) : configError(source, fieldLabel(section, key), reason);

@@ -37,7 +37,9 @@ export interface FieldSpec {
 }
 
 export interface SectionSpec {
-  /** TOML table name; '' for the top level. */
+  /** TOML table name; '' for the top level. A dotted name (`evm.mempool`) is a sub-table of the
+   * section before the dot, declared after it; in memory it nests (`evm.mempool` → `evm.mempool`,
+   * each part camelCased). */
   name: string;
   doc: string;
   fields: FieldSpec[];
@@ -72,11 +74,31 @@ export function fieldDefault(f: FieldSpec): unknown {
   return Array.isArray(v) ? [...v] : v;
 }
 
+/**
+ * The in-memory object of a section inside `root` (the file's object): `root` itself for the top
+ * level, `root.evm.mempool` for `evm.mempool`. With `create`, missing tables on the way are made;
+ * without it, undefined when one is missing.
+ */
+export function sectionObject(root: Record<string, any>, name: string, create = false): Record<string, any> | undefined {
+  if (name === '') return root;
+  let obj: Record<string, any> | undefined = root;
+  for (const part of name.split('.')) {
+    const k = camel(part);
+    let next = obj[k] as Record<string, any> | undefined;
+    if (next === undefined || next === null || typeof next !== 'object') {
+      if (!create) return undefined;
+      next = obj[k] = {};
+    }
+    obj = next;
+  }
+  return obj;
+}
+
 /** The default object of one file. */
 export function defaultsOf(spec: FileSpec): Record<string, any> {
   const out: Record<string, any> = {};
   for (const sec of spec.sections) {
-    const target = sec.name === '' ? out : (out[camel(sec.name)] = {});
+    const target = sectionObject(out, sec.name, true)!;
     for (const f of sec.fields) target[camel(f.key)] = fieldDefault(f);
   }
   return out;
@@ -220,7 +242,7 @@ function comment(text: string, indent = ''): string {
 export function renderToml(spec: FileSpec, values: Record<string, any>): string {
   const out: string[] = [comment(spec.header), ''];
   for (const sec of spec.sections) {
-    const obj = sec.name === '' ? values : values[camel(sec.name)];
+    const obj = sectionObject(values, sec.name);
     if (sec.name !== '') {
       out.push('#######################################################', comment(sec.doc), '');
       out.push(`[${sec.name}]`, '');

@@ -7,10 +7,18 @@
  *   nonce, `queued` after a gap. A tx that fills the gap promotes the queued ones behind it.
  * - Same sender and nonce: a replacement, accepted only when both the fee cap and the tip are at
  *   least `priceBump` % (10) above the old tx's (`replacement transaction underpriced`).
+ * - `priceLimit`: a tx whose tip cap (a legacy tx's gas price) is below it is refused with geth's
+ *   `transaction gas price below minimum: gas tip cap X, minimum needed Y` (core/txpool/validation.go).
  * - Limits: `accountQueue` queued per sender (`account limit exceeded`; pending txs of a sender are
  *   not limited by number, as in geth),
  *   `globalSlots + globalQueue` in all and `maxTxsBytes`; a full pool evicts the cheapest sender's
- *   last tx for a better-paying one, else `transaction underpriced`.
+ *   last tx for a better-paying one, else `transaction underpriced`. While some sender holds more
+ *   than `accountSlots` txs, only such senders lose txs (geth's truncatePending spares accounts
+ *   at or under AccountSlots).
+ * - `lifetime`: a sender's queued txs are dropped when none of its txs became pending for that
+ *   long (geth's per-account heartbeat and its eviction loop, every minute: legacypool.go loop,
+ *   queue.go evictList); senders whose txs came through this node's RPC are spared, as geth
+ *   (up to v1.14) spared local accounts — its later locals tracker resubmits them instead.
  * - `already known` (ErrTxInCache), the pool's own refusals as EvmPoolError (replacement, limits),
  *   and, as CheckTx responses with the SDK's codes: `nonce too low: next nonce N, tx nonce M`,
  *   `insufficient funds for gas * price + value: balance B, tx cost C, overshot O`, and the app's
@@ -58,9 +66,11 @@ export interface EvmPoolChain {
   account(sender: string): { nonce: bigint; balance: bigint };
 }
 
-/** Pool limits (geth's legacypool.DefaultConfig) plus CometBFT's byte limits. */
+/** Pool limits (geth's legacypool.DefaultConfig; app.toml `[evm.mempool]`) plus CometBFT's byte limits. */
 export interface EvmPoolConfig {
-  /** Pending txs per sender (geth AccountSlots 16). */
+  /** Minimum tip cap admitted, in wei (geth PriceLimit 1; chaind's default 0: its EVM suggests a tip of 0). */
+  priceLimit: bigint;
+  /** Pending txs per sender spared by eviction while senders with more exist (geth AccountSlots 16). */
   accountSlots: number;
   /** Queued txs per sender (geth AccountQueue 64). */
   accountQueue: number;
@@ -70,6 +80,8 @@ export interface EvmPoolConfig {
   globalQueue: number;
   /** Minimum fee bump of a replacement, in percent (geth PriceBump 10). */
   priceBump: number;
+  /** ms a sender's queued txs are kept without progress (geth Lifetime 3h). */
+  lifetimeMs: number;
   /** `[mempool] max_txs_bytes`. */
   maxTxsBytes: number;
   /** `[mempool] max_tx_bytes`. */
@@ -84,11 +96,13 @@ export interface EvmPoolConfig {
 
 export function defaultEvmPoolConfig(): EvmPoolConfig {
   return {
+    priceLimit: 0n,
     accountSlots: 16,
     accountQueue: 64,
     globalSlots: 5120,
     globalQueue: 1024,
     priceBump: 10,
+    lifetimeMs: 3 * 3_600_000,
     maxTxsBytes: 1073741824,
     maxTxBytes: 1048576,
     cacheSize: 10000,
@@ -104,6 +118,10 @@ export const ERR_REPLACE_UNDERPRICED = 'replacement transaction underpriced';
 export const ERR_UNDERPRICED = 'transaction underpriced';
 export const ERR_ACCOUNT_LIMIT = 'account limit exceeded';
 export const ERR_POOL_FULL = 'txpool is full';
+export const ERR_GAS_PRICE_TOO_LOW = 'transaction gas price below minimum';
+
+/** geth's eviction interval (core/txpool/legacypool/legacypool.go evictionInterval). */
+export const EVICTION_INTERVAL_MS = 60_000;
 
 export interface EvmPoolEntry extends MempoolTx {
   keyStr: string;
@@ -123,6 +141,11 @@ interface Account {
   txs: Map<bigint, EvmPoolEntry>;
   /** First nonce after the pending run (nonce … pendingEnd-1 are pending). */
   pendingEnd: bigint;
+  /** Last progress (geth's heartbeat), ms: set when its queue starts, bumped when a tx becomes
+   * pending; undefined while it has no queued tx. */
+  beat: number | undefined;
+  /** One of its txs came through this node's RPC (not from a peer): `lifetime` spares it. */
+  local: boolean;
 }
 
 export interface EvmPoolModules {
@@ -133,6 +156,10 @@ export interface EvmPoolModules {
   postCheck?: PostCheckFunc;
   /** Called with the number of txs a recheck did not reach before recheck_timeout (tests, logs). */
   onRecheckCut?: (left: number) => void;
+  /** Called with the number of queued txs `lifetime` dropped (logs). */
+  onExpired?: (dropped: number) => void;
+  /** The clock of `lifetime`, ms (tests inject one); default Date.now. */
+  now?: () => number;
 }
 
 function keyString(k: Bytes): string {
@@ -142,6 +169,11 @@ function keyString(k: Bytes): string {
 /** The price per gas a tx pays a proposer with a base fee of 0: min(tip, fee cap). */
 export function effectiveTip(i: Pick<EvmPoolTxInfo, 'tip' | 'feeCap'>): bigint {
   return i.tip < i.feeCap ? i.tip : i.feeCap;
+}
+
+/** Txs of the sender behind its gap (every nonce of the pending run is present). */
+function queuedOf(a: Account): number {
+  return a.txs.size - Number(a.pendingEnd - a.nonce);
 }
 
 function cost(i: EvmPoolTxInfo): bigint {
@@ -214,6 +246,9 @@ export class EvmTxPool implements Mempool {
   private preCheck: PreCheckFunc | undefined;
   private postCheck: PostCheckFunc | undefined;
   private readonly onRecheckCut: ((left: number) => void) | undefined;
+  private readonly onExpired: ((dropped: number) => void) | undefined;
+  private readonly now: () => number;
+  private evictTimer: NodeJS.Timeout | undefined;
   private readonly cache: LruTxCache;
 
   private readonly accounts = new Map<string, Account>();
@@ -243,6 +278,8 @@ export class EvmTxPool implements Mempool {
     this.preCheck = modules.preCheck;
     this.postCheck = modules.postCheck;
     this.onRecheckCut = modules.onRecheckCut;
+    this.onExpired = modules.onExpired;
+    this.now = modules.now ?? Date.now;
     this.height = modules.height ?? 0n;
     this.cache = new LruTxCache(this.config.cacheSize);
   }
@@ -393,7 +430,7 @@ export class EvmTxPool implements Mempool {
   private account(addr: string): Account {
     let a = this.accounts.get(addr);
     if (a === undefined) {
-      a = { addr, nonce: 0n, txs: new Map(), pendingEnd: 0n };
+      a = { addr, nonce: 0n, txs: new Map(), pendingEnd: 0n, beat: undefined, local: false };
       this.accounts.set(addr, a);
     }
     return a;
@@ -406,6 +443,7 @@ export class EvmTxPool implements Mempool {
     while (a.txs.has(n)) n++;
     a.pendingEnd = n;
     this.pendingCount += Number(n - a.nonce - before);
+    if (queuedOf(a) === 0) a.beat = undefined;
     if (a.txs.size === 0) this.accounts.delete(a.addr);
   }
 
@@ -471,6 +509,10 @@ export class EvmTxPool implements Mempool {
       const res = await this.appCheck(tx, CheckTxType.New);
       if (res.code !== 0) return { response: res, added: false };
       throw new EvmPoolError('EVM_TX_INVALID', (e as Error).message);
+    }
+    // ethereum/go-ethereum:core/txpool/validation.go ValidateTransaction (ErrTxGasPriceTooLow).
+    if (info.tip < this.config.priceLimit) {
+      throw new EvmPoolError('EVM_GAS_PRICE_TOO_LOW', `${ERR_GAS_PRICE_TOO_LOW}: gas tip cap ${info.tip}, minimum needed ${this.config.priceLimit}`);
     }
     const state = this.chain.account(info.sender);
     const a = this.account(info.sender);
@@ -578,8 +620,13 @@ export class EvmTxPool implements Mempool {
     this.accounts.set(a.addr, a);
     const e: EvmPoolEntry = { tx, key, keyStr: ks, height: this.height, gasWanted: info.gasLimit, senders: new Set(txInfo.sender === undefined ? [] : [txInfo.sender]), info, applied, seq: this.arrivals++, protoSize: computeProtoSizeForTxs([tx]) };
     const wasEnd = a.pendingEnd;
+    const queuedBefore = queuedOf(a);
+    if (txInfo.sender === undefined) a.local = true;
     this.insert(a, e);
     this.settle(a);
+    // geth's heartbeat (queue.go add/bump): a new queue starts it; a tx becoming pending (added,
+    // replaced or promoted) bumps it.
+    if (queuedOf(a) > 0 && (queuedBefore === 0 || a.beat === undefined || e.info.nonce < a.pendingEnd)) a.beat = this.now();
     const announce: EvmPoolEntry[] = [];
     if (e.info.nonce < a.pendingEnd) announce.push(e);
     // Promotion: queued txs the new one joined to the pending run enter the check state in order.
@@ -603,11 +650,20 @@ export class EvmTxPool implements Mempool {
     return { response, added: true };
   }
 
-  /** The last tx (highest nonce) of the sender whose last tx pays least, other than `exclude`. */
+  /**
+   * The last tx (highest nonce) of the sender whose last tx pays least, other than `exclude`;
+   * among the senders with more than `accountSlots` pending txs while there are any.
+   */
   private cheapestTail(exclude: string): { a: Account; e: EvmPoolEntry } | undefined {
+    return this.cheapestTailOf(exclude, this.config.accountSlots) ?? this.cheapestTailOf(exclude, 0);
+  }
+
+  /** `over` 0: every sender; n: senders with more than n pending txs. */
+  private cheapestTailOf(exclude: string, over: number): { a: Account; e: EvmPoolEntry } | undefined {
     let best: { a: Account; e: EvmPoolEntry } | undefined;
     for (const a of this.accounts.values()) {
       if (a.addr === exclude || a.txs.size === 0) continue;
+      if (over > 0 && a.pendingEnd - a.nonce <= BigInt(over)) continue;
       let last: EvmPoolEntry | undefined;
       for (const e of a.txs.values()) if (last === undefined || e.info.nonce > last.info.nonce) last = e;
       if (last === undefined) continue;
@@ -676,7 +732,9 @@ export class EvmTxPool implements Mempool {
       const e = this.byKey.get(ks);
       if (e !== undefined) this.unlink(this.accounts.get(e.info.sender)!, e);
     }
+    const before = new Map<Account, bigint>();
     for (const a of [...this.accounts.values()]) {
+      before.set(a, a.pendingEnd);
       const st = this.chain.account(a.addr);
       a.nonce = st.nonce;
       for (const [n, e] of a.txs) {
@@ -688,6 +746,12 @@ export class EvmTxPool implements Mempool {
       if (a.txs.size === 0) this.accounts.delete(a.addr);
     }
     this.recount();
+    const now = this.now();
+    for (const a of this.accounts.values()) {
+      // Demoted txs start a queue; txs the block made pending (their gap mined) bump it.
+      if (queuedOf(a) === 0) a.beat = undefined;
+      else if (a.beat === undefined || a.pendingEnd > (before.get(a) ?? 0n)) a.beat = now;
+    }
     if (this.config.recheck && this.pendingCount > 0) await this.recheck();
     if (this.pendingCount > 0) this.notifyTxsAvailable();
   }
@@ -724,6 +788,50 @@ export class EvmTxPool implements Mempool {
       this.rechecking = false;
     }
     if (left > 0) this.onRecheckCut?.(left);
+  }
+
+  /**
+   * Drops the queued txs of every non-local sender without progress for `lifetime` (geth's
+   * eviction tick). Runs in turn with admissions and never inside update(); resolves to the number
+   * of txs dropped.
+   */
+  async evictStale(): Promise<number> {
+    const prev = this.tail;
+    let done!: () => void;
+    this.tail = new Promise<void>((r) => (done = r));
+    try {
+      await prev;
+      while (this.locked) await this.waitUnlocked();
+      // No await from here on: no admission or update runs meanwhile.
+      const now = this.now();
+      let dropped = 0;
+      for (const a of [...this.accounts.values()]) {
+        if (a.local || a.beat === undefined || now - a.beat <= this.config.lifetimeMs) continue;
+        for (const [n, e] of [...a.txs]) {
+          if (n < a.pendingEnd) continue;
+          this.unlink(a, e);
+          dropped++;
+        }
+        this.settle(a);
+      }
+      if (dropped > 0) this.onExpired?.(dropped);
+      return dropped;
+    } finally {
+      done();
+    }
+  }
+
+  /** Starts the eviction tick (every minute, or every `lifetime` when shorter); it does not keep the process alive. */
+  start(): void {
+    if (this.evictTimer !== undefined) return;
+    const every = Math.max(1, Math.min(EVICTION_INTERVAL_MS, this.config.lifetimeMs));
+    this.evictTimer = setInterval(() => void this.evictStale().catch(() => undefined), every);
+    this.evictTimer.unref();
+  }
+
+  stop(): void {
+    if (this.evictTimer !== undefined) clearInterval(this.evictTimer);
+    this.evictTimer = undefined;
   }
 
   flush(): void {

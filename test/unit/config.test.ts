@@ -238,7 +238,12 @@ t.test('app.toml defaults', async (t) => {
       wsOrigins: ['127.0.0.1', 'localhost'],
       profilesDir: 'profiles',
     },
-    evm: { tracer: '', maxTxGasWanted: 0, cachePreimage: false },
+    evm: {
+      tracer: '',
+      maxTxGasWanted: 0,
+      cachePreimage: false,
+      mempool: { priceLimit: 0, priceBump: 10, accountSlots: 16, globalSlots: 5120, accountQueue: 64, globalQueue: 1024, lifetime: 10_800_000 },
+    },
     compat: { upstreamNames: false },
   };
   t.same(defaultAppConfig(), want);
@@ -281,6 +286,40 @@ t.test('writer: commented TOML that parses back to the same values', async (t) =
   t.match(renderAppToml(app), /api = "eth,net"/);
   t.match(renderAppToml(app), /\[compat\]\n\n# Emit the upstream names/);
   t.match(renderAppToml(app), /txfee-cap = 1\.0/);
+});
+
+t.test('[evm.mempool]: a sub-table of [evm], written with comments, read back, overridden by --evm.mempool.* flags', async (t) => {
+  const app = defaultAppConfig();
+  const text = renderAppToml(app);
+  // Written after [evm]'s own keys, each key with its comment, geth's defaults (price-limit: chaind's 0).
+  t.match(text, /\[evm\]\n[^[]*cache-preimage = false\n\n#+\n# EVM transaction pool[^\n]*\n\n\[evm\.mempool\]\n\n# Minimum gas tip[^\n]*\n# 0 = none[^\n]*\nprice-limit = 0\n/);
+  for (const line of ['price-bump = 10', 'account-slots = 16', 'global-slots = 5120', 'account-queue = 64', 'global-queue = 1024', 'lifetime = "3h0m0s"']) {
+    t.match(text, new RegExp(`\n# [^\n]+\n${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n`), `${line}, with a comment`);
+  }
+  const raw = parseToml(text) as { evm: { mempool: Record<string, unknown>; tracer: unknown } };
+  t.equal(raw.evm.mempool['global-slots'], 5120, 'TOML sees [evm.mempool] inside [evm]');
+  t.equal(raw.evm.tracer, '');
+
+  const home = tempHome(t);
+  app.evm.mempool.priceBump = 25;
+  app.evm.mempool.lifetime = 90_000;
+  app.evm.tracer = 'json';
+  writeConfig(home, renderAppToml(app), 'app.toml');
+  const loaded = loadConfig({ home });
+  t.same(loaded.appConfig, app, 'round trip');
+  t.same(loaded.warnings.filter((w) => w.includes('app.toml')), [], 'no warning: [evm] mempool is not an unknown key');
+
+  writeConfig(home, '[evm]\ntracer = "struct"\n[evm.mempool]\nprice-limit = 7\naccount-queue = 2\nlifetime = "10m"\n', 'app.toml');
+  const flagged = loadConfig({ home, flags: { 'evm.mempool.price-bump': '20', 'evm.mempool.account_queue': 3 } });
+  t.same(flagged.appConfig.evm.mempool, { priceLimit: 7, priceBump: 20, accountSlots: 16, globalSlots: 5120, accountQueue: 3, globalQueue: 1024, lifetime: 600_000 }, 'file and flags');
+  t.equal(flagged.appConfig.evm.tracer, 'struct', '[evm] itself still read');
+  t.ok(settingFlagNames().includes('evm.mempool.price-bump'), 'start knows the flag');
+
+  writeConfig(home, '[evm.mempool]\nprice-limt = 7\njournal = "transactions.rlp"\nno-locals = true\n', 'app.toml');
+  t.same(loadConfig({ home }).warnings.filter((w) => w.includes('app.toml')), [
+    'config/app.toml: unknown key [evm.mempool] price-limt (ignored)',
+    'config/app.toml: [evm.mempool] no-locals is not supported by chaind (ignored)',
+  ], 'a misspelt key warns; Cosmos EVM\'s journal at its default passes quietly');
 });
 
 t.test('precedence: flag beats file beats default', async (t) => {
@@ -437,6 +476,15 @@ t.test('invalid values: ConfigError naming file and field', async (t) => {
     ['app.toml', '[grpc]\nhandshake-timeout = "ten"\n', 'config/app.toml: [grpc] handshake-timeout: invalid duration "ten"'],
     ['app.toml', '[grpc]\nidle-timeout = "600h"\n', 'config/app.toml: [grpc] idle-timeout: must be at most 2147483647 ms (about 596h), got 2160000000 ms'],
     ['app.toml', '[evm]\ntracer = "callTracer"\n', 'config/app.toml: [evm] tracer: invalid value "callTracer"'],
+    ['app.toml', '[evm.mempool]\nprice-bump = 0\n', 'config/app.toml: [evm.mempool] price-bump: must be >= 1, got 0'],
+    ['app.toml', '[evm.mempool]\naccount-slots = 0\n', 'config/app.toml: [evm.mempool] account-slots: must be >= 1, got 0'],
+    ['app.toml', '[evm.mempool]\nglobal-slots = 0\n', 'config/app.toml: [evm.mempool] global-slots: must be >= 1, got 0'],
+    ['app.toml', '[evm.mempool]\naccount-queue = 0\n', 'config/app.toml: [evm.mempool] account-queue: must be >= 1, got 0'],
+    ['app.toml', '[evm.mempool]\nglobal-queue = 0\n', 'config/app.toml: [evm.mempool] global-queue: must be >= 1, got 0'],
+    ['app.toml', '[evm.mempool]\nprice-limit = -1\n', 'config/app.toml: [evm.mempool] price-limit: must be >= 0, got -1'],
+    ['app.toml', '[evm.mempool]\nlifetime = "0s"\n', 'config/app.toml: [evm.mempool] lifetime: must be >= 1ms, got "0s"'],
+    ['app.toml', '[evm.mempool]\nlifetime = 3\n', 'config/app.toml: [evm.mempool] lifetime: expected a duration string such as "1s", got 3'],
+    ['app.toml', '[evm]\nmempool = 5\n', 'config/app.toml: [evm.mempool]: expected a table'],
     ['app.toml', '[compat]\nupstream-names = 1\n', 'config/app.toml: [compat] upstream-names: expected true or false, got 1'],
     // The SDK's pruning validation (store/pruning/types/options.go), only for "custom".
     ['app.toml', 'pruning = "sometimes"\n', 'config/app.toml: pruning: invalid value "sometimes" (want one of "default", "nothing", "everything", "custom")'],
@@ -481,6 +529,8 @@ t.test('invalid flags name the flag', async (t) => {
     [{ 'rpc.unsafe': 'maybe' }, 'flag --rpc.unsafe: expected true or false, got "maybe"'],
     [{ 'rpc.nope': 'x' }, 'flag --rpc.nope: unknown setting'],
     [{ 'json-rpc.api': 'eth,foo' }, 'flag --json-rpc.api: unknown namespace "foo"'],
+    [{ 'evm.mempool.lifetime': '0' }, 'flag --evm.mempool.lifetime: must be >= 1ms, got "0"'],
+    [{ 'evm.mempool.global-queue': '0' }, 'flag --evm.mempool.global-queue: must be >= 1, got 0'],
     [
       { 'rpc.experimental_websocket_write_buffer_size': '150' },
       'flag --rpc.experimental_websocket_write_buffer_size: must be >= experimental_subscription_buffer_size (200), got 150',

@@ -211,7 +211,8 @@ t.test('syncing: a status when block sync starts, false when it ends', async (t)
 });
 
 t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncing', async (t) => {
-  const env = await startEnv();
+  // A price limit of 1 wei (geth's default; chaind's is 0): the txs below pay a tip of 1.
+  const env = await startEnv({ 'evm.mempool.price-limit': 1 });
   t.teardown(() => env.tn.close());
   const c = await EthWs.open(env.ws);
   t.teardown(() => c.close());
@@ -220,7 +221,13 @@ t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncin
   t.same((await c.call('eth_subscribe', ['foo'])).error, { code: -32601, message: 'no "foo" subscription in eth namespace' });
   t.same((await c.call('eth_subscribe', [])).error, { code: -32602, message: 'expected subscription name as first argument' });
   t.same((await c.call('eth_subscribe', [1])).error, { code: -32602, message: 'expected subscription name as first argument' });
-  t.same((await c.call('eth_subscribe', ['newHeads', true])).error, { code: -32602, message: 'too many arguments, want at most 1' });
+  // newHeads' optional argument is Nethermind's {"includeTransactions": bool}; nothing else.
+  const wantObj = '; want {"includeTransactions": true|false}';
+  t.same((await c.call('eth_subscribe', ['newHeads', true])).error, { code: -32602, message: `invalid argument 1: expected an object, got true${wantObj}` });
+  t.same((await c.call('eth_subscribe', ['newHeads', { includeTransactions: 'yes' }])).error, { code: -32602, message: `invalid argument 1: includeTransactions must be true or false, got "yes"${wantObj}` });
+  t.same((await c.call('eth_subscribe', ['newHeads', { includeTransaction: true }])).error, { code: -32602, message: `invalid argument 1: unknown field "includeTransaction"${wantObj}` });
+  t.same((await c.call('eth_subscribe', ['newHeads', {}, 1])).error, { code: -32602, message: 'too many arguments, want at most 2' });
+  t.same((await c.call('eth_subscribe', ['syncing', true])).error, { code: -32602, message: 'too many arguments, want at most 1' });
   t.same((await c.call('eth_subscribe', ['logs', { fromBlock: 'pending' }])).error, { code: -32602, message: 'pending logs are not supported' });
   t.same((await c.call('eth_subscribe', ['logs', { fromBlock: '0x5', toBlock: '0x2' }])).error, { code: -32602, message: 'invalid block range params' });
   t.same((await c.call('eth_subscribe', ['logs', { topics: [[], [], [], [], []] }])).error?.code, -32602, 'more than 4 topic positions');
@@ -228,6 +235,9 @@ t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncin
   t.same((await c.call('eth_unsubscribe', ['0x1234'])).error, { code: -32000, message: 'subscription not found' });
   t.same((await rpc(env.http, 'eth_subscribe', ['newHeads'])).error, { code: -32601, message: 'notifications not supported' }, 'over HTTP');
   t.same((await rpc(env.http, 'eth_unsubscribe', ['0x1'])).error, { code: -32000, message: 'subscription not found' }, 'over HTTP');
+  // app.toml [evm.mempool] price-limit reaches the node's EVM pool (src/node.ts): geth's refusal.
+  const free = signTx(createEvmCommon({ chainId: env.chainId }), KEY, { nonce: env.nonce, price: 0n, gasLimit: 21_000n, to: R1!.address });
+  t.same((await rpc(env.http, 'eth_sendRawTransaction', [hex(free.serialize())])).error, { code: -32000, message: 'transaction gas price below minimum: gas tip cap 0, minimum needed 1' }, '--evm.mempool.price-limit 1');
 
   // newHeads: the header of each block, in order, in geth's envelope and key order.
   const heads = (await c.call('eth_subscribe', ['newHeads'])).result as string;
@@ -252,6 +262,18 @@ t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncin
   // newPendingTransactions: the hash; with true, the pending tx object.
   const pend = (await c.call('eth_subscribe', ['newPendingTransactions'])).result as string;
   const pendFull = (await c.call('eth_subscribe', ['newPendingTransactions', true])).result as string;
+  // newHeads with includeTransactions (Nethermind): the header plus the block's full tx objects,
+  // rendered by the feed only while such a subscription exists.
+  const feed = evmSubscriptionsFor(env.tn.node.evmDeps!).feed;
+  const feedBlocks: Array<{ height: bigint; full?: string }> = [];
+  const offFeed = feed.subscribe((m) => {
+    if (m.type === EVM_FEED_TYPES.block) feedBlocks.push(m.data as { height: bigint; full?: string });
+  });
+  await until('a block rendered', () => feedBlocks.length > 0 || undefined);
+  t.equal(feedBlocks[0]!.full, undefined, 'nobody asked for transactions: the full form is not rendered');
+  const headsTx = (await c.call('eth_subscribe', ['newHeads', { includeTransactions: true }])).result as string;
+  const headsNoTx = (await c.call('eth_subscribe', ['newHeads', { includeTransactions: false }])).result as string;
+  t.equal(feed.fullHeads.size, 1);
   const token = await deployToken(env);
   const deployTx = (await c.note(pend)).m.params.result as string;
   t.match(deployTx, /^0x[0-9a-f]{64}$/);
@@ -260,6 +282,32 @@ t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncin
   t.equal(full.blockHash, null, 'pending: no block');
   t.equal(full.from, hex(A!.address));
   t.equal(full.to, null, 'a creation');
+  const deployBlock = (await ok(env.http, 'eth_getTransactionReceipt', [deployTx])).blockNumber as string;
+  const headOf = async (sub: string) => {
+    for (;;) {
+      const n = await c.note(sub);
+      if (n.m.params.result.number === deployBlock) return n;
+    }
+  };
+  const withTxs = await headOf(headsTx);
+  const plain = (await headOf(headsNoTx)).m.params.result;
+  const byNumber = await ok(env.http, 'eth_getBlockByNumber', [deployBlock, true]);
+  t.equal(withTxs.m.params.result.transactions.length, 1);
+  t.equal(withTxs.m.params.result.transactions[0].hash, deployTx, 'the block\'s EVM tx');
+  t.same(withTxs.m.params.result.transactions, byNumber.transactions, 'as eth_getBlockByNumber(n, true) has them');
+  t.equal(withTxs.m.params.result.transactions[0].blockNumber, deployBlock);
+  t.notOk('transactions' in plain, 'includeTransactions false: the header alone, as geth sends it');
+  const { transactions: _txs, ...headerPart } = withTxs.m.params.result;
+  t.same(headerPart, plain, 'otherwise the same header');
+  t.same(Object.keys(withTxs.m.params.result), [...Object.keys(plain), 'transactions'], 'transactions after the header fields');
+  t.ok(withTxs.raw.startsWith(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${headsTx}","result":{"parentHash":`));
+  t.ok(feedBlocks.some((b) => b.height === BigInt(deployBlock) && b.full !== undefined), 'rendered once in the feed for all such subscribers');
+  t.same((await c.call('eth_unsubscribe', [headsTx])).result, true);
+  t.equal(feed.fullHeads.size, 0, 'unsubscribed: nobody wants the full form');
+  const mark = feedBlocks.length;
+  await until('a block after the unsubscribe', () => feedBlocks.length > mark + 1 || undefined);
+  t.equal(feedBlocks[feedBlocks.length - 1]!.full, undefined, 'and it is no longer rendered');
+  offFeed();
 
   // logs: address and topic rules (position, null wildcard, alternatives); one log per message.
   const pad = (a: Uint8Array) => `0x${'00'.repeat(12)}${Buffer.from(a).toString('hex')}`;

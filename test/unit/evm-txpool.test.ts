@@ -2,8 +2,10 @@
  * The EVM tx pool (src/mempool/evm_pool.ts) over a stand-in app whose CheckTx behaves as the EVM
  * ante does (nonce = the check state's sequence, balance ≥ gas × fee cap + value, effects kept in
  * the check state until a commit resets it): gap → queued → promoted, replacement rules, limits
- * and eviction, recheck after a block, a recheck cut by recheck_timeout, proposal order, and the
- * AppMempool's fair share of a block between Cosmos and EVM txs.
+ * and eviction, recheck after a block, a recheck cut by recheck_timeout, proposal order, the
+ * AppMempool's fair share of a block between Cosmos and EVM txs, and each app.toml [evm.mempool]
+ * setting taking effect (price-limit, price-bump, account-slots, account-queue, the global
+ * bound, lifetime with an injected clock and its unref'd tick).
  */
 import t from 'tap';
 import { CheckTxType, type ResponseCheckTx } from '../../src/abci/types.js';
@@ -368,4 +370,118 @@ t.test('lock() while admissions are queued: it waits for the running one only; t
   const rs = await Promise.all([p1, p2, p3]);
   t.ok(rs.every((r) => r.added && r.response.code === 0), 'all three admitted after the unlock');
   t.same(pool.stats(), { pending: 3, queued: 0 });
+});
+
+// --- [evm.mempool] settings (app.toml), each shown to take effect ---------------------------------
+
+t.test('price-limit: a tip cap below it is refused with geth\'s words; at it, admitted', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH });
+  const pool = makePool(app, { priceLimit: 5n });
+  t.equal(
+    await refusal(pool.checkTx(enc({ s: A, n: 0, f: 100, t: 4 }))),
+    'transaction gas price below minimum: gas tip cap 4, minimum needed 5',
+    'ethereum/go-ethereum:core/txpool/validation.go ErrTxGasPriceTooLow',
+  );
+  t.equal(app.calls.length, 0, 'the app was not asked');
+  t.ok((await pool.checkTx(enc({ s: A, n: 0, f: 100, t: 5 }))).added, 'tip = minimum: admitted');
+  // A queued tx is held to it too, and so is a replacement.
+  t.match(await refusal(pool.checkTx(enc({ s: A, n: 3, f: 100, t: 1 }))), /^transaction gas price below minimum: gas tip cap 1, minimum needed 5$/);
+  t.same(pool.stats(), { pending: 1, queued: 0 });
+  // The default (chaind: 0) admits a zero tip, as its eth_maxPriorityFeePerGas suggests.
+  t.ok((await makePool(new FakeEvmApp({ [A]: RICH })).checkTx(enc({ s: A, n: 0, f: 0, t: 0 }))).added, 'default price-limit 0 admits tip 0');
+});
+
+t.test('price-bump: the replacement threshold follows the setting', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH });
+  const pool = makePool(app, { priceBump: 50 });
+  await pool.checkTx(enc({ s: A, n: 0, f: 100, t: 10 }));
+  t.equal(await refusal(pool.checkTx(enc({ s: A, n: 0, f: 140, t: 14 }))), 'replacement transaction underpriced', '+40% with price-bump 50');
+  t.ok((await pool.checkTx(enc({ s: A, n: 0, f: 150, t: 15 }))).added, '+50% accepted');
+});
+
+t.test('account-queue 2 refuses the third queued tx of a sender; global-slots + global-queue bound the pool', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH });
+  const pool = makePool(app, { accountQueue: 2 });
+  t.ok((await pool.checkTx(enc({ s: A, n: 2, f: 10, t: 1 }))).added);
+  t.ok((await pool.checkTx(enc({ s: A, n: 3, f: 10, t: 1 }))).added);
+  t.equal(await refusal(pool.checkTx(enc({ s: A, n: 4, f: 10, t: 1 }))), 'account limit exceeded', 'third queued');
+  t.ok((await pool.checkTx(enc({ s: B, n: 5, f: 10, t: 1 }))).added, 'another sender has its own queue');
+  t.same(pool.stats(), { pending: 0, queued: 3 });
+  const small = makePool(new FakeEvmApp({ [A]: RICH, [B]: RICH }), { globalSlots: 1, globalQueue: 1 });
+  await small.checkTx(enc({ s: A, n: 0, f: 10, t: 2 }));
+  await small.checkTx(enc({ s: A, n: 5, f: 10, t: 2 }));
+  t.equal(await refusal(small.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }))), 'transaction underpriced', 'a pool of 1 + 1 is full at two txs');
+});
+
+t.test('account-slots: while a sender holds more than it, a full pool evicts only from such senders', async (t) => {
+  const mk = (accountSlots: number) => makePool(new FakeEvmApp({ [A]: RICH, [B]: RICH, [C]: RICH }), { accountSlots, globalSlots: 4, globalQueue: 0 });
+  for (const slots of [2, 16]) {
+    const pool = mk(slots);
+    await pool.checkTx(enc({ s: A, n: 0, f: 10, t: 1 })); // A: one cheap tx
+    for (let n = 0; n < 3; n++) await pool.checkTx(enc({ s: B, n, f: 10, t: 5 })); // B: three dearer txs
+    t.ok((await pool.checkTx(enc({ s: C, n: 0, f: 10, t: 6 }))).added, `account-slots ${slots}: C admitted into the full pool`);
+    const left = pool.content().pending;
+    if (slots === 2) {
+      t.same(left.get(A)?.map((e) => e.info.nonce), [0n], 'account-slots 2: A (1 tx) is spared although cheapest');
+      t.same(left.get(B)?.map((e) => e.info.nonce), [0n, 1n], 'B (3 txs > 2) lost its last');
+    } else {
+      t.notOk(left.has(A), 'account-slots 16: nobody is over it, the cheapest (A) is evicted');
+      t.equal(left.get(B)?.length, 3);
+    }
+  }
+});
+
+t.test('lifetime: a peer\'s queued txs are dropped after it without progress; pending and local ones stay', async (t) => {
+  let clock = 1_000_000;
+  const app = new FakeEvmApp({ [A]: RICH, [B]: RICH, [C]: RICH, [D]: RICH });
+  const expired: number[] = [];
+  const pool = new EvmTxPool({ lifetimeMs: 10_000 }, { app, chain: { inspect: info, account: (s) => ({ ...app.acct(app.committed, s) }) }, now: () => clock, onExpired: (n) => expired.push(n) });
+  const peer = { sender: 'peer-1' };
+  await pool.checkTx(enc({ s: A, n: 0, f: 10, t: 1 }), peer); // pending
+  await pool.checkTx(enc({ s: A, n: 2, f: 10, t: 1 }), peer); // queued at t0
+  await pool.checkTx(enc({ s: A, n: 3, f: 10, t: 1 }), peer);
+  await pool.checkTx(enc({ s: B, n: 1, f: 10, t: 1 }), peer); // queued at t0
+  await pool.checkTx(enc({ s: C, n: 1, f: 10, t: 1 })); // queued, through RPC: local
+  await pool.checkTx(enc({ s: D, n: 3, f: 10, t: 1 }), peer); // queued at t0
+  clock += 6_000;
+  // D makes progress short of its gap: a new pending tx bumps the heartbeat of its queue.
+  await pool.checkTx(enc({ s: D, n: 0, f: 10, t: 1 }), peer);
+  // B makes progress: its gap fills, its tx is promoted (geth bumps the heartbeat), and it queues another.
+  await pool.checkTx(enc({ s: B, n: 0, f: 10, t: 1 }), peer);
+  await pool.checkTx(enc({ s: B, n: 5, f: 10, t: 1 }), peer);
+  clock += 4_000;
+  t.equal(await pool.evictStale(), 0, 'exactly the lifetime: nothing yet (geth: older than it)');
+  clock += 1;
+  t.equal(await pool.evictStale(), 2, 'A\'s two queued txs are dropped');
+  t.same(expired, [2]);
+  const c = pool.content();
+  t.same(c.pending.get(A)?.map((e) => e.info.nonce), [0n], 'A\'s pending tx stays');
+  t.notOk(c.queued.has(A));
+  t.same(c.queued.get(B)?.map((e) => e.info.nonce), [5n], 'B progressed 4 s ago: kept');
+  t.same(c.queued.get(C)?.map((e) => e.info.nonce), [1n], 'C is local: spared');
+  t.same(c.queued.get(D)?.map((e) => e.info.nonce), [3n], 'D\'s pending tx 4 s ago bumped its heartbeat: kept');
+  clock += 6_001;
+  t.equal(await pool.evictStale(), 2, 'then B\'s and D\'s queues age out too');
+  t.same(pool.stats(), { pending: 4, queued: 1 });
+  // A sender whose queue emptied starts a fresh heartbeat when it queues again.
+  await pool.checkTx(enc({ s: A, n: 7, f: 10, t: 1 }), peer);
+  clock += 10_000;
+  t.equal(await pool.evictStale(), 0, 'A\'s new queued tx is not older than the lifetime');
+});
+
+t.test('lifetime tick: runs by itself, does not hold the process open, and stops', async (t) => {
+  const app = new FakeEvmApp({ [A]: RICH });
+  const pool = new EvmTxPool({ lifetimeMs: 20 }, { app, chain: { inspect: info, account: (s) => ({ ...app.acct(app.committed, s) }) } });
+  await pool.checkTx(enc({ s: A, n: 4, f: 10, t: 1 }), { sender: 'peer-1' });
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  pool.start();
+  t.equal(timers(), before, 'the tick is unref\'d');
+  const deadline = Date.now() + 60_000;
+  while (pool.stats().queued > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.equal(pool.stats().queued, 0, 'the queued tx was dropped by the tick');
+  pool.stop();
+  await pool.checkTx(enc({ s: A, n: 6, f: 10, t: 1 }), { sender: 'peer-1' });
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(pool.stats().queued, 1, 'stopped: no more ticks');
 });

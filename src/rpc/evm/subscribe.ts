@@ -4,7 +4,14 @@
  * NewPendingTransactions, eth/downloader/api.go Syncing).
  *
  * - `newHeads`: the header of each committed block, as view.ts formats it (headerJson of
- *   blockJson), in core/types Header's key order (gen_header_json.go);
+ *   blockJson), in core/types Header's key order (gen_header_json.go). geth takes no argument;
+ *   as Nethermind (NethermindEth/nethermind:src/Nethermind/Nethermind.JsonRpc/Modules/Subscribe/
+ *   NewHeadSubscription.cs, Modules/Eth/TransactionsOption.cs), an optional
+ *   `{"includeTransactions": true}` adds `transactions`: the block's full tx objects, as
+ *   eth_getBlockByNumber(n, true) has them; `false`, `{}` or no argument: the header alone.
+ *   (Nethermind also takes a bare `true`/`false`; chaind asks for the object and refuses the rest
+ *   with -32602.) The full form is rendered once per block, and only while such a subscription
+ *   exists;
  * - `logs` with `{address, topics, fromBlock?, toBlock?}`: one notification per matching log, in
  *   logIndex order, matched by logs.ts (geth's filterLogs position/alternative rules); numeric
  *   fromBlock/toBlock bound the blocks whose logs are sent, as geth's filterLogs does;
@@ -74,6 +81,8 @@ interface BlockData {
   height: bigint;
   /** The header JSON text. */
   header: string;
+  /** The header plus `transactions` (full tx objects), when a subscription asked for it. */
+  full?: string;
   logs: LogView[];
 }
 
@@ -102,6 +111,8 @@ export class EvmFeed extends EventBus {
   private lastSyncStatus = 0;
   /** Blocks waiting to be rendered (a bound against a stalled renderer). */
   private backlog = 0;
+  /** Live `newHeads` subscriptions with includeTransactions: the full form is rendered while any. */
+  readonly fullHeads = new Set<object>();
 
   constructor(
     private readonly deps: EvmRpcDeps,
@@ -143,8 +154,14 @@ export class EvmFeed extends EventBus {
     if (this.listenerCount === 0) return;
     const b = loadBlock(this.deps, height);
     if (b !== undefined) {
-      const header = JSON.stringify(gethHeaderOrder(headerJson(await blockJson(this.deps, b, false))));
-      const data: BlockData = { height, header, logs: blockLogViews(this.deps, height, b) };
+      let withTxs = this.fullHeads.size > 0;
+      let view = await blockJson(this.deps, b, withTxs);
+      // Someone asked for the full form while the hashes-only view was being made.
+      if (!withTxs && this.fullHeads.size > 0) view = await blockJson(this.deps, b, (withTxs = true));
+      // From here to publish() nothing awaits: the subscriptions now are the ones served.
+      const header = JSON.stringify(gethHeaderOrder(headerJson(view)));
+      const full = withTxs ? `${header.slice(0, -1)},"transactions":${JSON.stringify(view.transactions)}}` : undefined;
+      const data: BlockData = { height, header, ...(full !== undefined ? { full } : {}), logs: blockLogViews(this.deps, height, b) };
       this.publish({ type: EVM_FEED_TYPES.block, data, attributes: {} });
     }
     this.checkSyncing(height);
@@ -223,6 +240,31 @@ const newHeadsMatcher: EvmMatcher = {
   select: (n) => n.msg.type === EVM_FEED_TYPES.block,
   render: (n) => (n.msg.data as BlockData).header,
 };
+
+/** `newHeads` with includeTransactions: one per subscription (the feed counts them). */
+class FullHeadsMatcher implements EvmMatcher {
+  readonly kind = 'newHeads';
+  select(n: Notification): boolean {
+    return n.msg.type === EVM_FEED_TYPES.block && (n.msg.data as BlockData).full !== undefined;
+  }
+  render(n: Notification): string {
+    return (n.msg.data as BlockData).full!;
+  }
+}
+
+/** The second argument of `newHeads`: Nethermind's TransactionsOption, as an object only. */
+function includeTransactions(v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  const bad = (why: string) => new GethRpcError(GETH_CODES.INVALID_PARAMS, `invalid argument 1: ${why}; want {"includeTransactions": true|false}`);
+  if (typeof v !== 'object' || Array.isArray(v)) throw bad(`expected an object, got ${Array.isArray(v) ? 'an array' : JSON.stringify(v)}`);
+  const o = v as Record<string, unknown>;
+  const unknown = Object.keys(o).find((k) => k !== 'includeTransactions');
+  if (unknown !== undefined) throw bad(`unknown field ${JSON.stringify(unknown)}`);
+  const inc = o.includeTransactions;
+  if (inc === undefined) return false;
+  if (typeof inc !== 'boolean') throw bad(`includeTransactions must be true or false, got ${JSON.stringify(inc)}`);
+  return inc;
+}
 
 /** A log's JSON text, made once per log for every subscription. */
 const logText = new WeakMap<LogView, string>();
@@ -438,7 +480,10 @@ export function subscribeMethods(deps: EvmRpcDeps, log?: Logger): Route[] {
     let s = sinks.get(ws);
     if (!s) {
       const sink = new EvmSink(ws, () => subs.registry.dropSlowClient(ws.id), log);
-      ws.onClose(() => sink.subs.clear());
+      ws.onClose(() => {
+        for (const m of sink.subs.values()) subs.feed.fullHeads.delete(m);
+        sink.subs.clear();
+      });
       sinks.set(ws, sink);
       s = sink;
     }
@@ -456,13 +501,13 @@ export function subscribeMethods(deps: EvmRpcDeps, log?: Logger): Route[] {
         if (typeof name !== 'string') throw new GethRpcError(GETH_CODES.INVALID_PARAMS, 'expected subscription name as first argument');
         if (!(SUB_NAMES as readonly string[]).includes(name)) throw new GethRpcError(GETH_CODES.METHOD_NOT_FOUND, `no ${JSON.stringify(name)} subscription in eth namespace`);
         const given = [arg1, arg2, arg3];
-        const want = name === 'logs' || name === 'newPendingTransactions' ? 2 : 1;
+        const want = name === 'syncing' ? 1 : 2;
         let last = given.length;
         while (last > 0 && given[last - 1] === undefined) last--;
         if (last + 1 > want) throw new GethRpcError(GETH_CODES.INVALID_PARAMS, `too many arguments, want at most ${want}`);
         let matcher: EvmMatcher;
         const syncing = name === 'syncing' ? new SyncingMatcher() : null;
-        if (name === 'newHeads') matcher = newHeadsMatcher;
+        if (name === 'newHeads') matcher = includeTransactions(arg1) ? new FullHeadsMatcher() : newHeadsMatcher;
         else if (name === 'logs') matcher = logsMatcher(arg1);
         else if (name === 'newPendingTransactions') matcher = new PendingMatcher(deps, arg1 === undefined ? false : arg<boolean>(1, 'bool', arg1));
         else matcher = syncing!;
@@ -479,6 +524,7 @@ export function subscribeMethods(deps: EvmRpcDeps, log?: Logger): Route[] {
           throw e;
         }
         sink.subs.set(id, matcher);
+        if (matcher instanceof FullHeadsMatcher) subs.feed.fullHeads.add(matcher);
         ws.afterReply(() => {
           subs.registry.activate(sub);
           if (syncing) subs.feed.tellSyncing(id);
@@ -493,6 +539,7 @@ export function subscribeMethods(deps: EvmRpcDeps, log?: Logger): Route[] {
         const ws = ctx.ws;
         const sink = ws ? sinks.get(ws) : undefined;
         if (ws === undefined || sink === undefined || !sink.subs.has(id)) throw gethError('subscription not found');
+        evmSubscriptionsFor(deps, log).feed.fullHeads.delete(sink.subs.get(id)!);
         sink.subs.delete(id);
         evmSubscriptionsFor(deps, log).registry.remove(ws.id, id);
         return true;
