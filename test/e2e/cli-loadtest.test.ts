@@ -1,7 +1,9 @@
 /**
  * `chaind loadtest` against a real devnet node process (`chaind init --dev`, `chaind start`, real
  * LMDB, loopback ports): a short bank-send run over HTTP, an eth-transfer run over the EVM
- * websocket, and a read run, each through the CLI binary with `--json`.
+ * websocket, an erc20-transfer run (the tool deploys its token first) and a read run, each through
+ * the CLI binary with `--json`; then the same eth-transfer and read flags against Foundry's anvil,
+ * the peer the benches compare with.
  *
  * The counts must be consistent (committed ≤ accepted ≤ submitted, committed > 0), and they are
  * checked against the chain itself: the senders' account sequences (bank) and nonces (EVM) after
@@ -16,6 +18,7 @@ import { devAccounts } from '../../src/keys/devaccounts.js';
 import { RpcClient } from '../../src/cli/client.js';
 import { queryAccount } from '../../src/cli/tx.js';
 import type { ReadReport, TxReport } from '../../src/cli/loadtest.js';
+import { ANVIL_BIN, startAnvil } from '../helpers/evm.js';
 
 t.setTimeout(400_000);
 
@@ -111,4 +114,29 @@ t.test('eth-transfer over the EVM websocket, then a read run', async (t) => {
   t.ok(rr.steps[0]!.ok > 0, 'status answered');
   t.equal(rr.steps[0]!.errors, 0, 'no errors');
   t.equal(rr.steps[0]!.ok + rr.steps[0]!.errors, rr.steps[0]!.requests);
+});
+
+t.test('erc20-transfer over HTTP: the token is deployed, then its transfers commit', async (t) => {
+  const r = await loadtest(['--kind', 'erc20-transfer', '--evm-rpc', `http://127.0.0.1:${ports.jsonRpc}`, '--rate', '10', '--duration', '2s', '--accounts', '2', '--settle', '30s', '--json', '-q']);
+  t.equal(r.code, 0, `exit 0: ${r.err}`);
+  const rep = JSON.parse(r.out) as TxReport;
+  t.equal(rep.kind, 'erc20-transfer');
+  consistent(t, rep);
+  t.equal(rep.steps[0]!.failed_in_block, 0, 'no transfer reverted');
+});
+
+t.test('the same flags against anvil: eth transfers and a read run', { skip: fs.existsSync(ANVIL_BIN) ? false : `anvil not installed (${ANVIL_BIN})` }, async (t) => {
+  const anvil = await startAnvil([]);
+  t.teardown(() => anvil.stop());
+  const url = anvil.url.replace(/\/$/, '');
+  const r = await loadtest(['--kind', 'eth-transfer', '--evm-rpc', url, '--rate', '10', '--duration', '2s', '--accounts', '3', '--settle', '30s', '--json', '-q']);
+  t.equal(r.code, 0, `exit 0: ${r.err}`);
+  const rep = JSON.parse(r.out) as TxReport;
+  t.equal(rep.kind, 'eth-transfer');
+  consistent(t, rep);
+  const rd = await loadtest(['--method', 'eth_getBalance', '--evm-rpc', url, '--duration', '1s', '--connections', '2', '--json', '-q']);
+  t.equal(rd.code, 0, `read run exits 0: ${rd.err}`);
+  const rr = JSON.parse(rd.out) as ReadReport;
+  t.ok(rr.steps[0]!.ok > 0, 'eth_getBalance answered by anvil');
+  t.equal(rr.steps[0]!.errors, 0, 'no errors');
 });

@@ -25,10 +25,10 @@ export const SMOKE_GROUPS = {
 };
 
 /**
- * Benches that have nothing to compare against a peer: a fuzz run counts failures; the EVM pool's
- * admission, reap and update times have no peer that runs here (geth's pool is Go).
+ * Benches that have nothing to compare against a peer: the EVM pool's admission, reap and update
+ * times have no peer that runs here (geth's pool is Go).
  */
-const NO_FIGURES = new Set(['fuzz', 'evm-txpool']);
+const NO_FIGURES = new Set(['evm-txpool']);
 
 export function allBenches(): string[] {
   return fs
