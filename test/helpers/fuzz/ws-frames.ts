@@ -158,11 +158,13 @@ export function frameMutation(rng: Rng, msgs: Msg[], kind?: string): FramePlan {
   const k = kind !== undefined ? KINDS.find((x) => x.kind === kind)! : rng.weighted(kinds.map((x) => [x.weight, x] as const));
   const mask = () => rng.bytes(4);
   const dataOp = (m: Msg) => (m.binary ? OP_BINARY : OP_TEXT);
-  let lastPing: Buffer | null = null;
+  /** Our pings (frame → payload): the last one in the stream is the one whose pong the judge waits for. */
+  const pings = new Map<Buffer, Buffer>();
   const ping = (): Buffer => {
     const payload = rng.chance(0.3) ? Buffer.alloc(0) : rng.bytes(rng.range(1, 125));
-    lastPing = payload;
-    return encodeFrame({ opcode: OP_PING, payload, mask: mask() });
+    const f = encodeFrame({ opcode: OP_PING, payload, mask: mask() });
+    pings.set(f, payload);
+    return f;
   };
   const pong = (): Buffer => encodeFrame({ opcode: OP_PONG, payload: rng.chance(0.5) ? Buffer.alloc(0) : rng.bytes(rng.range(1, 125)), mask: mask() });
   /** The message in 2–8 fragments (cut anywhere, empty ones included), with control frames between when `between`. */
@@ -211,13 +213,11 @@ export function frameMutation(rng: Rng, msgs: Msg[], kind?: string): FramePlan {
       pace = true;
       break;
     }
-    case 'coalesce': {
+    case 'coalesce':
       // Pings in between, everything in one write with the sentinel.
       for (let c = rng.range(0, 2); c > 0; c--) insert(ping());
       joinSentinel = true;
-      writes = [Buffer.concat(frames)];
       break;
-    }
     case 'longLength': {
       for (let i = 0; i < msgs.length; i++) {
         const m = msgs[i]!;
@@ -302,6 +302,9 @@ export function frameMutation(rng: Rng, msgs: Msg[], kind?: string): FramePlan {
     default:
       throw new Error(`unknown frame mutation ${k.kind}`);
   }
+  let lastPing: Buffer | null = null;
+  for (const f of frames) lastPing = pings.get(f) ?? lastPing;
+  if (joinSentinel) writes = [Buffer.concat(frames)];
   return { kind: `frame.${k.kind}`, expect: k.expect, writes: writes ?? frames, pace, joinSentinel, lastPing: k.expect === 'answer' ? lastPing : null };
 }
 
