@@ -482,7 +482,7 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
           const plan = c.frames;
           const raw = plan.kind !== 'plain';
           const tag = (outcome: string) => (raw ? `${plan.kind} ${outcome}` : outcome);
-          conn.messages.length = 0;
+          // Messages still queued (late answers to the last case) are judged with this one; pongs are per case.
           conn.pongs.length = 0;
           if (plan.kind === 'frame.close' || plan.kind === 'frame.badClose' || plan.kind === 'frame.bigControl') conn.markCloseSent();
           const sentinel = `${SENTINEL}-${++seq}`;
@@ -496,14 +496,13 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
             void conn.write(sentinelFrame);
           }
           const deadline = Date.now() + 20_000;
-          let read = 0;
           for (;;) {
             if (conn.serverViolation !== null) {
               ws = null;
               return { problem: `the server sent a frame RFC 6455 forbids: ${conn.serverViolation}`, tag: tag('server violation') };
             }
-            while (read < conn.messages.length) {
-              const text = conn.messages[read++]!.data.toString('utf8');
+            while (conn.messages.length > 0) {
+              const text = conn.messages.shift()!.data.toString('utf8');
               let v: unknown;
               try {
                 v = JSON.parse(text);
