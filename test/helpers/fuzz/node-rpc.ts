@@ -458,6 +458,13 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
     },
     async openLane(): Promise<Lane<WsCase>> {
       let ws: RawWs | null = null;
+      /** The next connection, opened as soon as the server closed the last one (its upgrade overlaps the judging). */
+      let next: Promise<RawWs> | null = null;
+      const reopen = () => {
+        const p = RawWs.connect(port, path);
+        p.catch(() => {}); // awaited (and its error reported) by the next case
+        next = p;
+      };
       let seq = 0;
       let wake: (() => void) | null = null;
       const waitEvent = (ms: number) =>
@@ -475,7 +482,9 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
       return {
         async run(c) {
           if (!ws || ws.closed) {
-            ws = await RawWs.connect(port, path);
+            const p = next ?? RawWs.connect(port, path);
+            next = null;
+            ws = await p;
             ws.onEvent = () => wake?.();
           }
           const conn = ws;
@@ -522,6 +531,7 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
             }
             if (conn.closed) {
               ws = null;
+              reopen();
               const code = conn.closeCode!;
               if (plan.expect === 'close') return { problem: null, tag: tag(`close ${code}`) };
               return CLEAN_CLOSE.has(code) || c.violation ? { problem: null, tag: tag(`close ${code}`) } : { problem: `websocket closed with code ${code}${code === 1006 ? ' (no close frame)' : ''}`, tag: tag(`close ${code}`) };
@@ -533,6 +543,8 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
         close() {
           ws?.destroy();
           ws = null;
+          void next?.then((w) => w.destroy(), () => {});
+          next = null;
         },
       };
     },

@@ -506,7 +506,7 @@ export class RawWs {
   }
 
   /** Upgrades `GET <path>` on 127.0.0.1:port; rejects unless the answer is 101. */
-  static connect(port: number, path: string, timeoutMs = 20_000): Promise<RawWs> {
+  static connect(port: number, path: string, timeoutMs = 60_000): Promise<RawWs> {
     return new Promise((resolve, reject) => {
       const sock = net.connect(port, '127.0.0.1');
       sock.setNoDelay(true);
