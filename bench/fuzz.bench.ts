@@ -5,7 +5,9 @@
  *
  * Defaults: a random seed (printed), 200000 cases per surface, every surface, one surface at a time
  * (so cases/s is per surface; --parallel runs them together as the test does). Known-bug mutators
- * (test/helpers/fuzz/known-bugs.ts) run with FUZZ_KNOWN_BUGS=name,… or =all. Exits 1 on any failure.
+ * (test/helpers/fuzz/known-bugs.ts) run with FUZZ_KNOWN_BUGS=name,… or =all; FUZZ_WS_FRAMES (0–1,
+ * default 0.2) is the share of websocket cases sent with a frame mutation (ws-frames.ts). Exits 1
+ * on any failure.
  */
 import { parseArgs } from 'node:util';
 import { fuzzSeed, runSession } from '../test/helpers/fuzz/run.js';

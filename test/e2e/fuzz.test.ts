@@ -10,7 +10,9 @@
  * just that case with `FUZZ_SEED=… FUZZ_SURFACE=… FUZZ_CASE=…`. Other knobs: FUZZ_COUNT (cases
  * per surface), FUZZ_BUDGET_S (wall-clock budget of the fuzzing, default 180 s: a 2-core machine at load ~6 runs
  * the 70,000 cases in ~125 s; one too loaded to finish stops at the budget and the run says how far it got), FUZZ_MAX_RSS_MIB (default 1024),
- * FUZZ_KNOWN_BUGS (test/helpers/fuzz/known-bugs.ts). The longer run is bench/fuzz.bench.ts.
+ * FUZZ_KNOWN_BUGS (test/helpers/fuzz/known-bugs.ts), FUZZ_WS_FRAMES (the share of websocket cases
+ * sent with a frame mutation, default 0.2: test/helpers/fuzz/ws-frames.ts). The longer run is
+ * bench/fuzz.bench.ts.
  */
 import t from 'tap';
 import { fuzzSeed, runSession } from '../helpers/fuzz/run.js';

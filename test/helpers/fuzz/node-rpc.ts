@@ -13,7 +13,6 @@
  *   errors), the HTML endpoint list, and empty 200s (only notifications) and 204s;
  * - status codes 200, 400, 404, 405, 431, 500, 503.
  */
-import WebSocket from 'ws';
 import { header, HttpConn, buildRequest, type HttpAnswer, type HttpOutcome } from './http-conn.js';
 import { enabled, jsLeak, headerName, headerValue, mutateBytes, mutateJson, mutatePath, mutateQuery, pickMutator, Raw, toJson, type JsonValue, type Mutator } from './mutators.js';
 import { knownBugEnabled } from './known-bugs.js';
@@ -21,6 +20,7 @@ import { framingMutators, type HttpCase, type HttpRequestSpec, httpCaseOf, judge
 import type { Rng } from './prng.js';
 import { isFramingError, printable, type FuzzCase, type Lane, type Surface } from './surface.js';
 import type { FuzzTarget } from './target.js';
+import { encodeFrame, frameMutation, frameMutationShare, OP_TEXT, plainPlan, RawWs, type FramePlan } from './ws-frames.js';
 
 /** A valid call: its method, JSON-RPC params, and URI query. */
 export interface RpcSeed {
@@ -360,6 +360,8 @@ export interface WsCase extends FuzzCase {
    * let the server fail the connection (drop TCP, no close frame) for these.
    */
   readonly violation: boolean;
+  /** The frames that carry the messages (ws-frames.ts): one plain frame each, or a frame mutation. */
+  readonly frames: FramePlan;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -375,6 +377,8 @@ function isUtf8(b: Buffer): boolean {
 const WS_MAX_MESSAGE = 1_000_000;
 
 const SENTINEL = 'fuzz-sentinel';
+/** A masking key per sentinel (any key will do; a fresh one each time, without a crypto call). */
+const sentinelMask = (seq: number) => Buffer.from([0x5a ^ (seq & 0xff), 0xa5 ^ ((seq >>> 8) & 0xff), 0x3c, 0xc3 ^ ((seq >>> 16) & 0xff)]);
 /** Close codes of a deliberate close: normal, going away, protocol error, bad data, too big, policy. */
 const CLEAN_CLOSE = new Set([1000, 1001, 1002, 1003, 1007, 1008, 1009, 1011]);
 
@@ -407,10 +411,19 @@ export interface JsonRpcWsSurfaceOptions {
 
 /**
  * A JSON-RPC-over-websocket surface: each case sends 1–3 mutated messages, then a sentinel call,
- * and every message up to the sentinel's answer must be protocol-shaped; a close must be a clean
- * one (or follow a message the server may fail the connection for).
+ * on one connection per lane (a raw socket with frames written by ws-frames.ts; reopened after a
+ * close). Most cases send one plain masked frame per message, as any client does; a seeded share
+ * (FUZZ_WS_FRAMES, default 0.2) sends them with a frame mutation (fragments with pings and pongs between
+ * them, reserved bits, unknown opcodes, bad close frames, …). Every message up to the sentinel's
+ * answer must be protocol-shaped; the sentinel must be answered, or, after a frame the RFC says
+ * fails the connection (a `close` plan), the connection must be closed (any way), and a close
+ * otherwise must be a clean one (or follow a message the server may fail the connection for).
  */
 export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
+  const url = new URL(o.url);
+  const port = Number(url.port);
+  const path = url.pathname || '/';
+  const share = frameMutationShare();
   return {
     name: o.name,
     seedNames: o.seedNames,
@@ -426,41 +439,35 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
         if (binary) mutations.push('ws.binary');
         messages.push({ data: m.body, binary });
       }
+      const frames = rng.chance(share) ? frameMutation(rng, messages) : plainPlan(rng, messages);
+      if (frames.kind !== 'plain') mutations.push(frames.kind);
       return {
         index,
         seed,
         mutations,
         messages,
+        frames,
         violation: messages.some((m) => m.data.length > o.maxMessage || (!m.binary && !isUtf8(m.data))),
-        describe: () => messages.map((m) => (m.binary ? 'binary ' : '') + printable(m.data, 1000)).join(' | '),
+        describe: () => {
+          const text = messages.map((m) => (m.binary ? 'binary ' : '') + printable(m.data, 1000)).join(' | ');
+          if (frames.kind === 'plain') return text;
+          const wire = frames.writes.map((w) => (w.length > 300 ? `${w.subarray(0, 300).toString('hex')}…(+${w.length - 300} B)` : w.toString('hex'))).join(' / ');
+          return `${text} || ${frames.kind} (${frames.writes.length} writes${frames.pace ? ', paced' : ''}): ${wire}`;
+        },
       };
     },
     async openLane(): Promise<Lane<WsCase>> {
-      let ws: WebSocket | null = null;
-      let inbox: string[] = [];
-      let wake: (() => void) | null = null;
-      let closeCode: number | null = null;
-      let seq = 0;
-      const open = async () => {
-        closeCode = null;
-        inbox = [];
-        const sock = new WebSocket(o.url, { maxPayload: 64 * 1024 * 1024 });
-        sock.on('message', (d: Buffer) => {
-          inbox.push(d.toString('utf8'));
-          wake?.();
-        });
-        sock.on('close', (code: number) => {
-          closeCode = code;
-          wake?.();
-        });
-        sock.on('error', () => {});
-        await new Promise<void>((resolve, reject) => {
-          sock.once('open', () => resolve());
-          sock.once('error', reject);
-        });
-        ws = sock;
+      let ws: RawWs | null = null;
+      /** The next connection, opened as soon as the server closed the last one (its upgrade overlaps the judging). */
+      let next: Promise<RawWs> | null = null;
+      const reopen = () => {
+        const p = RawWs.connect(port, path);
+        p.catch(() => {}); // awaited (and its error reported) by the next case
+        next = p;
       };
-      const waitMsg = (ms: number) =>
+      let seq = 0;
+      let wake: (() => void) | null = null;
+      const waitEvent = (ms: number) =>
         new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             wake = null;
@@ -474,38 +481,70 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
         });
       return {
         async run(c) {
-          if (!ws || closeCode !== null) await open();
-          const sock = ws!;
-          for (const m of c.messages) sock.send(m.data, { binary: m.binary });
+          if (!ws || ws.closed) {
+            const p = next ?? RawWs.connect(port, path);
+            next = null;
+            ws = await p;
+            ws.onEvent = () => wake?.();
+          }
+          const conn = ws;
+          const plan = c.frames;
+          const raw = plan.kind !== 'plain';
+          const tag = (outcome: string) => (raw ? `${plan.kind} ${outcome}` : outcome);
+          // Messages still queued (late answers to the last case) are judged with this one; pongs are per case.
+          conn.pongs.length = 0;
+          if (plan.kind === 'frame.close' || plan.kind === 'frame.badClose' || plan.kind === 'frame.bigControl') conn.markCloseSent();
           const sentinel = `${SENTINEL}-${++seq}`;
-          sock.send(JSON.stringify({ jsonrpc: '2.0', id: sentinel, method: o.sentinelMethod }));
+          const sentinelFrame = encodeFrame({ opcode: OP_TEXT, payload: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: sentinel, method: o.sentinelMethod })), mask: sentinelMask(seq) });
+          if (plan.joinSentinel) {
+            const writes = [...plan.writes];
+            writes[writes.length - 1] = Buffer.concat([writes[writes.length - 1]!, sentinelFrame]);
+            await conn.writeAll(writes, plan.pace);
+          } else {
+            await conn.writeAll(plan.writes, plan.pace);
+            void conn.write(sentinelFrame);
+          }
           const deadline = Date.now() + 20_000;
           for (;;) {
-            while (inbox.length > 0) {
-              const text = inbox.shift()!;
+            if (conn.serverViolation !== null) {
+              ws = null;
+              return { problem: `the server sent a frame RFC 6455 forbids: ${conn.serverViolation}`, tag: tag('server violation') };
+            }
+            while (conn.messages.length > 0) {
+              const text = conn.messages.shift()!.data.toString('utf8');
               let v: unknown;
               try {
                 v = JSON.parse(text);
               } catch {
-                return { problem: `websocket message is not JSON: ${printable(text, 300)}`, tag: 'bad' };
+                return { problem: `websocket message is not JSON: ${printable(text, 300)}`, tag: tag('bad') };
               }
               const leak = jsLeak(text);
-              if (leak) return { problem: `a JavaScript error leaks into a websocket answer (${leak}): ${printable(text, 300)}`, tag: 'leak' };
+              if (leak) return { problem: `a JavaScript error leaks into a websocket answer (${leak}): ${printable(text, 300)}`, tag: tag('leak') };
               const p = o.judge(v);
-              if (p) return { problem: `websocket message: ${p}: ${printable(text, 300)}`, tag: 'bad' };
-              if ((v as { id?: unknown }).id === sentinel) return { problem: null, tag: 'answered' };
+              if (p) return { problem: `websocket message: ${p}: ${printable(text, 300)}`, tag: tag('bad') };
+              if ((v as { id?: unknown }).id === sentinel) {
+                if (plan.expect === 'close') return { problem: `the server went on after ${plan.kind}, a frame RFC 6455 says fails the connection (it answered the next call)`, tag: tag('answered') };
+                // RFC 6455 §5.5.2: a ping is answered by a pong with its payload (the last one may stand for earlier ones, §5.5.3).
+                if (plan.lastPing !== null && !conn.pongs.some((p) => p.equals(plan.lastPing!))) return { problem: `no pong to our ping (${plan.lastPing.toString('hex')}) before the answer`, tag: tag('no pong') };
+                return { problem: null, tag: tag('answered') };
+              }
             }
-            if (closeCode !== null) {
+            if (conn.closed) {
               ws = null;
-              return CLEAN_CLOSE.has(closeCode) || c.violation ? { problem: null, tag: `close ${closeCode}` } : { problem: `websocket closed with code ${closeCode} (no close frame)`, tag: `close ${closeCode}` };
+              reopen();
+              const code = conn.closeCode!;
+              if (plan.expect === 'close') return { problem: null, tag: tag(`close ${code}`) };
+              return CLEAN_CLOSE.has(code) || c.violation ? { problem: null, tag: tag(`close ${code}`) } : { problem: `websocket closed with code ${code}${code === 1006 ? ' (no close frame)' : ''}`, tag: tag(`close ${code}`) };
             }
-            if (Date.now() > deadline) return { problem: 'no answer to the sentinel within 20 s', tag: 'timeout' };
-            await waitMsg(Math.max(1, deadline - Date.now()));
+            if (Date.now() > deadline) return { problem: `no answer to the sentinel and no close within 20 s${raw ? ` after ${plan.kind}` : ''}`, tag: tag('timeout') };
+            await waitEvent(Math.max(1, deadline - Date.now()));
           }
         },
         close() {
-          ws?.terminate();
+          ws?.destroy();
           ws = null;
+          void next?.then((w) => w.destroy(), () => {});
+          next = null;
         },
       };
     },
