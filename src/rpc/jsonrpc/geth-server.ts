@@ -23,11 +23,11 @@
  */
 import type { Logger } from '../../log.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
-import { connectionClose, CONN_DROPPED_BY_UWS, listen, parseContentLength, uwsRefusesContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
+import { connectionClose, CONN_DROPPED_BY_UWS, listen, sendJson, parseContentLength, uwsRefusesContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
 import { StreamScope, streamScope } from '../../evm/tracers/raw-json.js';
 import { replyChunked } from './chunked-reply.js';
 import type { RpcMetrics } from './dispatch.js';
-import { GETH_CODES, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, type GethCallSite } from './geth.js';
+import { GETH_CODES, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, toMessage, type GethCallSite } from './geth.js';
 import type { Route, RouteTable } from './methods.js';
 import { UwsConnection, WS_MAX_QUEUED_REQUESTS, WS_MIN_PUSH_HIGH_WATER, WS_WRITE_WAIT_MS, type WsLimits, type WsUserData } from './ws.js';
 
@@ -247,8 +247,8 @@ export class GethRpcServer {
     // 400 below is written so that it leaves first (CONN_DROPPED_BY_UWS).
     if (uwsRefusesContentLength(clHeader)) ex.connClose = CONN_DROPPED_BY_UWS;
     const cl = parseContentLength(clHeader);
-    const chunked = req.getHeader('transfer-encoding') !== '';
-    if (method === 'GET' && (cl === undefined || cl === 0) && !chunked && (req.getQuery() ?? '') === '') {
+    // (Transfer-Encoding matters to a GET only: read for it alone.)
+    if (method === 'GET' && (cl === undefined || cl === 0) && req.getHeader('transfer-encoding') === '' && (req.getQuery() ?? '') === '') {
       this.reply(res, ex, '200 OK', [], '', undefined, true);
       return;
     }
@@ -314,6 +314,10 @@ export class GethRpcServer {
         this.reply(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, 'parse error'), undefined, corked);
         return;
       }
+      if (!parsed.batch) {
+        this.serveSingle(res, ex, parsed.messages[0], corked);
+        return;
+      }
       if (this.needsAuth(parsed.messages)) {
         const refused = this.auth!.verify(ex.authorization);
         if (refused !== null) {
@@ -322,13 +326,10 @@ export class GethRpcServer {
           return;
         }
       }
-      // Streaming hook (issue 12): a single request runs in a stream scope, where a large result
-      // (a debug trace) may be written to the socket in chunks (chunked-reply.ts).
-      const scope = parsed.batch ? undefined : new StreamScope();
-      const a = scope === undefined ? this.rpc.serve(parsed, new HttpSite(res, ex)) : streamScope.run(scope, () => this.rpc.serve(parsed, new HttpSite(res, ex)));
+      const a = this.rpc.serve(parsed, new HttpSite(res, ex));
       if (a instanceof Promise) {
         a.then(
-          (answer) => (scope?.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.reply(res, ex, '200 OK', JSON_HEADERS, answer ?? '')),
+          (answer) => this.reply(res, ex, '200 OK', JSON_HEADERS, answer ?? ''),
           (e: unknown) => this.internal(res, ex, e),
         );
         return;
@@ -337,6 +338,62 @@ export class GethRpcServer {
     } catch (e) {
       this.internal(res, ex, e);
     }
+  }
+
+  /**
+   * The fast path of a single (non-batch) request: one decoding of the message, the auth check on
+   * its method alone, the answer written with one cork and end (replyJson).
+   */
+  private serveSingle(res: HttpResponse, ex: Exchange, value: unknown, corked: boolean): void {
+    const m = toMessage(value);
+    if (this.auth !== undefined && this.singleNeedsAuth(value)) {
+      const refused = this.auth.verify(ex.authorization);
+      if (refused !== null) {
+        // node/jwt_handler.go: http.Error(w, reason, 401); nothing of the request runs.
+        this.reply(res, ex, '401 Unauthorized', TEXT_HEADERS, `${refused}\n`, undefined, corked);
+        return;
+      }
+    }
+    // Streaming hook (issue 12): a tracer's large result may be written to the socket in chunks
+    // (chunked-reply.ts) from inside a stream scope. Only debug_ methods stream: the others run
+    // outside the scope, as an AsyncLocalStorage scope costs every request (and its first use
+    // turns async hooks on for the process).
+    if (m.method.startsWith('debug_')) {
+      const scope = new StreamScope();
+      const a = streamScope.run(scope, () => this.rpc.single(m, new HttpSite(res, ex)));
+      if (a instanceof Promise) {
+        a.then(
+          (answer) => (scope.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.replyJson(res, ex, answer ?? '', false)),
+          (e: unknown) => this.internal(res, ex, e),
+        );
+      } else this.replyJson(res, ex, a ?? '', corked);
+      return;
+    }
+    const a = this.rpc.single(m, new HttpSite(res, ex));
+    if (a instanceof Promise) {
+      a.then(
+        (answer) => this.replyJson(res, ex, answer ?? '', false),
+        (e: unknown) => this.internal(res, ex, e),
+      );
+      return;
+    }
+    this.replyJson(res, ex, a ?? '', corked);
+  }
+
+  /** needsAuth for one message's value, without the list calledMethods makes. */
+  private singleNeedsAuth(v: unknown): boolean {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+    const a = this.auth!;
+    for (const k in v as Record<string, unknown>) {
+      const x = (v as Record<string, unknown>)[k];
+      if (typeof x === 'string' && k.toLowerCase() === 'method' && a.isPrivate(x) && this.rpc.table.get(x) !== undefined) return true;
+    }
+    return false;
+  }
+
+  /** A 200 JSON answer: sendJson's one cork and end when it may, else reply's general path. */
+  private replyJson(res: HttpResponse, ex: Exchange, body: string, corked: boolean): void {
+    if (ex.head || !sendJson(res, ex, body, corked)) this.reply(res, ex, '200 OK', JSON_HEADERS, body, undefined, corked);
   }
 
   private internal(res: HttpResponse, ex: Exchange, e: unknown): void {

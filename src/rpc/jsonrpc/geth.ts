@@ -273,7 +273,7 @@ export function decodeGethParams(specs: readonly GethParamSpec[], raw: unknown, 
 // Messages
 
 /** One decoded message of a body or websocket frame. */
-interface Message {
+export interface GethMessage {
   /** `jsonrpc` is exactly "2.0". */
   version: boolean;
   /** The `id` member: undefined when absent (null when `"id":null`). */
@@ -284,15 +284,15 @@ interface Message {
   hasResult: boolean;
 }
 
-const hasValidId = (m: Message) => m.id !== undefined && (m.id === null || typeof m.id !== 'object');
-const isCall = (m: Message) => m.version && hasValidId(m) && m.method !== '';
-const isNotification = (m: Message) => m.version && m.id === undefined && m.method !== '';
+const hasValidId = (m: GethMessage) => m.id !== undefined && (m.id === null || typeof m.id !== 'object');
+const isCall = (m: GethMessage) => m.version && hasValidId(m) && m.method !== '';
+const isNotification = (m: GethMessage) => m.version && m.id === undefined && m.method !== '';
 /** A response (sent to a server, it is dropped: geth's handleImmediate). */
-const isResponse = (m: Message) => m.version && hasValidId(m) && m.method === '' && !m.hasParams && m.hasResult;
+const isResponse = (m: GethMessage) => m.version && hasValidId(m) && m.method === '' && !m.hasParams && m.hasResult;
 
 /** encoding/json's decoding of a value into jsonrpcMessage: fields matched case-insensitively. */
-function toMessage(v: unknown): Message {
-  const m: Message = { version: false, id: undefined, method: '', params: undefined, hasParams: false, hasResult: false };
+export function toMessage(v: unknown): GethMessage {
+  const m: GethMessage = { version: false, id: undefined, method: '', params: undefined, hasParams: false, hasResult: false };
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return m;
   const o = v as Record<string, unknown>;
   for (const key in o) {
@@ -322,7 +322,23 @@ function toMessage(v: unknown): Message {
 
 /** The `"id":…` member of an answer. */
 function idJson(id: unknown): string {
-  return id === undefined || id === null ? 'null' : JSON.stringify(id);
+  if (id === undefined || id === null) return 'null';
+  // A number's JSON text is its Number#toString text (ECMA-262 SerializeJSONProperty); JSON.parse
+  // gives no NaN nor Infinity. Strings go through jsonString's no-escape check.
+  if (typeof id === 'number') return `${id}`;
+  return typeof id === 'string' ? jsonString(id) : JSON.stringify(id);
+}
+
+/**
+ * JSON.stringify of a string, without its call when nothing needs escaping (printable ASCII
+ * other than `"` and `\\`, e.g. every hex quantity): the common answer of the eth methods.
+ */
+function jsonString(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s);
+  }
+  return `"${s}"`;
 }
 
 export function gethErrorEnvelope(id: unknown, code: number, message: string, data?: unknown): string {
@@ -334,7 +350,7 @@ function successEnvelope(id: unknown, result: unknown): string {
   let json: string | undefined;
   try {
     // A tracer's result arrives as JSON text already (src/evm/tracers/raw-json.ts): written as is.
-    json = result instanceof RawJson ? result.json : JSON.stringify(result === undefined ? null : result);
+    json = typeof result === 'string' ? jsonString(result) : result instanceof RawJson ? result.json : JSON.stringify(result === undefined ? null : result);
   } catch (e) {
     return gethErrorEnvelope(id, GETH_CODES.INTERNAL_ERROR, (e as Error).message);
   }
@@ -445,7 +461,7 @@ export class GethJsonRpc {
     return r === undefined ? finish() : r.then(finish);
   }
 
-  private runBatch(msgs: Message[], from: number, out: string[], state: { bytes: number }, site: GethCallSite): Promise<void> | undefined {
+  private runBatch(msgs: GethMessage[], from: number, out: string[], state: { bytes: number }, site: GethCallSite): Promise<void> | undefined {
     for (let i = from; i < msgs.length; i++) {
       const m = msgs[i]!;
       if (this.responseMax > 0 && state.bytes > this.responseMax) {
@@ -470,8 +486,8 @@ export class GethJsonRpc {
     state.bytes += answer.length;
   }
 
-  /** handleMsg / handleCallMsg for one message. */
-  private single(m: Message, site: GethCallSite): string | null | Promise<string | null> {
+  /** handleMsg / handleCallMsg for one message (of a body or frame that is no batch: toMessage of its value). */
+  single(m: GethMessage, site: GethCallSite): string | null | Promise<string | null> {
     const notification = isNotification(m);
     if (!notification && !isCall(m)) {
       if (isResponse(m)) return null;
