@@ -205,7 +205,10 @@ export class GethRpcServer {
         conn.handleClosed();
       }),
     });
-    app.any('/*', (res, req) => this.guard(() => this.onHttp(res, req), res));
+    // POST (uWS routes any case of it here) behaves as any method other than GET, HEAD, PUT,
+    // DELETE and OPTIONS: its route spares the read of the method.
+    app.post('/*', (res, req) => this.onHttpGuarded(res, req, 'POST'));
+    app.any('/*', (res, req) => this.onHttpGuarded(res, req, undefined));
     this.listening = await listen(app, parseListenAddr(this.laddr, 'json-rpc.address'), 'JSON-RPC');
     this.log?.info('JSON-RPC listening', { addr: `${this.listening.host}:${this.listening.port}` });
   }
@@ -233,8 +236,20 @@ export class GethRpcServer {
     }
   }
 
-  private onHttp(res: HttpResponse, req: HttpRequest): void {
-    const method = req.getCaseSensitiveMethod();
+  /** guard() without its closure: this runs for every request. */
+  private onHttpGuarded(res: HttpResponse, req: HttpRequest, method: string | undefined): void {
+    try {
+      this.onHttp(res, req, method);
+    } catch (e) {
+      this.guard(() => {
+        throw e;
+      }, res);
+    }
+  }
+
+  /** `known`: the method, when the route says it (only its comparisons below matter). */
+  private onHttp(res: HttpResponse, req: HttpRequest, known: string | undefined): void {
+    const method = known ?? req.getCaseSensitiveMethod();
     const ex: Exchange = { aborted: false, done: false, ac: null, head: method === 'HEAD', authorization: this.auth ? req.getHeader('authorization') : '' };
     // uWS does not count a HEAD answer (endWithoutBody) as one: HEAD always attaches.
     if (ex.head) this.attachAbort(res, ex);
@@ -275,17 +290,20 @@ export class GethRpcServer {
       this.bodyLimit,
       cl,
       (body) => {
+        // The body may be a view over uWS's chunk (readBody's `view`): served now, or copied.
         if (this.slice.admitHttp()) this.serveHttp(res, ex, body, true);
         else {
+          const kept = body === null ? null : Buffer.from(body);
           res.pause();
           this.slice.defer(() => {
             if (ex.aborted || ex.done) return;
             res.resume();
-            this.serveHttp(res, ex, body, false);
+            this.serveHttp(res, ex, kept, false);
           });
         }
       },
       (e) => this.internal(res, ex, e),
+      true,
     );
   }
 
@@ -413,7 +431,7 @@ export class GethRpcServer {
       conn.close();
       return;
     }
-    if (!this.authed.has(conn) && this.needsAuth(parsed.messages)) {
+    if (this.auth !== undefined && !this.authed.has(conn) && (parsed.batch ? this.needsAuth(parsed.messages) : this.singleNeedsAuth(parsed.messages[0]))) {
       const errs = parsed.messages.map(idOf).filter((id) => id !== undefined).map((id) => gethErrorEnvelope(id, GETH_CODES.DEFAULT, 'missing token'));
       if (errs.length > 0) conn.reply(parsed.batch ? `[${errs.join(',')}]` : errs[0]!);
       return;

@@ -425,6 +425,9 @@ class GethCallContext implements RouteContext {
   }
 }
 
+/** A notification's answer is none (handleMsg runs it and writes nothing). */
+const answerOf = (notification: boolean, s: string): string | null => (notification ? null : s);
+
 /** geth's JSON-RPC over one method table. */
 export class GethJsonRpc {
   private readonly log: Logger | undefined;
@@ -493,19 +496,18 @@ export class GethJsonRpc {
       if (isResponse(m)) return null;
       return gethErrorEnvelope(hasValidId(m) ? m.id : null, GETH_CODES.INVALID_REQUEST, 'invalid request');
     }
-    const answer = (s: string) => (notification ? null : s);
     if (m.method.length > GETH_MAX_METHOD_NAME_LENGTH) {
       recordRejected(this.metrics, UNKNOWN_METHOD, site.transport);
-      return answer(gethErrorEnvelope(m.id, GETH_CODES.INVALID_REQUEST, `method name too long: ${m.method.length} > ${GETH_MAX_METHOD_NAME_LENGTH}`));
+      return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.INVALID_REQUEST, `method name too long: ${m.method.length} > ${GETH_MAX_METHOD_NAME_LENGTH}`));
     }
     if (site.transport !== 'websocket' && m.method.endsWith('_subscribe')) {
       recordRejected(this.metrics, this.table.get(m.method) ? m.method : UNKNOWN_METHOD, site.transport);
-      return answer(gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, 'notifications not supported'));
+      return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, 'notifications not supported'));
     }
     const route = this.table.get(m.method);
     if (!route) {
       recordRejected(this.metrics, UNKNOWN_METHOD, site.transport);
-      return answer(gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, `the method ${m.method} does not exist/is not available`));
+      return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, `the method ${m.method} does not exist/is not available`));
     }
     let args: Args;
     try {
@@ -513,12 +515,12 @@ export class GethJsonRpc {
     } catch (e) {
       if (!(e instanceof ArgError)) throw e;
       recordRejected(this.metrics, route.name, site.transport);
-      return answer(gethErrorEnvelope(m.id, GETH_CODES.INVALID_PARAMS, e.message));
+      return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.INVALID_PARAMS, e.message));
     }
     const id = m.id as string | number;
     const o = invoke(route, args, new GethCallContext(id, site), this.metrics);
-    if (o instanceof Promise) return o.then((done) => answer(done.ok ? successEnvelope(m.id, done.result) : this.failed(route, m.id, done.thrown)));
-    return answer(o.ok ? successEnvelope(m.id, o.result) : this.failed(route, m.id, o.thrown));
+    if (o instanceof Promise) return o.then((done) => answerOf(notification, done.ok ? successEnvelope(m.id, done.result) : this.failed(route, m.id, done.thrown)));
+    return answerOf(notification, o.ok ? successEnvelope(m.id, o.result) : this.failed(route, m.id, o.thrown));
   }
 
   /** rpc/json.go errorMessage: the error's own code (rpc.Error), else -32000; data when given. */

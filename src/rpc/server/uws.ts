@@ -344,6 +344,10 @@ export function remoteAddress(x: HttpResponse | WebSocket<unknown>): string {
  * Reads a request body, copying each chunk (uWS neuters the ArrayBuffer when the callback
  * returns) into a buffer pre-sized from Content-Length. Calls `done(body)` once, or
  * `done(null)` as soon as more than `maxBytes` arrive. Requires an abort handler on `res`.
+ *
+ * `view`: a body that arrives whole in one chunk (the common small request) is handed over
+ * without a copy, as a view over uWS's chunk that is valid only until `done` returns: a `done`
+ * that keeps the body for later copies it (Buffer.from(body)).
  */
 export function readBody(
   res: HttpResponse,
@@ -352,6 +356,7 @@ export function readBody(
   contentLength: number | undefined,
   done: (body: Buffer | null) => void,
   onError: (e: unknown) => void = reportError,
+  view = false,
 ): void {
   // An announced empty body is complete at once. uWS 20.30 sends the empty last chunk of a
   // `Content-Length: 0` request only when the request's head arrived in one read: a head split
@@ -372,6 +377,11 @@ export function readBody(
     if (len + n > maxBytes) {
       finished = true;
       call(done, null, onError);
+      return;
+    }
+    if (view && isLast && len === 0) {
+      finished = true;
+      call(done, Buffer.from(chunk), onError);
       return;
     }
     if (len + n > buf.length) {
