@@ -58,6 +58,13 @@ export interface GethRpcServerOptions {
   batchResponseMaxSize?: number;
   slice?: LoopSlice;
   auth?: GethRpcAuth;
+  /**
+   * Which methods may stream their result (raw-json.ts streamScope): a single HTTP request to one
+   * of them runs in a stream scope. Default: every method. The scope is an AsyncLocalStorage one,
+   * which costs every request it wraps (and, once used, turns async hooks on for the process):
+   * a server whose tables say which methods stream (the EVM's: debug_*) spares the others.
+   */
+  streams?: (method: string) => boolean;
 }
 
 /** Authentication of private methods. */
@@ -126,6 +133,7 @@ export class GethRpcServer {
   private readonly conns = new Set<UwsConnection>();
   private connSeq = 0;
   private readonly auth: GethRpcAuth | undefined;
+  private readonly streams: ((method: string) => boolean) | undefined;
   /** Connections whose upgrade carried a valid token. */
   private readonly authed = new WeakSet<UwsConnection>();
 
@@ -145,6 +153,7 @@ export class GethRpcServer {
     };
     this.laddr = opts.laddr;
     this.auth = opts.auth;
+    this.streams = opts.streams;
   }
 
   /**
@@ -372,11 +381,10 @@ export class GethRpcServer {
         return;
       }
     }
-    // Streaming hook (issue 12): a tracer's large result may be written to the socket in chunks
-    // (chunked-reply.ts) from inside a stream scope. Only debug_ methods stream: the others run
-    // outside the scope, as an AsyncLocalStorage scope costs every request (and its first use
-    // turns async hooks on for the process).
-    if (m.method.startsWith('debug_')) {
+    // Streaming hook (issue 12): a large result (a debug trace) may be written to the socket in
+    // chunks (chunked-reply.ts) from inside a stream scope; methods that do not stream (options
+    // `streams`) run without one.
+    if (this.streams === undefined || this.streams(m.method)) {
       const scope = new StreamScope();
       const a = streamScope.run(scope, () => this.rpc.single(m, new HttpSite(res, ex)));
       if (a instanceof Promise) {
