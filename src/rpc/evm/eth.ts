@@ -137,8 +137,9 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
    */
   let balances = { height: -1n, answers: new Map<string, string>() };
   const balanceOf = (address: Uint8Array, b: unknown): string => {
-    const h = stateHeight(deps, parseBlockRef(1, b));
     const latest = deps.lastHeight();
+    // `latest` or none (what stateHeight makes of them once a block exists), else the general way.
+    const h = (b === 'latest' || b === undefined) && latest > 0n ? latest : stateHeight(deps, parseBlockRef(1, b));
     if (h !== latest) return qty(k.bank.getBalance(readContext(h), address, k.denom).amount);
     if (balances.height !== latest) balances = { height: latest, answers: new Map() };
     const key = Buffer.from(address.buffer, address.byteOffset, address.byteLength).toString('latin1');

@@ -458,6 +458,7 @@ export class GethRpcServer {
 
 /** mime.ParseMediaType's media type: before any `;`, trimmed, lower-cased. */
 function mediaType(v: string): string {
+  if (v === 'application/json') return v; // what nearly every client sends: nothing to cut
   const i = v.indexOf(';');
   return (i === -1 ? v : v.slice(0, i)).trim().toLowerCase();
 }
