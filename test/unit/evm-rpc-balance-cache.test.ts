@@ -16,7 +16,7 @@ const qty = (n: bigint) => `0x${n.toString(16)}`;
 for (const executor of ['thread'] as const) {
   t.test(`eth_getBalance answers a block's new balance at once (${executor} executor)`, async (t) => {
     // A node start takes seconds, many more on a loaded machine.
-    t.setTimeout(180_000);
+    t.setTimeout(600_000);
     const tn = await startTestNode({ executor });
     t.teardown(() => tn.close());
     const url = `http://127.0.0.1:${tn.node.evmRpcPort!}/`;
