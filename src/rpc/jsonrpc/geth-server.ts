@@ -406,13 +406,26 @@ export class GethRpcServer {
     this.replyJson(res, ex, a ?? '', corked);
   }
 
+  /** Whether a method this server serves is private, kept per served name (a finite set). */
+  private privateServed(a: GethRpcAuth, method: string): boolean {
+    let p = this.privateByName.get(method);
+    if (p === undefined) {
+      if (this.rpc.table.get(method) === undefined) return false;
+      p = a.isPrivate(method);
+      this.privateByName.set(method, p);
+    }
+    return p;
+  }
+
+  private readonly privateByName = new Map<string, boolean>();
+
   /** needsAuth for one message's value, without the list calledMethods makes. */
   private singleNeedsAuth(v: unknown): boolean {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
     const a = this.auth!;
     for (const k in v as Record<string, unknown>) {
       const x = (v as Record<string, unknown>)[k];
-      if (typeof x === 'string' && k.toLowerCase() === 'method' && a.isPrivate(x) && this.rpc.table.get(x) !== undefined) return true;
+      if (typeof x === 'string' && k.toLowerCase() === 'method' && this.privateServed(a, x)) return true;
     }
     return false;
   }
