@@ -17,6 +17,9 @@ import { blockJson, blockTime, blockTxs, gasLimitOf, headerJson, heightByBlockHa
 /** eth/68, as Cosmos EVM answers eth_protocolVersion (0x41). */
 export const ETH_PROTOCOL_VERSION = 0x41;
 
+/** Most eth_getBalance answers kept for the latest height (ethMethods balanceOf). */
+const BALANCE_ANSWERS_MAX = 16_384;
+
 /** Spec §4.4, eth rows N/Y and N/N (status.ts). */
 export const ETH_NOT_IMPLEMENTED = notImplementedIn('eth');
 
@@ -125,6 +128,30 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
     return latestCtx.ctx;
   };
 
+  /**
+   * eth_getBalance answers of the latest height, by address (its 20 bytes as latin1 text). The
+   * state of a height never changes, and the app moves its last height only once that height's
+   * state is readable (BaseApp.commit on this thread; reload after the executor thread's commit):
+   * so the map is emptied whenever the last height differs from the one it was filled at (a
+   * rollback after an aborted block moves it too). Bounded: emptied when full.
+   */
+  let balances = { height: -1n, answers: new Map<string, string>() };
+  const balanceOf = (address: Uint8Array, b: unknown): string => {
+    const latest = deps.lastHeight();
+    // `latest` or none (what stateHeight makes of them once a block exists), else the general way.
+    const h = (b === 'latest' || b === undefined) && latest > 0n ? latest : stateHeight(deps, parseBlockRef(1, b));
+    if (h !== latest) return qty(k.bank.getBalance(readContext(h), address, k.denom).amount);
+    if (balances.height !== latest) balances = { height: latest, answers: new Map() };
+    const key = Buffer.from(address.buffer, address.byteOffset, address.byteLength).toString('latin1');
+    let a = balances.answers.get(key);
+    if (a === undefined) {
+      a = qty(k.bank.getBalance(readContext(h), address, k.denom).amount);
+      if (balances.answers.size >= BALANCE_ANSWERS_MAX) balances.answers.clear();
+      balances.answers.set(key, a);
+    }
+    return a;
+  };
+
   const block = { name: 'block', type: 'any', optional: true } as const;
   const txAt = (lb: LoadedBlock | undefined, index: bigint) => {
     if (lb === undefined) return null;
@@ -158,7 +185,8 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
       params: [{ name: 'address', type: 'address' }, block],
       // The bank balance of the EVM denom is the account's balance (state.ts readAccount): read
       // alone, without the auth account, code hash and storage root the account record needs.
-      handler: ({ address, block: b }) => qty(k.bank.getBalance(readContext(stateHeight(deps, parseBlockRef(1, b))), address, k.denom).amount),
+      // Answers of the latest height come from balanceOf's map while the height stays.
+      handler: ({ address, block: b }) => balanceOf(address, b),
     }),
     gethMethod({
       name: 'eth_getTransactionCount',

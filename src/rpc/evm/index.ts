@@ -126,6 +126,9 @@ export interface EvmRpc {
   close(): Promise<void>;
 }
 
+/** The EVM methods that may stream a result (debug-trace.ts, through raw-json.ts streamScope). */
+const mayStream = (method: string): boolean => method.startsWith('debug_');
+
 export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
   let routes = evmRpcMethods(opts.deps, opts.api, opts.logger);
   const first = opts.onFirstCall;
@@ -145,7 +148,7 @@ export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
   const table = gethTable(routes);
   const auth = evmRpcAuth(opts.jwtSecret);
   const make = (laddr: string) =>
-    new GethRpcServer({ laddr, methods: table, logger: opts.logger, batchItemLimit: opts.batchRequestLimit, batchResponseMaxSize: opts.batchResponseMaxSize, auth });
+    new GethRpcServer({ laddr, methods: table, logger: opts.logger, batchItemLimit: opts.batchRequestLimit, batchResponseMaxSize: opts.batchResponseMaxSize, auth, streams: mayStream });
   const http = make(opts.address);
   await http.start();
   let ws: GethRpcServer | null = null;

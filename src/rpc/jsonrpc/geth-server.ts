@@ -23,11 +23,11 @@
  */
 import type { Logger } from '../../log.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
-import { connectionClose, CONN_DROPPED_BY_UWS, listen, parseContentLength, uwsRefusesContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
+import { connectionClose, CONN_DROPPED_BY_UWS, listen, sendJson, parseContentLength, uwsRefusesContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
 import { StreamScope, streamScope } from '../../evm/tracers/raw-json.js';
 import { replyChunked } from './chunked-reply.js';
 import type { RpcMetrics } from './dispatch.js';
-import { GETH_CODES, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, type GethCallSite } from './geth.js';
+import { GETH_CODES, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, toMessage, type GethCallSite } from './geth.js';
 import type { Route, RouteTable } from './methods.js';
 import { UwsConnection, WS_MAX_QUEUED_REQUESTS, WS_MIN_PUSH_HIGH_WATER, WS_WRITE_WAIT_MS, type WsLimits, type WsUserData } from './ws.js';
 
@@ -58,6 +58,13 @@ export interface GethRpcServerOptions {
   batchResponseMaxSize?: number;
   slice?: LoopSlice;
   auth?: GethRpcAuth;
+  /**
+   * Which methods may stream their result (raw-json.ts streamScope): a single HTTP request to one
+   * of them runs in a stream scope. Default: every method. The scope is an AsyncLocalStorage one,
+   * which costs every request it wraps (and, once used, turns async hooks on for the process):
+   * a server whose tables say which methods stream (the EVM's: debug_*) spares the others.
+   */
+  streams?: (method: string) => boolean;
 }
 
 /** Authentication of private methods. */
@@ -126,6 +133,7 @@ export class GethRpcServer {
   private readonly conns = new Set<UwsConnection>();
   private connSeq = 0;
   private readonly auth: GethRpcAuth | undefined;
+  private readonly streams: ((method: string) => boolean) | undefined;
   /** Connections whose upgrade carried a valid token. */
   private readonly authed = new WeakSet<UwsConnection>();
 
@@ -145,6 +153,7 @@ export class GethRpcServer {
     };
     this.laddr = opts.laddr;
     this.auth = opts.auth;
+    this.streams = opts.streams;
   }
 
   /**
@@ -205,7 +214,10 @@ export class GethRpcServer {
         conn.handleClosed();
       }),
     });
-    app.any('/*', (res, req) => this.guard(() => this.onHttp(res, req), res));
+    // POST (uWS routes any case of it here) behaves as any method other than GET, HEAD, PUT,
+    // DELETE and OPTIONS: its route spares the read of the method.
+    app.post('/*', (res, req) => this.onHttpGuarded(res, req, 'POST'));
+    app.any('/*', (res, req) => this.onHttpGuarded(res, req, undefined));
     this.listening = await listen(app, parseListenAddr(this.laddr, 'json-rpc.address'), 'JSON-RPC');
     this.log?.info('JSON-RPC listening', { addr: `${this.listening.host}:${this.listening.port}` });
   }
@@ -233,8 +245,20 @@ export class GethRpcServer {
     }
   }
 
-  private onHttp(res: HttpResponse, req: HttpRequest): void {
-    const method = req.getCaseSensitiveMethod();
+  /** guard() without its closure: this runs for every request. */
+  private onHttpGuarded(res: HttpResponse, req: HttpRequest, method: string | undefined): void {
+    try {
+      this.onHttp(res, req, method);
+    } catch (e) {
+      this.guard(() => {
+        throw e;
+      }, res);
+    }
+  }
+
+  /** `known`: the method, when the route says it (only its comparisons below matter). */
+  private onHttp(res: HttpResponse, req: HttpRequest, known: string | undefined): void {
+    const method = known ?? req.getCaseSensitiveMethod();
     const ex: Exchange = { aborted: false, done: false, ac: null, head: method === 'HEAD', authorization: this.auth ? req.getHeader('authorization') : '' };
     // uWS does not count a HEAD answer (endWithoutBody) as one: HEAD always attaches.
     if (ex.head) this.attachAbort(res, ex);
@@ -247,8 +271,8 @@ export class GethRpcServer {
     // 400 below is written so that it leaves first (CONN_DROPPED_BY_UWS).
     if (uwsRefusesContentLength(clHeader)) ex.connClose = CONN_DROPPED_BY_UWS;
     const cl = parseContentLength(clHeader);
-    const chunked = req.getHeader('transfer-encoding') !== '';
-    if (method === 'GET' && (cl === undefined || cl === 0) && !chunked && (req.getQuery() ?? '') === '') {
+    // (Transfer-Encoding matters to a GET only: read for it alone.)
+    if (method === 'GET' && (cl === undefined || cl === 0) && req.getHeader('transfer-encoding') === '' && (req.getQuery() ?? '') === '') {
       this.reply(res, ex, '200 OK', [], '', undefined, true);
       return;
     }
@@ -275,17 +299,20 @@ export class GethRpcServer {
       this.bodyLimit,
       cl,
       (body) => {
+        // The body may be a view over uWS's chunk (readBody's `view`): served now, or copied.
         if (this.slice.admitHttp()) this.serveHttp(res, ex, body, true);
         else {
+          const kept = body === null ? null : Buffer.from(body);
           res.pause();
           this.slice.defer(() => {
             if (ex.aborted || ex.done) return;
             res.resume();
-            this.serveHttp(res, ex, body, false);
+            this.serveHttp(res, ex, kept, false);
           });
         }
       },
       (e) => this.internal(res, ex, e),
+      true,
     );
   }
 
@@ -314,6 +341,10 @@ export class GethRpcServer {
         this.reply(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, 'parse error'), undefined, corked);
         return;
       }
+      if (!parsed.batch) {
+        this.serveSingle(res, ex, parsed.messages[0], corked);
+        return;
+      }
       if (this.needsAuth(parsed.messages)) {
         const refused = this.auth!.verify(ex.authorization);
         if (refused !== null) {
@@ -322,13 +353,10 @@ export class GethRpcServer {
           return;
         }
       }
-      // Streaming hook (issue 12): a single request runs in a stream scope, where a large result
-      // (a debug trace) may be written to the socket in chunks (chunked-reply.ts).
-      const scope = parsed.batch ? undefined : new StreamScope();
-      const a = scope === undefined ? this.rpc.serve(parsed, new HttpSite(res, ex)) : streamScope.run(scope, () => this.rpc.serve(parsed, new HttpSite(res, ex)));
+      const a = this.rpc.serve(parsed, new HttpSite(res, ex));
       if (a instanceof Promise) {
         a.then(
-          (answer) => (scope?.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.reply(res, ex, '200 OK', JSON_HEADERS, answer ?? '')),
+          (answer) => this.reply(res, ex, '200 OK', JSON_HEADERS, answer ?? ''),
           (e: unknown) => this.internal(res, ex, e),
         );
         return;
@@ -337,6 +365,74 @@ export class GethRpcServer {
     } catch (e) {
       this.internal(res, ex, e);
     }
+  }
+
+  /**
+   * The fast path of a single (non-batch) request: one decoding of the message, the auth check on
+   * its method alone, the answer written with one cork and end (replyJson).
+   */
+  private serveSingle(res: HttpResponse, ex: Exchange, value: unknown, corked: boolean): void {
+    const m = toMessage(value);
+    if (this.auth !== undefined && this.singleNeedsAuth(value)) {
+      const refused = this.auth.verify(ex.authorization);
+      if (refused !== null) {
+        // node/jwt_handler.go: http.Error(w, reason, 401); nothing of the request runs.
+        this.reply(res, ex, '401 Unauthorized', TEXT_HEADERS, `${refused}\n`, undefined, corked);
+        return;
+      }
+    }
+    // Streaming hook (issue 12): a large result (a debug trace) may be written to the socket in
+    // chunks (chunked-reply.ts) from inside a stream scope; methods that do not stream (options
+    // `streams`) run without one.
+    if (this.streams === undefined || this.streams(m.method)) {
+      const scope = new StreamScope();
+      const a = streamScope.run(scope, () => this.rpc.single(m, new HttpSite(res, ex)));
+      if (a instanceof Promise) {
+        a.then(
+          (answer) => (scope.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.replyJson(res, ex, answer ?? '', false)),
+          (e: unknown) => this.internal(res, ex, e),
+        );
+      } else this.replyJson(res, ex, a ?? '', corked);
+      return;
+    }
+    const a = this.rpc.single(m, new HttpSite(res, ex));
+    if (a instanceof Promise) {
+      a.then(
+        (answer) => this.replyJson(res, ex, answer ?? '', false),
+        (e: unknown) => this.internal(res, ex, e),
+      );
+      return;
+    }
+    this.replyJson(res, ex, a ?? '', corked);
+  }
+
+  /** Whether a method this server serves is private, kept per served name (a finite set). */
+  private privateServed(a: GethRpcAuth, method: string): boolean {
+    let p = this.privateByName.get(method);
+    if (p === undefined) {
+      if (this.rpc.table.get(method) === undefined) return false;
+      p = a.isPrivate(method);
+      this.privateByName.set(method, p);
+    }
+    return p;
+  }
+
+  private readonly privateByName = new Map<string, boolean>();
+
+  /** needsAuth for one message's value, without the list calledMethods makes. */
+  private singleNeedsAuth(v: unknown): boolean {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+    const a = this.auth!;
+    for (const k in v as Record<string, unknown>) {
+      const x = (v as Record<string, unknown>)[k];
+      if (typeof x === 'string' && k.toLowerCase() === 'method' && this.privateServed(a, x)) return true;
+    }
+    return false;
+  }
+
+  /** A 200 JSON answer: sendJson's one cork and end when it may, else reply's general path. */
+  private replyJson(res: HttpResponse, ex: Exchange, body: string, corked: boolean): void {
+    if (ex.head || !sendJson(res, ex, body, corked)) this.reply(res, ex, '200 OK', JSON_HEADERS, body, undefined, corked);
   }
 
   private internal(res: HttpResponse, ex: Exchange, e: unknown): void {
@@ -356,7 +452,7 @@ export class GethRpcServer {
       conn.close();
       return;
     }
-    if (!this.authed.has(conn) && this.needsAuth(parsed.messages)) {
+    if (this.auth !== undefined && !this.authed.has(conn) && (parsed.batch ? this.needsAuth(parsed.messages) : this.singleNeedsAuth(parsed.messages[0]))) {
       const errs = parsed.messages.map(idOf).filter((id) => id !== undefined).map((id) => gethErrorEnvelope(id, GETH_CODES.DEFAULT, 'missing token'));
       if (errs.length > 0) conn.reply(parsed.batch ? `[${errs.join(',')}]` : errs[0]!);
       return;
@@ -375,6 +471,7 @@ export class GethRpcServer {
 
 /** mime.ParseMediaType's media type: before any `;`, trimmed, lower-cased. */
 function mediaType(v: string): string {
+  if (v === 'application/json') return v; // what nearly every client sends: nothing to cut
   const i = v.indexOf(';');
   return (i === -1 ? v : v.slice(0, i)).trim().toLowerCase();
 }

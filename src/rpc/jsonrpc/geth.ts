@@ -273,7 +273,7 @@ export function decodeGethParams(specs: readonly GethParamSpec[], raw: unknown, 
 // Messages
 
 /** One decoded message of a body or websocket frame. */
-interface Message {
+export interface GethMessage {
   /** `jsonrpc` is exactly "2.0". */
   version: boolean;
   /** The `id` member: undefined when absent (null when `"id":null`). */
@@ -284,15 +284,15 @@ interface Message {
   hasResult: boolean;
 }
 
-const hasValidId = (m: Message) => m.id !== undefined && (m.id === null || typeof m.id !== 'object');
-const isCall = (m: Message) => m.version && hasValidId(m) && m.method !== '';
-const isNotification = (m: Message) => m.version && m.id === undefined && m.method !== '';
+const hasValidId = (m: GethMessage) => m.id !== undefined && (m.id === null || typeof m.id !== 'object');
+const isCall = (m: GethMessage) => m.version && hasValidId(m) && m.method !== '';
+const isNotification = (m: GethMessage) => m.version && m.id === undefined && m.method !== '';
 /** A response (sent to a server, it is dropped: geth's handleImmediate). */
-const isResponse = (m: Message) => m.version && hasValidId(m) && m.method === '' && !m.hasParams && m.hasResult;
+const isResponse = (m: GethMessage) => m.version && hasValidId(m) && m.method === '' && !m.hasParams && m.hasResult;
 
 /** encoding/json's decoding of a value into jsonrpcMessage: fields matched case-insensitively. */
-function toMessage(v: unknown): Message {
-  const m: Message = { version: false, id: undefined, method: '', params: undefined, hasParams: false, hasResult: false };
+export function toMessage(v: unknown): GethMessage {
+  const m: GethMessage = { version: false, id: undefined, method: '', params: undefined, hasParams: false, hasResult: false };
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return m;
   const o = v as Record<string, unknown>;
   for (const key in o) {
@@ -322,7 +322,23 @@ function toMessage(v: unknown): Message {
 
 /** The `"id":…` member of an answer. */
 function idJson(id: unknown): string {
-  return id === undefined || id === null ? 'null' : JSON.stringify(id);
+  if (id === undefined || id === null) return 'null';
+  // A number's JSON text is its Number#toString text (ECMA-262 SerializeJSONProperty); JSON.parse
+  // gives no NaN nor Infinity. Strings go through jsonString's no-escape check.
+  if (typeof id === 'number') return `${id}`;
+  return typeof id === 'string' ? jsonString(id) : JSON.stringify(id);
+}
+
+/**
+ * JSON.stringify of a string, without its call when nothing needs escaping (printable ASCII
+ * other than `"` and `\\`, e.g. every hex quantity): the common answer of the eth methods.
+ */
+function jsonString(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s);
+  }
+  return `"${s}"`;
 }
 
 export function gethErrorEnvelope(id: unknown, code: number, message: string, data?: unknown): string {
@@ -334,7 +350,7 @@ function successEnvelope(id: unknown, result: unknown): string {
   let json: string | undefined;
   try {
     // A tracer's result arrives as JSON text already (src/evm/tracers/raw-json.ts): written as is.
-    json = result instanceof RawJson ? result.json : JSON.stringify(result === undefined ? null : result);
+    json = typeof result === 'string' ? jsonString(result) : result instanceof RawJson ? result.json : JSON.stringify(result === undefined ? null : result);
   } catch (e) {
     return gethErrorEnvelope(id, GETH_CODES.INTERNAL_ERROR, (e as Error).message);
   }
@@ -409,6 +425,9 @@ class GethCallContext implements RouteContext {
   }
 }
 
+/** A notification's answer is none (handleMsg runs it and writes nothing). */
+const answerOf = (notification: boolean, s: string): string | null => (notification ? null : s);
+
 /** geth's JSON-RPC over one method table. */
 export class GethJsonRpc {
   private readonly log: Logger | undefined;
@@ -445,7 +464,7 @@ export class GethJsonRpc {
     return r === undefined ? finish() : r.then(finish);
   }
 
-  private runBatch(msgs: Message[], from: number, out: string[], state: { bytes: number }, site: GethCallSite): Promise<void> | undefined {
+  private runBatch(msgs: GethMessage[], from: number, out: string[], state: { bytes: number }, site: GethCallSite): Promise<void> | undefined {
     for (let i = from; i < msgs.length; i++) {
       const m = msgs[i]!;
       if (this.responseMax > 0 && state.bytes > this.responseMax) {
@@ -470,26 +489,25 @@ export class GethJsonRpc {
     state.bytes += answer.length;
   }
 
-  /** handleMsg / handleCallMsg for one message. */
-  private single(m: Message, site: GethCallSite): string | null | Promise<string | null> {
+  /** handleMsg / handleCallMsg for one message (of a body or frame that is no batch: toMessage of its value). */
+  single(m: GethMessage, site: GethCallSite): string | null | Promise<string | null> {
     const notification = isNotification(m);
     if (!notification && !isCall(m)) {
       if (isResponse(m)) return null;
       return gethErrorEnvelope(hasValidId(m) ? m.id : null, GETH_CODES.INVALID_REQUEST, 'invalid request');
     }
-    const answer = (s: string) => (notification ? null : s);
     if (m.method.length > GETH_MAX_METHOD_NAME_LENGTH) {
       recordRejected(this.metrics, UNKNOWN_METHOD, site.transport);
-      return answer(gethErrorEnvelope(m.id, GETH_CODES.INVALID_REQUEST, `method name too long: ${m.method.length} > ${GETH_MAX_METHOD_NAME_LENGTH}`));
+      return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.INVALID_REQUEST, `method name too long: ${m.method.length} > ${GETH_MAX_METHOD_NAME_LENGTH}`));
     }
     if (site.transport !== 'websocket' && m.method.endsWith('_subscribe')) {
       recordRejected(this.metrics, this.table.get(m.method) ? m.method : UNKNOWN_METHOD, site.transport);
-      return answer(gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, 'notifications not supported'));
+      return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, 'notifications not supported'));
     }
     const route = this.table.get(m.method);
     if (!route) {
       recordRejected(this.metrics, UNKNOWN_METHOD, site.transport);
-      return answer(gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, `the method ${m.method} does not exist/is not available`));
+      return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.METHOD_NOT_FOUND, `the method ${m.method} does not exist/is not available`));
     }
     let args: Args;
     try {
@@ -497,12 +515,12 @@ export class GethJsonRpc {
     } catch (e) {
       if (!(e instanceof ArgError)) throw e;
       recordRejected(this.metrics, route.name, site.transport);
-      return answer(gethErrorEnvelope(m.id, GETH_CODES.INVALID_PARAMS, e.message));
+      return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.INVALID_PARAMS, e.message));
     }
     const id = m.id as string | number;
     const o = invoke(route, args, new GethCallContext(id, site), this.metrics);
-    if (o instanceof Promise) return o.then((done) => answer(done.ok ? successEnvelope(m.id, done.result) : this.failed(route, m.id, done.thrown)));
-    return answer(o.ok ? successEnvelope(m.id, o.result) : this.failed(route, m.id, o.thrown));
+    if (o instanceof Promise) return o.then((done) => answerOf(notification, done.ok ? successEnvelope(m.id, done.result) : this.failed(route, m.id, done.thrown)));
+    return answerOf(notification, o.ok ? successEnvelope(m.id, o.result) : this.failed(route, m.id, o.thrown));
   }
 
   /** rpc/json.go errorMessage: the error's own code (rpc.Error), else -32000; data when given. */
