@@ -27,14 +27,32 @@ function invalid(msg: string): AbciError {
   return sdkErrors.invalidAddress.wrap(msg);
 }
 
+/** How many encoded addresses a codec remembers before it starts over. */
+const ENCODE_MEMO_MAX = 16_384;
+
 export class Bech32Codec implements AddressCodec {
+  /**
+   * Encoded addresses by their bytes (latin1). A bank send encodes the same few addresses eight
+   * times (coin_spent, coin_received, transfer, message for the fee and for the send), and a
+   * bech32 encode (5-bit regrouping, checksum) costs far more than the lookup. Pure function of the
+   * bytes, so the memo cannot change an answer.
+   */
+  private readonly encoded = new Map<string, string>();
+
   constructor(readonly prefix: string) {
     if (prefix.length === 0) throw new Error('bech32 prefix must not be empty');
   }
 
   encode(addr: Bytes): string {
     if (addr.length === 0) return '';
-    return bech32.encode(this.prefix, bech32.toWords(addr), BECH32_MAX_LEN);
+    const k = Buffer.from(addr.buffer, addr.byteOffset, addr.byteLength).toString('latin1');
+    let s = this.encoded.get(k);
+    if (s === undefined) {
+      s = bech32.encode(this.prefix, bech32.toWords(addr), BECH32_MAX_LEN);
+      if (this.encoded.size >= ENCODE_MEMO_MAX) this.encoded.clear();
+      this.encoded.set(k, s);
+    }
+    return s;
   }
 
   decode(text: string): Bytes {

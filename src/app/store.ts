@@ -176,9 +176,18 @@ export class CacheKVStore implements KVStore {
 
   get(key: Bytes): Bytes | undefined {
     assertKey(key);
-    const v = this.dirty.get(bytesToKey(key));
+    return this.getByKey(bytesToKey(key), key);
+  }
+
+  /**
+   * get with the key's latin1 form already made: a branch over a branch (a tx's over the block's)
+   * hands it down instead of converting the key again at every level.
+   */
+  private getByKey(k: string, key: Bytes): Bytes | undefined {
+    const v = this.dirty.get(k);
     if (v !== undefined) return v ?? undefined;
-    return this.parent.get(key);
+    const p = this.parent;
+    return p instanceof CacheKVStore ? p.getByKey(k, key) : p.get(key);
   }
 
   has(key: Bytes): boolean {
@@ -221,11 +230,18 @@ export class CacheKVStore implements KVStore {
 
   /** Pushes the changes into the parent in key order and empties this cache (cachekv Write). */
   write(): void {
-    for (const k of this.sortedKeys()) {
-      const v = this.dirty.get(k)!;
-      const key = keyToBytes(k);
-      if (v === null) this.parent.delete(key);
-      else this.parent.set(key, v);
+    const p = this.parent;
+    if (p instanceof CacheKVStore) {
+      // Into a branch below (a tx's writes into the block's): the entries move as they are, the
+      // key in its latin1 form and the value this cache already copied and now lets go of.
+      for (const k of this.sortedKeys()) p.put(k, this.dirty.get(k)!);
+    } else {
+      for (const k of this.sortedKeys()) {
+        const v = this.dirty.get(k)!;
+        const key = keyToBytes(k);
+        if (v === null) p.delete(key);
+        else p.set(key, v);
+      }
     }
     this.dirty.clear();
     this.sorted = [];

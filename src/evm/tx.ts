@@ -40,6 +40,32 @@ export class EvmTxError extends Error {
 const NO_PARAMS = {};
 
 /**
+ * The Common every tx decoded against `common` shares, while `common`'s parameters stay as they
+ * were (its parameter cache object is the same one). The tx library gives each tx a copy of the
+ * Common and rebuilds that copy's parameter cache (updateParams, even with no parameters): a walk
+ * over every hardfork's parameter tables per decoded tx, ~40 % of a decode
+ * (ethereumjs/ethereumjs-monorepo:packages/tx/src/util/internal.ts sharedConstructor). The shared
+ * copy answers copy() with itself and an empty updateParams with nothing, which is what the
+ * rebuild yielded: the same parameters, hardfork and EIPs as `common` at the time. The hardfork is
+ * fixed (Prague from genesis, createEvmCommon), so runTx's setHardfork to the block's is a no-op.
+ */
+const txCommons = new WeakMap<Common, { cache: unknown; shared: Common }>();
+
+function txCommonOf(common: Common): Common {
+  const cache = (common as unknown as { _paramsCache: unknown })._paramsCache;
+  const hit = txCommons.get(common);
+  if (hit !== undefined && hit.cache === cache) return hit.shared;
+  const shared = common.copy();
+  const update = shared.updateParams.bind(shared);
+  shared.copy = () => shared;
+  shared.updateParams = (params) => {
+    if (Object.keys(params).length > 0) update(params);
+  };
+  txCommons.set(common, { cache, shared });
+  return shared;
+}
+
+/**
  * Decodes one raw transaction (the bytes eth_sendRawTransaction carries). `common` must come from
  * createEvmCommon, which carries the tx library's parameters.
  */
@@ -54,7 +80,7 @@ export function decodeTx(raw: Uint8Array, common: Common): TypedTransaction {
   }
   try {
     // params: {} because createEvmCommon merged the tx parameters once (halves the decode time).
-    return createTxFromRLP(raw, { common, params: NO_PARAMS });
+    return createTxFromRLP(raw, { common: txCommonOf(common), params: NO_PARAMS });
   } catch (e) {
     throw new EvmTxError(`rlp: ${(e as Error).message}`, 'EVM_TX_MALFORMED');
   }

@@ -266,7 +266,25 @@ export class BankKeeper {
 
   isSendEnabledDenom(ctx: Context, denom: string): boolean {
     const v = this.store(ctx).get(sendEnabledKey(denom));
-    return v === undefined ? this.getParams(ctx).default_send_enabled : v[0] === 1;
+    return v === undefined ? this.defaultSendEnabled(ctx) : v[0] === 1;
+  }
+
+  /** The stored params' bytes and their default_send_enabled, parsed once per distinct value. */
+  private paramsMemo: { raw: string; defaultSendEnabled: boolean } | undefined;
+
+  /**
+   * getParams(ctx).default_send_enabled, read like getParams (the same store read, so the same
+   * gas) but without a JSON parse per send when the stored params are the bytes parsed last time.
+   */
+  private defaultSendEnabled(ctx: Context): boolean {
+    const v = this.store(ctx).get(PARAMS_KEY);
+    if (v === undefined) return defaultBankParams().default_send_enabled;
+    const raw = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1');
+    const m = this.paramsMemo;
+    if (m !== undefined && m.raw === raw) return m.defaultSendEnabled;
+    const defaultSendEnabled = parseBankParams(JSON.parse(fromUtf8(v))).default_send_enabled;
+    this.paramsMemo = { raw, defaultSendEnabled };
+    return defaultSendEnabled;
   }
 
   /** IsSendEnabledCoins: `<denom> transfers are currently disabled: send transactions are disabled` (bank 5). */

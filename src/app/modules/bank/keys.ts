@@ -40,8 +40,29 @@ export function balancesPrefix(addr: Bytes): Bytes {
   return concatBytes(BALANCES_PREFIX, lengthPrefixed(addr));
 }
 
+/** A denom's UTF-8 bytes, remembered: keys are built for the same few denoms on every send. */
+const denomBytesMemo = new Map<string, Bytes>();
+
+function denomBytes(denom: string): Bytes {
+  let b = denomBytesMemo.get(denom);
+  if (b === undefined) {
+    b = utf8(denom);
+    if (denomBytesMemo.size >= 1024) denomBytesMemo.clear();
+    denomBytesMemo.set(denom, b);
+  }
+  return b;
+}
+
+/** 0x02 len addr denom, in one allocation (every account read of the EVM builds one). */
 export function balanceKey(addr: Bytes, denom: string): Bytes {
-  return concatBytes(balancesPrefix(addr), utf8(denom));
+  if (addr.length === 0 || addr.length > 255) throw new Error(`address length ${addr.length} out of range 1–255`);
+  const d = denomBytes(denom);
+  const out = new Uint8Array(2 + addr.length + d.length);
+  out[0] = BALANCES_PREFIX[0]!;
+  out[1] = addr.length;
+  out.set(addr, 2);
+  out.set(d, 2 + addr.length);
+  return out;
 }
 
 /** 0x03 denom 0x00: every holder of `denom`. */
@@ -49,8 +70,17 @@ export function denomOwnersPrefix(denom: string): Bytes {
   return concatBytes(DENOM_ADDRESS_PREFIX, utf8(denom), Uint8Array.of(0));
 }
 
+/** 0x03 denom 0x00 len addr, in one allocation. */
 export function denomAddressKey(denom: string, addr: Bytes): Bytes {
-  return concatBytes(denomOwnersPrefix(denom), lengthPrefixed(addr));
+  if (addr.length === 0 || addr.length > 255) throw new Error(`address length ${addr.length} out of range 1–255`);
+  const d = denomBytes(denom);
+  const out = new Uint8Array(3 + d.length + addr.length);
+  out[0] = DENOM_ADDRESS_PREFIX[0]!;
+  out.set(d, 1);
+  out[1 + d.length] = 0;
+  out[2 + d.length] = addr.length;
+  out.set(addr, 3 + d.length);
+  return out;
 }
 
 export function sendEnabledKey(denom: string): Bytes {

@@ -124,6 +124,8 @@ interface Engine {
 }
 
 const hex0x = (b: Uint8Array) => bytesToHex(b);
+/** How many committed storage roots EvmKeeper.storageRoot remembers before it starts over. */
+const STORAGE_ROOT_MEMO_MAX = 65_536;
 const upperHex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 
 function evmError(kind: 'wrongSequence' | 'insufficientFunds' | 'outOfGas' | 'invalidChainId' | 'unauthorized' | 'txDecode' | 'invalidRequest', msg: string): AbciError {
@@ -215,6 +217,7 @@ export class EvmKeeper implements AccountModel {
   }
 
   private loadCommitted(): void {
+    this.storageRoots.clear();
     const latest = this.trieDb?.getBinary(LATEST_ROOT_KEY);
     if (latest !== undefined) {
       this.committedHeight = readU64be(latest.subarray(0, 8));
@@ -235,9 +238,23 @@ export class EvmKeeper implements AccountModel {
     }
   }
 
+  /**
+   * Committed storage roots already read, by address (latin1), `null` for none. Every account
+   * read of every tx asked LMDB (sender, coinbase, contract: three reads a transfer); the roots
+   * change only in commit() and when the databases are (re)attached, which empty the memo.
+   */
+  private storageRoots = new Map<string, Bytes | null>();
+
   /** AccountModel: the committed storage root of an address. */
   storageRoot(addr: Bytes): Bytes | undefined {
-    return this.trieDb?.getBinary(storageRootKey(addr));
+    const k = bytesToKey(addr);
+    const hit = this.storageRoots.get(k);
+    if (hit !== undefined) return hit ?? undefined;
+    const v = this.trieDb?.getBinary(storageRootKey(addr));
+    const root = v === undefined ? undefined : Uint8Array.from(v);
+    if (this.storageRoots.size >= STORAGE_ROOT_MEMO_MAX) this.storageRoots.clear();
+    this.storageRoots.set(k, root ?? null);
+    return root;
   }
 
   // --- decode and ante ------------------------------------------------------------------------------
@@ -755,6 +772,7 @@ export class EvmKeeper implements AccountModel {
   commit(c: ModuleCommit): void {
     const trie = c.db(EVM_TRIE_DB);
     const root = this.root;
+    this.storageRoots.clear();
     if (root !== undefined && root.height === c.height) {
       for (const [k, v] of root.nodes) trie.putSync(k, v);
       for (const [a, sr] of root.storageRoots) {
