@@ -73,6 +73,11 @@ t.test('over HTTP', async (t) => {
     t.equal((await post(p, '{"jsonrpc":"2.0","id":"abc","method":"eth_chainId","params":[]}')).text, ok('abc', '0x2a'));
     t.equal((await post(p, '{"jsonrpc":"2.0","id":null,"method":"eth_chainId","params":null}')).text, ok(null, '0x2a'), '"id":null is a call');
     t.equal((await post(p, '{"jsonrpc":"2.0","id":1,"method":"eth_transport"}')).text, ok(1, 'jsonrpc'));
+    // A number id too large for a double parses as ±Infinity, which JSON cannot write: the answer
+    // must still be JSON (found by the bench's fuzz run: `"id":Infinity`), with id null.
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":1e400,"method":"eth_chainId"}')).text, ok(null, '0x2a'), 'id 1e400: null');
+    t.equal((await post(p, '{"jsonrpc":"2.0","id":-1e400,"method":"nope"}')).text, err(null, -32601, 'the method nope does not exist/is not available'), 'id -1e400 on an error: null');
+    t.equal((await post(p, '[{"jsonrpc":"2.0","id":1e400,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2.50,"method":"eth_chainId"}]')).text, `[${ok(null, '0x2a')},${ok(2.5, '0x2a')}]`, 'in a batch too');
   });
 
   await t.test('parse error', async (t) => {

@@ -323,9 +323,11 @@ export function toMessage(v: unknown): GethMessage {
 /** The `"id":…` member of an answer. */
 function idJson(id: unknown): string {
   if (id === undefined || id === null) return 'null';
-  // A number's JSON text is its Number#toString text (ECMA-262 SerializeJSONProperty); JSON.parse
-  // gives no NaN nor Infinity. Strings go through jsonString's no-escape check.
-  if (typeof id === 'number') return `${id}`;
+  // A finite number's JSON text is its Number#toString text (ECMA-262 SerializeJSONProperty).
+  // JSON.parse gives no NaN, but it does give ±Infinity for an id too large for a double (1e400):
+  // JSON has no text for it, and JSON.stringify writes null, as the answer did before this path.
+  // Strings go through jsonString's no-escape check.
+  if (typeof id === 'number') return Number.isFinite(id) ? `${id}` : 'null';
   return typeof id === 'string' ? jsonString(id) : JSON.stringify(id);
 }
 
