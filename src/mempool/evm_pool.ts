@@ -402,14 +402,27 @@ export class EvmTxPool implements Mempool {
     return new Promise((resolve) => this.unlockWaiters.push(resolve));
   }
 
-  async checkTx(tx: Bytes, info: TxInfo = {}): Promise<CheckTxResult> {
-    this.localChecks(tx);
+  /**
+   * Runs `work` in its turn: after the calls before it (admissions and eviction ticks run one
+   * after another, each reading and changing per-sender state across awaits) and once no update
+   * holds the lock. `work` is called with no await after the lock check.
+   */
+  private async inTurn<T>(work: () => T | Promise<T>): Promise<T> {
     const prev = this.tail;
     let done!: () => void;
     this.tail = new Promise<void>((r) => (done = r));
     try {
       await prev;
       while (this.locked) await this.waitUnlocked();
+      return await work();
+    } finally {
+      done();
+    }
+  }
+
+  async checkTx(tx: Bytes, info: TxInfo = {}): Promise<CheckTxResult> {
+    this.localChecks(tx);
+    return this.inTurn(async () => {
       this.localChecks(tx);
       // No await between the lock check and this: lock() waits for exactly this admission.
       const run = this.admit(tx, info);
@@ -422,9 +435,7 @@ export class EvmTxPool implements Mempool {
       } finally {
         this.inFlight = undefined;
       }
-    } finally {
-      done();
-    }
+    });
   }
 
   private account(addr: string): Account {
@@ -795,14 +806,9 @@ export class EvmTxPool implements Mempool {
    * eviction tick). Runs in turn with admissions and never inside update(); resolves to the number
    * of txs dropped.
    */
-  async evictStale(): Promise<number> {
-    const prev = this.tail;
-    let done!: () => void;
-    this.tail = new Promise<void>((r) => (done = r));
-    try {
-      await prev;
-      while (this.locked) await this.waitUnlocked();
-      // No await from here on: no admission or update runs meanwhile.
+  evictStale(): Promise<number> {
+    return this.inTurn(() => {
+      // No await in here: no admission or update runs meanwhile.
       const now = this.now();
       let dropped = 0;
       for (const a of [...this.accounts.values()]) {
@@ -816,9 +822,7 @@ export class EvmTxPool implements Mempool {
       }
       if (dropped > 0) this.onExpired?.(dropped);
       return dropped;
-    } finally {
-      done();
-    }
+    });
   }
 
   /** Starts the eviction tick (every minute, or every `lifetime` when shorter); it does not keep the process alive. */
