@@ -74,17 +74,17 @@ export interface GethRpcAuth {
   verify(authorization: string): string | null;
 }
 
-/** The `method` members of a body's messages (matched case-insensitively, as toMessage does). */
-function calledMethods(messages: readonly unknown[]): string[] {
-  const out: string[] = [];
-  for (const m of messages) {
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) continue;
-    for (const k in m as Record<string, unknown>) {
-      const v = (m as Record<string, unknown>)[k];
-      if (typeof v === 'string' && k.toLowerCase() === 'method') out.push(v);
-    }
+/**
+ * Whether one message calls a method `isPrivate` says is private: every `method` member counts,
+ * matched case-insensitively as toMessage does.
+ */
+function callsPrivate(m: unknown, isPrivate: (method: string) => boolean): boolean {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return false;
+  for (const k in m as Record<string, unknown>) {
+    const v = (m as Record<string, unknown>)[k];
+    if (typeof v === 'string' && k.toLowerCase() === 'method' && isPrivate(v)) return true;
   }
-  return out;
+  return false;
 }
 
 /** The `id` of a message (undefined for a notification). */
@@ -160,9 +160,11 @@ export class GethRpcServer {
    * Whether the messages call a private method this server serves (one it does not serve is
    * -32601 with or without a token: it does nothing).
    */
+  /** Whether a body's messages call a private method this server serves. */
   private needsAuth(messages: readonly unknown[]): boolean {
-    const a = this.auth;
-    return a !== undefined && calledMethods(messages).some((m) => a.isPrivate(m) && this.rpc.table.get(m) !== undefined);
+    if (this.auth === undefined) return false;
+    for (const m of messages) if (callsPrivate(m, this.privateServed)) return true;
+    return false;
   }
 
   private readonly laddr: string;
@@ -234,13 +236,18 @@ export class GethRpcServer {
     try {
       fn();
     } catch (e) {
-      this.log?.error('JSON-RPC: handler failed', { err: e as Error });
-      if (res) {
-        try {
-          res.cork(() => res.writeStatus('500 Internal Server Error').end());
-        } catch {
-          /* already answered or gone */
-        }
+      this.handlerFailed(e, res);
+    }
+  }
+
+  /** A uWS callback threw: logged, and an HTTP request still open is answered 500. */
+  private handlerFailed(e: unknown, res?: HttpResponse): void {
+    this.log?.error('JSON-RPC: handler failed', { err: e as Error });
+    if (res) {
+      try {
+        res.cork(() => res.writeStatus('500 Internal Server Error').end());
+      } catch {
+        /* already answered or gone */
       }
     }
   }
@@ -250,9 +257,7 @@ export class GethRpcServer {
     try {
       this.onHttp(res, req, method);
     } catch (e) {
-      this.guard(() => {
-        throw e;
-      }, res);
+      this.handlerFailed(e, res);
     }
   }
 
@@ -373,7 +378,7 @@ export class GethRpcServer {
    */
   private serveSingle(res: HttpResponse, ex: Exchange, value: unknown, corked: boolean): void {
     const m = toMessage(value);
-    if (this.auth !== undefined && this.singleNeedsAuth(value)) {
+    if (this.auth !== undefined && callsPrivate(value, this.privateServed)) {
       const refused = this.auth.verify(ex.authorization);
       if (refused !== null) {
         // node/jwt_handler.go: http.Error(w, reason, 401); nothing of the request runs.
@@ -384,21 +389,12 @@ export class GethRpcServer {
     // Streaming hook (issue 12): a large result (a debug trace) may be written to the socket in
     // chunks (chunked-reply.ts) from inside a stream scope; methods that do not stream (options
     // `streams`) run without one.
-    if (this.streams === undefined || this.streams(m.method)) {
-      const scope = new StreamScope();
-      const a = streamScope.run(scope, () => this.rpc.single(m, new HttpSite(res, ex)));
-      if (a instanceof Promise) {
-        a.then(
-          (answer) => (scope.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.replyJson(res, ex, answer ?? '', false)),
-          (e: unknown) => this.internal(res, ex, e),
-        );
-      } else this.replyJson(res, ex, a ?? '', corked);
-      return;
-    }
-    const a = this.rpc.single(m, new HttpSite(res, ex));
+    const scope = this.streams === undefined || this.streams(m.method) ? new StreamScope() : undefined;
+    const site = new HttpSite(res, ex);
+    const a = scope === undefined ? this.rpc.single(m, site) : streamScope.run(scope, () => this.rpc.single(m, site));
     if (a instanceof Promise) {
       a.then(
-        (answer) => this.replyJson(res, ex, answer ?? '', false),
+        (answer) => (scope !== undefined && scope.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.replyJson(res, ex, answer ?? '', false)),
         (e: unknown) => this.internal(res, ex, e),
       );
       return;
@@ -406,29 +402,18 @@ export class GethRpcServer {
     this.replyJson(res, ex, a ?? '', corked);
   }
 
+  private readonly privateByName = new Map<string, boolean>();
+
   /** Whether a method this server serves is private, kept per served name (a finite set). */
-  private privateServed(a: GethRpcAuth, method: string): boolean {
+  private readonly privateServed = (method: string): boolean => {
     let p = this.privateByName.get(method);
     if (p === undefined) {
       if (this.rpc.table.get(method) === undefined) return false;
-      p = a.isPrivate(method);
+      p = this.auth!.isPrivate(method);
       this.privateByName.set(method, p);
     }
     return p;
-  }
-
-  private readonly privateByName = new Map<string, boolean>();
-
-  /** needsAuth for one message's value, without the list calledMethods makes. */
-  private singleNeedsAuth(v: unknown): boolean {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-    const a = this.auth!;
-    for (const k in v as Record<string, unknown>) {
-      const x = (v as Record<string, unknown>)[k];
-      if (typeof x === 'string' && k.toLowerCase() === 'method' && this.privateServed(a, x)) return true;
-    }
-    return false;
-  }
+  };
 
   /** A 200 JSON answer: sendJson's one cork and end when it may, else reply's general path. */
   private replyJson(res: HttpResponse, ex: Exchange, body: string, corked: boolean): void {
@@ -452,7 +437,7 @@ export class GethRpcServer {
       conn.close();
       return;
     }
-    if (this.auth !== undefined && !this.authed.has(conn) && (parsed.batch ? this.needsAuth(parsed.messages) : this.singleNeedsAuth(parsed.messages[0]))) {
+    if (!this.authed.has(conn) && this.needsAuth(parsed.messages)) {
       const errs = parsed.messages.map(idOf).filter((id) => id !== undefined).map((id) => gethErrorEnvelope(id, GETH_CODES.DEFAULT, 'missing token'));
       if (errs.length > 0) conn.reply(parsed.batch ? `[${errs.join(',')}]` : errs[0]!);
       return;
