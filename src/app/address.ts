@@ -7,7 +7,7 @@
 import { bech32 } from '@scure/base';
 import { createHash } from 'node:crypto';
 import { sdkErrors, type AbciError } from './errors.js';
-import type { Bytes } from './bytes.js';
+import { bytesToKey, type Bytes } from './bytes.js';
 
 /** The SDK's bech32 decode limit (types/bech32/bech32.go). */
 const BECH32_MAX_LEN = 1023;
@@ -45,7 +45,7 @@ export class Bech32Codec implements AddressCodec {
 
   encode(addr: Bytes): string {
     if (addr.length === 0) return '';
-    const k = Buffer.from(addr.buffer, addr.byteOffset, addr.byteLength).toString('latin1');
+    const k = bytesToKey(addr);
     let s = this.encoded.get(k);
     if (s === undefined) {
       s = bech32.encode(this.prefix, bech32.toWords(addr), BECH32_MAX_LEN);

@@ -3,6 +3,7 @@
  * once with its parameters (geth.ts decodes them as geth's Go types would), and the methods the
  * spec marks N, which answer an error (spec §7), never a result.
  */
+import { bytesToKey } from '../../app/bytes.js';
 import { ErrTxInCache } from '../../mempool/errors.js';
 import { GETH_CODES, GethRpcError, gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
@@ -142,7 +143,7 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
     const h = (b === 'latest' || b === undefined) && latest > 0n ? latest : stateHeight(deps, parseBlockRef(1, b));
     if (h !== latest) return qty(k.bank.getBalance(readContext(h), address, k.denom).amount);
     if (balances.height !== latest) balances = { height: latest, answers: new Map() };
-    const key = Buffer.from(address.buffer, address.byteOffset, address.byteLength).toString('latin1');
+    const key = bytesToKey(address);
     let a = balances.answers.get(key);
     if (a === undefined) {
       a = qty(k.bank.getBalance(readContext(h), address, k.denom).amount);

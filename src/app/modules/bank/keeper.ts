@@ -279,7 +279,7 @@ export class BankKeeper {
   private defaultSendEnabled(ctx: Context): boolean {
     const v = this.store(ctx).get(PARAMS_KEY);
     if (v === undefined) return defaultBankParams().default_send_enabled;
-    const raw = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1');
+    const raw = bytesToKey(v);
     const m = this.paramsMemo;
     if (m !== undefined && m.raw === raw) return m.defaultSendEnabled;
     const defaultSendEnabled = parseBankParams(JSON.parse(fromUtf8(v))).default_send_enabled;

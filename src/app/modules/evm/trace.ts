@@ -39,6 +39,7 @@ import type { ContextFlatState } from './state.js';
 import { gethVmError } from '../../../evm/tracers/types.js';
 import { applyOverrides, CallError, type CallArgs, type CallEngine, type CallRequest } from './calls.js';
 import { withSender, type EvmKeeper } from './keeper.js';
+import { bytesToKey } from '../../bytes.js';
 
 export interface TraceBlockEnv {
   number: bigint;
@@ -403,10 +404,9 @@ class IntermediateRoots {
     private readonly parentRoot: Uint8Array,
   ) {
     const base = keeper.nodeReader();
-    const key = (k: Uint8Array) => Buffer.from(k).toString('latin1');
     const kv: EvmKV = {
-      get: (k) => this.overlay.get(key(k)) ?? base.get(k),
-      put: (k, v) => void this.overlay.set(key(k), v),
+      get: (k) => this.overlay.get(bytesToKey(k)) ?? base.get(k),
+      put: (k, v) => void this.overlay.set(bytesToKey(k), v),
       del: () => {},
       range: () => [],
     };
