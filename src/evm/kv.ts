@@ -28,6 +28,21 @@ export function keyBytes(s: string): Uint8Array {
   return new Uint8Array(Buffer.from(s, 'latin1'));
 }
 
+/**
+ * Trie nodes read from `base`, with writes kept in memory: a trie commit whose new nodes must not
+ * reach the store (debug tracing's roots over a replayed block). A trie's node store is never
+ * ranged, and nodes are never deleted.
+ */
+export function overlayKV(base: Pick<KVStore, 'get'>): KVStore {
+  const written = new Map<string, Uint8Array>();
+  return {
+    get: (k) => written.get(bytesKey(k)) ?? base.get(k),
+    put: (k, v) => void written.set(bytesKey(k), v),
+    del: () => {},
+    range: () => [],
+  };
+}
+
 /** An in-memory KVStore (a Map with latin1-string keys; range sorts, so it is for tests). */
 export class MemoryKV implements KVStore {
   readonly map = new Map<string, Uint8Array>();

@@ -22,7 +22,7 @@ import type { Common } from '@ethereumjs/common';
 import type { Block } from '@ethereumjs/block';
 import { type TypedTransaction, Capability, TransactionType } from '@ethereumjs/tx';
 import { RLP } from '@ethereumjs/rlp';
-import { Address, bigIntToUnpaddedBytes, bytesToBigInt, bytesToHex } from '@ethereumjs/util';
+import { Address, bigIntToUnpaddedBytes, bytesToBigInt, bytesToHex, hexToBytes, type PrefixedHexString } from '@ethereumjs/util';
 import { type VM, createVM, runTx } from '@ethereumjs/vm';
 import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { createBlock } from '@ethereumjs/block';
@@ -41,7 +41,7 @@ import type { CryptoPool } from '../../../pool/types.js';
 import { SECP256K1_N_DIV_2, signature64 } from '../../../evm/common.js';
 import { createEvmCommon } from '../../../evm/common.js';
 import type { AccountRecord, FlatState, StateChanges, StorageChange } from '../../../evm/flat-state.js';
-import type { KVStore as EvmKV } from '../../../evm/kv.js';
+import { overlayKV, type KVStore as EvmKV } from '../../../evm/kv.js';
 import { FlatStateManager } from '../../../evm/state-manager.js';
 import { EMPTY_TRIE_ROOT, StateTrie, type AccountProof } from '../../../evm/trie.js';
 import { EvmTxError, decodeTx, recoverSender } from '../../../evm/tx.js';
@@ -664,8 +664,7 @@ export class EvmKeeper implements AccountModel {
     // The parent's storage roots (readAccount gives the latest height's), from its account leaves.
     const roots = new Map<string, Bytes>();
     for (const a of accounts) {
-      const h = (await parent.getProof(a.address, [], parentRoot)).storageHash;
-      const r = Uint8Array.from(Buffer.from(h.replace(/^0x/, ''), 'hex'));
+      const r = hexToBytes((await parent.getProof(a.address, [], parentRoot)).storageHash as PrefixedHexString);
       roots.set(bytesToKey(a.address), r);
       if (a.account !== undefined) a.account = { ...a.account, storageRoot: r };
     }
@@ -678,9 +677,7 @@ export class EvmKeeper implements AccountModel {
         throw new Error('read-only');
       },
     };
-    const overlay = new Map<string, Uint8Array>();
-    const nodes: EvmKV = { get: (k) => overlay.get(bytesToKey(k)) ?? base.get(k), put: (k, v) => void overlay.set(bytesToKey(k), v), del: () => {}, range: () => [] };
-    const trie = new StateTrie({ nodes, root: parentRoot, crypto: this.crypto });
+    const trie = new StateTrie({ nodes: overlayKV(base), root: parentRoot, crypto: this.crypto });
     return (await trie.commit({ accounts, storage: [...slots.values()], code: [] }, atParent)).stateRoot;
   }
 

@@ -24,7 +24,7 @@
 import { createBlock } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { createLegacyTx, type TypedTransaction } from '@ethereumjs/tx';
-import { Address, eoaCode7702RecoverAuthority, KECCAK256_NULL } from '@ethereumjs/util';
+import { Address, eoaCode7702RecoverAuthority, hexToBytes, KECCAK256_NULL, type PrefixedHexString } from '@ethereumjs/util';
 import { runTx, type VM } from '@ethereumjs/vm';
 import type { FlatStateManager } from '../../../evm/state-manager.js';
 import { createTracer, drive, toJsonParts, TraceAbort, TracerError, type StateReader, type TxContext } from '../../../evm/tracers/index.js';
@@ -34,12 +34,11 @@ import type { MessagePort } from 'node:worker_threads';
 import { createAddress } from '../../../evm/tracers/driver.js';
 import { EMPTY_TRIE_ROOT, StateTrie } from '../../../evm/trie.js';
 import type { AccountRecord, FlatState, StateChanges, StorageChange } from '../../../evm/flat-state.js';
-import type { KVStore as EvmKV } from '../../../evm/kv.js';
+import { overlayKV } from '../../../evm/kv.js';
 import type { ContextFlatState } from './state.js';
 import { gethVmError } from '../../../evm/tracers/types.js';
 import { applyOverrides, CallError, type CallArgs, type CallEngine, type CallRequest } from './calls.js';
 import { withSender, type EvmKeeper } from './keeper.js';
-import { bytesToKey } from '../../bytes.js';
 
 export interface TraceBlockEnv {
   number: bigint;
@@ -387,7 +386,6 @@ async function runReplay(run: (tx: TypedTransaction, i: number, traced: boolean)
  * sequence, no balance, no code and no storage.
  */
 class IntermediateRoots {
-  private readonly overlay = new Map<string, Uint8Array>();
   private readonly trie: StateTrie;
   private readonly parent: StateTrie;
   /** addrKey → the account's storage root after the last tx (or at the parent, once read). */
@@ -404,13 +402,7 @@ class IntermediateRoots {
     private readonly parentRoot: Uint8Array,
   ) {
     const base = keeper.nodeReader();
-    const kv: EvmKV = {
-      get: (k) => this.overlay.get(bytesToKey(k)) ?? base.get(k),
-      put: (k, v) => void this.overlay.set(bytesToKey(k), v),
-      del: () => {},
-      range: () => [],
-    };
-    this.trie = new StateTrie({ nodes: kv, root: parentRoot, crypto: keeper.crypto });
+    this.trie = new StateTrie({ nodes: overlayKV(base), root: parentRoot, crypto: keeper.crypto });
     this.parent = new StateTrie({ nodes: base, root: parentRoot, crypto: keeper.crypto });
   }
 
@@ -418,7 +410,7 @@ class IntermediateRoots {
     let r = this.storageRoots.get(ak);
     if (r === undefined) {
       // The parent's, from its account leaf (evm_trie's per-address roots are the latest height's).
-      r = hexToBytes((await this.parent.getProof(address, [], this.parentRoot)).storageHash);
+      r = hexToBytes((await this.parent.getProof(address, [], this.parentRoot)).storageHash as PrefixedHexString);
       this.storageRoots.set(ak, r);
     }
     return r;
@@ -478,8 +470,4 @@ class IntermediateRoots {
     for (const a of accounts) if (a.account !== undefined && withStorage.has(hex(a.address))) this.storageRoots.set(hex(a.address), a.account.storageRoot);
     return r.stateRoot;
   }
-}
-
-function hexToBytes(h: string): Uint8Array {
-  return new Uint8Array(Buffer.from(h.replace(/^0x/, ''), 'hex'));
 }
