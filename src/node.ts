@@ -524,7 +524,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
       const deps = evmRpcDeps({ app, keeper: app.evm.keeper, blocks: storage.blocks, mempool, ...(evmPool ? { txpool: evmPool } : {}), consensus: { getState: () => sync.consensus.getState() }, p2p: p2pSwitch, gasCap: j.gasCap, evmTimeoutMs: j.evmTimeout, logsCap: j.logsCap, blockRangeCap: j.blockRangeCap, feeHistoryCap: j.feehistoryCap, filterCap: j.filterCap, keystore, allowInsecureUnlock: j.allowInsecureUnlock, calls,
         catchingUp: () => sync.syncing, bus, subscriptionLimits: { clients: j.subscriptionClientsCap, perClient: j.subscriptionsPerClientCap, buffer: j.subscriptionBuffer }, subscriptionMetrics: metrics?.evmSubscriptions, profilesDir: rootify(paths.home, j.profilesDir) });
       evmDeps = deps;
-      const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, logger: logger.child({ module: 'json-rpc' }), ...(jwtSecret ? { jwtSecret } : {}), ...(warm ? { onFirstCall: warm } : {}) });
+      const evmRpc = await startEvmRpc({ deps, address: j.address, wsAddress: j.wsAddress, api: j.api, batchRequestLimit: j.batchRequestLimit, batchResponseMaxSize: j.batchResponseMaxSize, httpTimeout: j.httpTimeout, logger: logger.child({ module: 'json-rpc' }), ...(jwtSecret ? { jwtSecret } : {}), ...(warm ? { onFirstCall: warm } : {}) });
       parts.push({ name: 'EVM JSON-RPC', close: () => evmRpc.close() });
       log.info('EVM JSON-RPC listening', { addr: j.address, port: evmRpc.port });
       evmRpcPort = evmRpc.port;

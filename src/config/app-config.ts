@@ -66,7 +66,6 @@ export interface JsonRpcConfig {
   /** ms */
   httpTimeout: number;
   /** ms */
-  httpIdleTimeout: number;
   allowUnprotectedTxs: boolean;
   maxOpenConnections: number;
   batchRequestLimit: number;
@@ -300,8 +299,12 @@ const jsonRpc: SectionSpec = {
     { key: 'feehistory-cap', kind: nonNeg, def: 100, doc: 'Maximum block count of eth_feeHistory.' },
     { key: 'logs-cap', kind: nonNeg, def: 10_000, doc: 'Maximum number of results of eth_getLogs.' },
     { key: 'block-range-cap', kind: nonNeg, def: 10_000, doc: 'Maximum block range of eth_getLogs.' },
-    { key: 'http-timeout', kind: { t: 'duration' }, def: 30_000, doc: 'Read/write timeout of the HTTP server.' },
-    { key: 'http-idle-timeout', kind: { t: 'duration' }, def: 120_000, doc: 'Idle timeout of the HTTP server.' },
+    {
+      key: 'http-timeout',
+      kind: { t: 'duration' },
+      def: 30_000,
+      doc: 'Write timeout of the HTTP server: a call still running 100 ms before it is answered\n-32002 "request timed out" (in a batch, with every call not answered by then); 0 = none.',
+    },
     { key: 'allow-unprotected-txs', kind: { t: 'bool' }, def: false, doc: 'Accept transactions without EIP-155 replay protection.' },
     { key: 'max-open-connections', kind: nonNeg, def: 0, doc: 'Maximum number of simultaneous connections; 0 = unlimited.' },
     { key: 'batch-request-limit', kind: nonNeg, def: 1000, doc: 'Maximum number of requests in a batch; 0 = unlimited.' },
@@ -314,7 +317,8 @@ const jsonRpc: SectionSpec = {
       doc: 'Directory the debug_ profiling methods write into (CPU profiles, heap snapshots, traces), relative\nto the home directory unless absolute; a file name resolving outside it is refused.',
     },
   ],
-  compat: { 'enable-indexer': undefined, 'metrics-address': undefined, 'fix-revert-gas-refund-height': undefined, 'enable-profiling': undefined },
+  // http-idle-timeout: uWebSockets.js closes an idle HTTP connection after a fixed 10 s.
+  compat: { 'enable-indexer': undefined, 'metrics-address': undefined, 'fix-revert-gas-refund-height': undefined, 'enable-profiling': undefined, 'http-idle-timeout': '2m0s' },
 };
 
 const evm: SectionSpec = {
@@ -330,7 +334,8 @@ const evm: SectionSpec = {
     { key: 'max-tx-gas-wanted', kind: nonNeg, def: 0, doc: 'Gas wanted for each eth tx returned in ante handler in check tx mode; 0 = off.' },
     { key: 'cache-preimage', kind: { t: 'bool' }, def: false, doc: 'Keep SHA3 preimages for debug_preimage.' },
   ],
-  compat: { 'evm-chain-id': undefined },
+  // min-tip (Cosmos EVM releases after v0.6): the EVM pool's minimum tip is [evm.mempool] price-limit.
+  compat: { 'evm-chain-id': undefined, 'min-tip': 0 },
 };
 
 const positive = { t: 'int', min: 1 } as const;

@@ -230,7 +230,6 @@ t.test('app.toml defaults', async (t) => {
       logsCap: 10_000,
       blockRangeCap: 10_000,
       httpTimeout: 30_000,
-      httpIdleTimeout: 120_000,
       allowUnprotectedTxs: false,
       maxOpenConnections: 0,
       batchRequestLimit: 1000,
@@ -320,6 +319,15 @@ t.test('[evm.mempool]: a sub-table of [evm], written with comments, read back, o
     'config/app.toml: unknown key [evm.mempool] price-limt (ignored)',
     'config/app.toml: [evm.mempool] no-locals is not supported by chaind (ignored)',
   ], 'a misspelt key warns; Cosmos EVM\'s journal at its default passes quietly');
+
+  // Cosmos EVM's [evm] min-tip and [json-rpc] http-idle-timeout: quiet at their defaults, warned when changed.
+  writeConfig(home, '[evm]\nmin-tip = 0\n[json-rpc]\nhttp-idle-timeout = "2m0s"\n', 'app.toml');
+  t.same(loadConfig({ home }).warnings.filter((w) => w.includes('app.toml')), [], 'at their defaults');
+  writeConfig(home, '[evm]\nmin-tip = 5\n[json-rpc]\nhttp-idle-timeout = "5m0s"\n', 'app.toml');
+  t.same(loadConfig({ home }).warnings.filter((w) => w.includes('app.toml')), [
+    'config/app.toml: [json-rpc] http-idle-timeout is not supported by chaind (ignored)',
+    'config/app.toml: [evm] min-tip is not supported by chaind (ignored)',
+  ], 'changed');
 });
 
 t.test('precedence: flag beats file beats default', async (t) => {

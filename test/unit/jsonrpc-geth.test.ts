@@ -200,6 +200,58 @@ t.test('batch limits', async (t) => {
   t.equal(tooLarge.text, 'content length too large (1001>1000)\n');
 });
 
+t.test('http-timeout: a call still running is answered -32002, its signal aborted; websocket has no limit', async (t) => {
+  // eth_hang runs until its request's signal aborts; eth_count counts the calls that started.
+  const started = { hang: 0, count: 0, aborted: 0 };
+  const hangMethods = [
+    ...methods,
+    gethMethod({
+      name: 'eth_hang',
+      handler: async (_a, ctx) => {
+        started.hang++;
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        started.aborted++;
+        return '0xlate';
+      },
+    }),
+    gethMethod({ name: 'eth_count', handler: async () => (started.count++, '0x1') }),
+  ];
+  // 1.1 s: each call gets 1 s (100 ms less, as geth answers before the server's own cut).
+  const s = await startServer({ methods: hangMethods, httpTimeoutMs: 1_100 });
+  t.teardown(() => s.close());
+  const p = s.port;
+  t.equal((await post(p, '{"jsonrpc":"2.0","id":1,"method":"eth_count"}')).text, ok(1, '0x1'), 'a call within the limit: its answer');
+  t.equal((await post(p, '{"jsonrpc":"2.0","id":2,"method":"eth_hang"}')).text, err(2, -32002, 'request timed out'), 'a single call');
+  t.equal(started.aborted, 1, "the call's signal was aborted");
+  const batch = [
+    { jsonrpc: '2.0', id: 3, method: 'eth_count' },
+    { jsonrpc: '2.0', id: 4, method: 'eth_chainId' },
+    { jsonrpc: '2.0', id: 5, method: 'eth_hang' },
+    { jsonrpc: '2.0', id: 6, method: 'eth_count' },
+    { jsonrpc: '2.0', method: 'eth_count' },
+  ];
+  const counted = started.count;
+  t.equal(
+    (await post(p, JSON.stringify(batch))).text,
+    `[${ok(3, '0x1')},${ok(4, '0x2a')},${err(5, -32002, 'request timed out')},${err(6, -32002, 'request timed out')}]`,
+    'a batch: the answers so far, then the error for each call not answered (not for the notification)',
+  );
+  t.equal(started.count, counted + 1, 'no call started after the timeout');
+  t.equal(started.aborted, 2);
+
+  // Over websocket (geth: no write deadline there) the call runs until it ends; here it is
+  // ended by closing the connection, which aborts its signal.
+  const { ws } = await WsClient.connect(p);
+  const c = ws!;
+  c.send('{"jsonrpc":"2.0","id":7,"method":"eth_hang"}');
+  await new Promise((r) => setTimeout(r, 1_500));
+  t.equal(started.hang, 3, 'the call started');
+  t.equal(started.aborted, 2, 'not aborted after the HTTP limit');
+  c.close();
+  for (let i = 0; i < 200 && started.aborted < 3; i++) await new Promise((r) => setTimeout(r, 50));
+  t.equal(started.aborted, 3, 'closing the connection aborted it');
+});
+
 t.test('over websocket', async (t) => {
   const s = await startServer();
   t.teardown(() => s.close());

@@ -112,6 +112,8 @@ export interface EvmRpcOptions {
   api: readonly string[];
   batchRequestLimit?: number;
   batchResponseMaxSize?: number;
+  /** `[json-rpc] http-timeout`, ms: an HTTP call running longer is answered -32002. 0/absent: none. */
+  httpTimeout?: number;
   logger?: Logger;
   /** config/jwt.hex's secret, for private methods; none: every private call is refused. */
   jwtSecret?: Uint8Array;
@@ -148,7 +150,7 @@ export async function startEvmRpc(opts: EvmRpcOptions): Promise<EvmRpc> {
   const table = gethTable(routes);
   const auth = evmRpcAuth(opts.jwtSecret);
   const make = (laddr: string) =>
-    new GethRpcServer({ laddr, methods: table, logger: opts.logger, batchItemLimit: opts.batchRequestLimit, batchResponseMaxSize: opts.batchResponseMaxSize, auth, streams: mayStream });
+    new GethRpcServer({ laddr, methods: table, logger: opts.logger, batchItemLimit: opts.batchRequestLimit, batchResponseMaxSize: opts.batchResponseMaxSize, auth, streams: mayStream, httpTimeoutMs: opts.httpTimeout });
   const http = make(opts.address);
   await http.start();
   let ws: GethRpcServer | null = null;

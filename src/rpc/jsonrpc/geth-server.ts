@@ -27,7 +27,7 @@ import { connectionClose, CONN_DROPPED_BY_UWS, listen, sendJson, parseContentLen
 import { StreamScope, streamScope } from '../../evm/tracers/raw-json.js';
 import { replyChunked } from './chunked-reply.js';
 import type { RpcMetrics } from './dispatch.js';
-import { GETH_CODES, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, toMessage, type GethCallSite } from './geth.js';
+import { GETH_CODES, GETH_TIMEOUT_MARGIN_MS, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, toMessage, type CallTimeLimit, type GethCallSite } from './geth.js';
 import type { Route, RouteTable } from './methods.js';
 import { UwsConnection, WS_MAX_QUEUED_REQUESTS, WS_MIN_PUSH_HIGH_WATER, WS_WRITE_WAIT_MS, type WsLimits, type WsUserData } from './ws.js';
 
@@ -65,6 +65,12 @@ export interface GethRpcServerOptions {
    * a server whose tables say which methods stream (the EVM's: debug_*) spares the others.
    */
   streams?: (method: string) => boolean;
+  /**
+   * The HTTP server's write timeout (`[json-rpc] http-timeout`), ms; 0 or absent: none. An HTTP
+   * call still running GETH_TIMEOUT_MARGIN_MS before it is answered -32002 `request timed out`
+   * (rpc/context.go ContextRequestTimeout). Websocket calls have no limit, as in geth.
+   */
+  httpTimeoutMs?: number;
 }
 
 /** Authentication of private methods. */
@@ -136,6 +142,8 @@ export class GethRpcServer {
   private readonly streams: ((method: string) => boolean) | undefined;
   /** Connections whose upgrade carried a valid token. */
   private readonly authed = new WeakSet<UwsConnection>();
+  /** An HTTP call's time limit, ms (0: none). */
+  private readonly callLimitMs: number;
 
   constructor(opts: GethRpcServerOptions) {
     this.log = opts.logger;
@@ -154,6 +162,22 @@ export class GethRpcServer {
     this.laddr = opts.laddr;
     this.auth = opts.auth;
     this.streams = opts.streams;
+    // Cosmos EVM gives its http.Server `http-timeout` as WriteTimeout unchanged (cosmos/evm:
+    // server/json_rpc.go; 0: none), not through geth's CheckTimeouts.
+    const t = opts.httpTimeoutMs ?? 0;
+    this.callLimitMs = t > 0 ? Math.max(1, t - GETH_TIMEOUT_MARGIN_MS) : 0;
+  }
+
+  /** The time limit of one HTTP request's calls: at its end the request's signal is aborted. */
+  private limitFor(ex: Exchange): CallTimeLimit | undefined {
+    if (this.callLimitMs === 0) return undefined;
+    return {
+      ms: this.callLimitMs,
+      onTimeout: () => {
+        ex.ac ??= new AbortController();
+        ex.ac.abort();
+      },
+    };
   }
 
   /**
@@ -358,7 +382,7 @@ export class GethRpcServer {
           return;
         }
       }
-      const a = this.rpc.serve(parsed, new HttpSite(res, ex));
+      const a = this.rpc.serve(parsed, new HttpSite(res, ex), this.limitFor(ex));
       if (a instanceof Promise) {
         a.then(
           (answer) => this.reply(res, ex, '200 OK', JSON_HEADERS, answer ?? ''),
@@ -391,7 +415,8 @@ export class GethRpcServer {
     // `streams`) run without one.
     const scope = this.streams === undefined || this.streams(m.method) ? new StreamScope() : undefined;
     const site = new HttpSite(res, ex);
-    const a = scope === undefined ? this.rpc.single(m, site) : streamScope.run(scope, () => this.rpc.single(m, site));
+    const limit = this.limitFor(ex);
+    const a = scope === undefined ? this.rpc.single(m, site, limit) : streamScope.run(scope, () => this.rpc.single(m, site, limit));
     if (a instanceof Promise) {
       a.then(
         (answer) => (scope !== undefined && scope.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.replyJson(res, ex, answer ?? '', false)),

@@ -17,6 +17,10 @@
  *   of one -32600 `batch too large` error (with the id of the first call); once the answers pass
  *   `batchResponseMaxSize` bytes, the remaining calls get -32003 `response too large`.
  * - `*_subscribe` over HTTP: -32601 `notifications not supported`.
+ * - A time limit (HTTP's `http-timeout`, less GETH_TIMEOUT_MARGIN_MS) that a call outruns answers
+ *   -32002 `request timed out` and aborts the call's signal; in a batch, the calls answered by
+ *   then keep their answers, the one running and those not started get the error, and no further
+ *   call starts.
  * Ids are echoed as their JSON value re-serialised (geth echoes the raw bytes: `1.0` comes back
  * as `1` here).
  */
@@ -37,9 +41,17 @@ export const GETH_CODES = {
   INTERNAL_ERROR: -32603,
   /** errcodeDefault: any error without a code of its own. */
   DEFAULT: -32000,
+  /** errcodeTimeout: the request outran the HTTP server's write timeout. */
+  TIMEOUT: -32002,
   /** errcodeResponseTooLarge. */
   RESPONSE_TOO_LARGE: -32003,
 } as const;
+
+/**
+ * rpc/handler.go with an HTTP server's WriteTimeout (rpc/context.go ContextRequestTimeout): the
+ * call is answered 100 ms before the server would cut the connection.
+ */
+export const GETH_TIMEOUT_MARGIN_MS = 100;
 
 /** node/defaults.go: BatchRequestLimit and BatchResponseMaxSize. */
 export const GETH_BATCH_ITEM_LIMIT = 1000;
@@ -427,6 +439,45 @@ class GethCallContext implements RouteContext {
   }
 }
 
+/** How long a call may run before it is answered -32002, and what to abort when it has. */
+export interface CallTimeLimit {
+  /** Milliseconds; 0 or less: no limit. */
+  readonly ms: number;
+  /** Called once at the timeout: cancels the request's signal (geth cancels its context). */
+  readonly onTimeout: () => void;
+}
+
+interface BatchState {
+  /** Bytes of the answers so far (batchResponseMaxSize). */
+  bytes: number;
+  /** The index of the call running or next to start. */
+  next: number;
+  timedOut: boolean;
+}
+
+/** rpc/errors.go errMsgTimeout with errcodeTimeout. */
+const timeoutEnvelope = (id: unknown): string => gethErrorEnvelope(id, GETH_CODES.TIMEOUT, 'request timed out');
+
+/** `answer`, or `onTimeout()`'s answer when `limit.ms` pass first (then `limit.onTimeout` runs). */
+function withTimeLimit(answer: Promise<string | null>, limit: CallTimeLimit, onTimeout: () => string | null): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      limit.onTimeout();
+      resolve(onTimeout());
+    }, limit.ms);
+    answer.then(
+      (a) => {
+        clearTimeout(timer);
+        resolve(a);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}
+
 /** A notification's answer is none (handleMsg runs it and writes nothing). */
 const answerOf = (notification: boolean, s: string): string | null => (notification ? null : s);
 
@@ -451,8 +502,8 @@ export class GethJsonRpc {
    * The answer to parsed messages (single or batch), or null when nothing is to be answered
    * (notifications, responses). Synchronous while every method is.
    */
-  serve(parsed: { messages: unknown[]; batch: boolean }, site: GethCallSite): string | null | Promise<string | null> {
-    if (!parsed.batch) return this.single(toMessage(parsed.messages[0]), site);
+  serve(parsed: { messages: unknown[]; batch: boolean }, site: GethCallSite, limit?: CallTimeLimit): string | null | Promise<string | null> {
+    if (!parsed.batch) return this.single(toMessage(parsed.messages[0]), site, limit);
     const msgs = parsed.messages.map(toMessage);
     if (msgs.length === 0) return gethErrorEnvelope(null, GETH_CODES.INVALID_REQUEST, 'empty batch');
     if (this.itemLimit > 0 && msgs.length > this.itemLimit) {
@@ -460,20 +511,30 @@ export class GethJsonRpc {
       return `[${gethErrorEnvelope(first?.id ?? null, GETH_CODES.INVALID_REQUEST, 'batch too large')}]`;
     }
     const out: string[] = [];
-    const state = { bytes: 0 };
+    const state: BatchState = { bytes: 0, next: 0, timedOut: false };
     const r = this.runBatch(msgs, 0, out, state, site);
     const finish = () => (out.length === 0 ? null : `[${out.join(',')}]`);
-    return r === undefined ? finish() : r.then(finish);
+    if (r === undefined) return finish();
+    if (limit === undefined || limit.ms <= 0) return r.then(finish);
+    // rpc/handler.go batchCallBuffer.timeout: the answers so far, then the error for every call
+    // not answered; the call running goes on (its signal aborted) but is answered no more.
+    return withTimeLimit(r.then(finish), limit, () => {
+      state.timedOut = true;
+      for (let i = state.next; i < msgs.length; i++) if (isCall(msgs[i]!)) out.push(timeoutEnvelope(msgs[i]!.id));
+      return finish();
+    });
   }
 
-  private runBatch(msgs: GethMessage[], from: number, out: string[], state: { bytes: number }, site: GethCallSite): Promise<void> | undefined {
+  private runBatch(msgs: GethMessage[], from: number, out: string[], state: BatchState, site: GethCallSite): Promise<void> | undefined {
     for (let i = from; i < msgs.length; i++) {
+      if (state.timedOut) return undefined;
+      state.next = i;
       const m = msgs[i]!;
       if (this.responseMax > 0 && state.bytes > this.responseMax) {
         if (isCall(m)) out.push(gethErrorEnvelope(m.id, GETH_CODES.RESPONSE_TOO_LARGE, 'response too large'));
         continue;
       }
-      const a = this.single(m, site);
+      const a = this.call(m, site);
       if (a instanceof Promise) {
         return a.then((answer) => {
           this.add(out, state, answer);
@@ -482,17 +543,28 @@ export class GethJsonRpc {
       }
       this.add(out, state, a);
     }
+    state.next = msgs.length;
     return undefined;
   }
 
-  private add(out: string[], state: { bytes: number }, answer: string | null): void {
-    if (answer === null) return;
+  private add(out: string[], state: BatchState, answer: string | null): void {
+    if (answer === null || state.timedOut) return;
     out.push(answer);
     state.bytes += answer.length;
   }
 
-  /** handleMsg / handleCallMsg for one message (of a body or frame that is no batch: toMessage of its value). */
-  single(m: GethMessage, site: GethCallSite): string | null | Promise<string | null> {
+  /**
+   * handleMsg / handleCallMsg for one message (of a body or frame that is no batch: toMessage of
+   * its value), within `limit` when one is given (rpc/handler.go handleNonBatchCall).
+   */
+  single(m: GethMessage, site: GethCallSite, limit?: CallTimeLimit): string | null | Promise<string | null> {
+    const a = this.call(m, site);
+    if (limit === undefined || limit.ms <= 0 || !(a instanceof Promise)) return a;
+    // A notification that times out is answered with nothing, as it would have been.
+    return withTimeLimit(a, limit, () => (isNotification(m) ? null : timeoutEnvelope(m.id)));
+  }
+
+  private call(m: GethMessage, site: GethCallSite): string | null | Promise<string | null> {
     const notification = isNotification(m);
     if (!notification && !isCall(m)) {
       if (isResponse(m)) return null;
