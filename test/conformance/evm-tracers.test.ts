@@ -38,7 +38,9 @@ const hx = (b: Uint8Array): Hex => bytesToHex(b) as Hex;
 
 type Answer = { result?: any; error?: { code: number; message: string; data?: string } };
 
-const devnet = await startEvmDevnet({ api: ['eth', 'net', 'web3', 'debug'] });
+// The 100,000-step trace answered whole (a batch of one) may outrun the default 30 s HTTP write
+// timeout on a loaded machine: the limit here is the trace's own timeout below.
+const devnet = await startEvmDevnet({ api: ['eth', 'net', 'web3', 'debug'], httpTimeout: '300s' });
 t.teardown(() => devnet.stop());
 const secret = parseJwtSecret(readFileSync(join(devnet.home, 'config/jwt.hex'), 'utf8'));
 

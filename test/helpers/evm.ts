@@ -183,7 +183,7 @@ export interface EvmDevnet {
  * A devnet node as a separate process (`chaind init --dev`, `chaind start`, real LMDB) with
  * `timeout_commit` shortened for fast blocks; resolves once eth_blockNumber ≥ 1.
  */
-export async function startEvmDevnet(opts: { timeoutCommit?: string; api?: string[] } = {}): Promise<EvmDevnet> {
+export async function startEvmDevnet(opts: { timeoutCommit?: string; api?: string[]; httpTimeout?: string } = {}): Promise<EvmDevnet> {
   const home = tmpHome();
   const init = runCli(['init', 'evm', '--home', home, '--chain-id', 'evm-1', '--dev']);
   if (init.status !== 0) throw new Error(`chaind init failed: ${init.stderr}`);
@@ -193,6 +193,13 @@ export async function startEvmDevnet(opts: { timeoutCommit?: string; api?: strin
     // `[json-rpc] api`: the namespaces served (e.g. debug for the tracer tests).
     const appPath = join(home, 'config/app.toml');
     writeFileSync(appPath, readFileSync(appPath, 'utf8').replace(/^api = "[^"]*"/m, `api = "${opts.api.join(',')}"`));
+  }
+  if (opts.httpTimeout !== undefined) {
+    // `[json-rpc] http-timeout`: an HTTP call running longer is answered -32002 (default 30s).
+    const appPath = join(home, 'config/app.toml');
+    const app = readFileSync(appPath, 'utf8');
+    if (!/^http-timeout = "[^"]*"/m.test(app)) throw new Error('app.toml has no http-timeout');
+    writeFileSync(appPath, app.replace(/^http-timeout = "[^"]*"/m, `http-timeout = "${opts.httpTimeout}"`));
   }
   const ports = await allocPorts();
   const node = startNode(home, ports);

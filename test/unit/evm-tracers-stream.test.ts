@@ -8,7 +8,7 @@
 import { connect } from 'node:net';
 import { MessageChannel } from 'node:worker_threads';
 import t from 'tap';
-import { chunkParts, portSource, RawJson, sendParts, streamScope, toJsonParts } from '../../src/evm/tracers/raw-json.js';
+import { chunkParts, portSource, RawJson, sendParts, toJsonParts } from '../../src/evm/tracers/raw-json.js';
 import { GethRpcServer } from '../../src/rpc/jsonrpc/geth-server.js';
 import { gethMethod } from '../../src/rpc/jsonrpc/geth.js';
 
@@ -68,8 +68,8 @@ const server = new GethRpcServer({
   methods: [
     gethMethod({
       name: 'test_big',
-      handler: async () => {
-        const scope = streamScope.getStore();
+      handler: async (_args, ctx) => {
+        const scope = ctx.stream;
         if (scope === undefined) return new RawJson(parts);
         const ch = new MessageChannel();
         ch.port2.on('message', (m) => m === 'more' && produced++);

@@ -5,11 +5,9 @@
  *
  * A RawJson holds its text as parts (the struct logger: one part per step) and joins them only
  * when `json` is read (the buffered path: batches, websocket, the JSON-RPC envelope). A single
- * HTTP request whose result is large is streamed instead (ChunkedJson and streamScope below):
+ * HTTP request whose result is large is streamed instead (StreamScope below):
  * the parts go to the socket in chunks and are never one string.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 export class RawJson {
   private text: string | undefined;
   private pieces: readonly string[] | undefined;
@@ -133,8 +131,6 @@ export class StreamScope {
     return new RawJson(this.placeholder);
   }
 }
-
-export const streamScope = new AsyncLocalStorage<StreamScope>();
 
 /** Results under this many characters are answered whole even inside a scope. */
 export const STREAM_MIN_CHARS = 1024 * 1024;

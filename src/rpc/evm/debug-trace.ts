@@ -19,7 +19,7 @@ import { RLP } from '@ethereumjs/rlp';
 import { CallError, type CallRequest } from '../../app/modules/evm/calls.js';
 import type { TraceSpec, TraceValue } from '../../app/modules/evm/trace.js';
 import { RawJson, type TraceConfig } from '../../evm/tracers/index.js';
-import { partsSource, portSource, STREAM_MIN_CHARS, streamScope } from '../../evm/tracers/raw-json.js';
+import { partsSource, portSource, STREAM_MIN_CHARS, type StreamScope } from '../../evm/tracers/raw-json.js';
 import { MessageChannel } from 'node:worker_threads';
 import { GethRpcError, gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
@@ -189,13 +189,13 @@ async function onPool(deps: EvmRpcDeps, req: CallRequest): Promise<unknown> {
 }
 
 /**
- * The trace, as JSON text in parts. Inside the HTTP server's stream scope (a single request, not a
- * batch nor a websocket frame: raw-json.ts streamScope), a large result is streamed to the socket:
- * from a pool thread through a MessageChannel whose far end travels in the job, or from the parts
- * in hand on this thread; the envelope holds a placeholder the server writes the chunks in place of.
+ * The trace, as JSON text in parts. With the HTTP server's stream scope (`scope`: the call
+ * context's, for a single request, not a batch nor a websocket frame), a large result is streamed
+ * to the socket: from a pool thread through a MessageChannel whose far end travels in the job, or
+ * from the parts in hand on this thread; the envelope holds a placeholder the server writes the
+ * chunks in place of.
  */
-async function run(deps: EvmRpcDeps, height: bigint, spec: TraceSpec, time: bigint): Promise<RawJson> {
-  const scope = streamScope.getStore();
+async function run(deps: EvmRpcDeps, height: bigint, spec: TraceSpec, time: bigint, scope: StreamScope | undefined): Promise<RawJson> {
   const channel = scope !== undefined && deps.calls !== undefined ? new MessageChannel() : undefined;
   const traced: TraceSpec = channel === undefined ? spec : { ...spec, stream: channel.port2 };
   const req: CallRequest = { kind: 'trace', height, latest: deps.lastHeight(), time, gasLimit: gasLimitOf(deps), gasCap: gasCap(deps), args: { value: 0n, data: new Uint8Array(0) }, trace: traced };
@@ -227,12 +227,12 @@ function config(cfg: TraceConfig & { raw?: unknown }): TraceConfig {
   return rest;
 }
 
-async function traceBlock(deps: EvmRpcDeps, b: LoadedBlock, cfgArg: unknown): Promise<RawJson> {
+async function traceBlock(deps: EvmRpcDeps, b: LoadedBlock, cfgArg: unknown, scope: StreamScope | undefined): Promise<RawJson> {
   const cfg = parseTraceConfig(1, cfgArg);
   const parent = parentState(deps, b.height);
   const txs = blockRawTxs(deps, b);
   if (txs.length === 0) return new RawJson('[]');
-  return run(deps, parent, { mode: 'block', block: blockEnv(deps, b), txs, ...mixedBlock(b, txs, txs), config: config(cfg) }, b.block.header.time / 1_000_000_000n);
+  return run(deps, parent, { mode: 'block', block: blockEnv(deps, b), txs, ...mixedBlock(b, txs, txs), config: config(cfg) }, b.block.header.time / 1_000_000_000n, scope);
 }
 
 export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
@@ -241,7 +241,7 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
     gethMethod({
       name: 'debug_traceTransaction',
       params: [{ name: 'hash', type: 'hash' }, cfgParam],
-      handler: async ({ hash, config: c }) => {
+      handler: async ({ hash, config: c }, ctx) => {
         const cfg = parseTraceConfig(1, c);
         const r = deps.keeper.receiptByHash(hash);
         if (r === undefined || r.height > deps.lastHeight()) throw gethError('transaction not found');
@@ -250,13 +250,13 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
         const parent = parentState(deps, r.height);
         const all = blockRawTxs(deps, b);
         const txs = all.slice(0, r.index + 1);
-        return run(deps, parent, { mode: 'tx', block: blockEnv(deps, b), txs, target: r.index, ...mixedBlock(b, all, txs), config: config(cfg) }, b.block.header.time / 1_000_000_000n);
+        return run(deps, parent, { mode: 'tx', block: blockEnv(deps, b), txs, target: r.index, ...mixedBlock(b, all, txs), config: config(cfg) }, b.block.header.time / 1_000_000_000n, ctx.stream);
       },
     }),
     gethMethod({
       name: 'debug_traceCall',
       params: [{ name: 'args', type: 'any' }, { name: 'block', type: 'any' }, cfgParam],
-      handler: async ({ args, block, config: c }) => {
+      handler: async ({ args, block, config: c }, ctx) => {
         const cfg = parseTraceConfig(2, c);
         const ref = parseBlockRef(1, block);
         if ('tag' in ref && ref.tag === 'pending') throw gethError('tracing on top of pending is not supported');
@@ -282,27 +282,27 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
           time: bo?.time ?? env.time,
           gasLimit: bo?.gasLimit ?? env.gasLimit,
         };
-        return run(deps, h, { mode: 'call', block: blockSpec, txs: [], call: a, config: config(cfg) }, callTime(deps, h));
+        return run(deps, h, { mode: 'call', block: blockSpec, txs: [], call: a, config: config(cfg) }, callTime(deps, h), ctx.stream);
       },
     }),
     gethMethod({
       name: 'debug_traceBlockByNumber',
       params: [{ name: 'number', type: 'any' }, cfgParam],
-      handler: async ({ number, config: c }) => {
+      handler: async ({ number, config: c }, ctx) => {
         const n = arg<bigint | string>(0, 'block', number);
         if (n === 'pending') throw gethError('tracing on top of pending is not supported');
         const h = typeof n === 'bigint' ? n : n === 'earliest' ? 0n : deps.lastHeight();
         if (h === 0n) throw gethError('genesis is not traceable');
         const b = loadBlock(deps, h);
         if (b === undefined) throw gethError(`block #${h} not found`);
-        return traceBlock(deps, b, c);
+        return traceBlock(deps, b, c, ctx.stream);
       },
     }),
     gethMethod({
       // eth/tracers/api.go TraceBlock: a block as RLP, traced over the state of its parent.
       name: 'debug_traceBlock',
       params: [{ name: 'blob', type: 'data' }, cfgParam],
-      handler: async ({ blob, config: c }) => {
+      handler: async ({ blob, config: c }, ctx) => {
         const cfg = parseTraceConfig(1, c);
         let header: Uint8Array[];
         let txList: (Uint8Array | Uint8Array[])[];
@@ -331,7 +331,7 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
         if (txs.length === 0) return new RawJson('[]');
         const time = num(header[11]!);
         const spec: TraceSpec = { mode: 'block', block: { number, time, gasLimit: num(header[9]!) }, txs, config: config(cfg) };
-        return run(deps, parent, spec, time);
+        return run(deps, parent, spec, time, ctx.stream);
       },
     }),
     gethMethod({
@@ -339,7 +339,7 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
       // its parent's state. The config is accepted and unused (geth reads only its reexec).
       name: 'debug_intermediateRoots',
       params: [{ name: 'hash', type: 'hash' }, cfgParam],
-      handler: async ({ hash, config: c }) => {
+      handler: async ({ hash, config: c }, ctx) => {
         parseTraceConfig(1, c);
         const h = heightByBlockHash(deps, hash);
         const b = h === null ? undefined : loadBlock(deps, h);
@@ -350,17 +350,17 @@ export function debugTraceMethods(deps: EvmRpcDeps): Route[] {
         const txs = blockRawTxs(deps, b);
         if (txs.length === 0) return new RawJson('[]');
         const spec: TraceSpec = { mode: 'roots', block: blockEnv(deps, b), txs, ...mixedBlock(b, txs, txs), parentRoot, config: { logger: {}, timeoutMs: DEFAULT_TRACE_TIMEOUT_MS } };
-        return run(deps, parent, spec, b.block.header.time / 1_000_000_000n);
+        return run(deps, parent, spec, b.block.header.time / 1_000_000_000n, ctx.stream);
       },
     }),
     gethMethod({
       name: 'debug_traceBlockByHash',
       params: [{ name: 'hash', type: 'hash' }, cfgParam],
-      handler: async ({ hash, config: c }) => {
+      handler: async ({ hash, config: c }, ctx) => {
         const h = heightByBlockHash(deps, hash);
         const b = h === null ? undefined : loadBlock(deps, h);
         if (b === undefined) throw gethError(`block ${hex(hash)} not found`);
-        return traceBlock(deps, b, c);
+        return traceBlock(deps, b, c, ctx.stream);
       },
     }),
   ];

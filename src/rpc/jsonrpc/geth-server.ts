@@ -24,7 +24,7 @@
 import type { Logger } from '../../log.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
 import { connectionClose, CONN_DROPPED_BY_UWS, listen, sendJson, parseContentLength, uwsRefusesContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
-import { StreamScope, streamScope } from '../../evm/tracers/raw-json.js';
+import { StreamScope } from '../../evm/tracers/raw-json.js';
 import { replyChunked } from './chunked-reply.js';
 import type { RpcMetrics } from './dispatch.js';
 import { GETH_CODES, GETH_TIMEOUT_MARGIN_MS, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, toMessage, type CallTimeLimit, type GethCallSite } from './geth.js';
@@ -59,10 +59,9 @@ export interface GethRpcServerOptions {
   slice?: LoopSlice;
   auth?: GethRpcAuth;
   /**
-   * Which methods may stream their result (raw-json.ts streamScope): a single HTTP request to one
-   * of them runs in a stream scope. Default: every method. The scope is an AsyncLocalStorage one,
-   * which costs every request it wraps (and, once used, turns async hooks on for the process):
-   * a server whose tables say which methods stream (the EVM's: debug_*) spares the others.
+   * Which methods may stream their result (raw-json.ts StreamScope): a single HTTP request to one
+   * of them gets a scope in its call context (RouteContext.stream). Default: every method; a
+   * server whose tables say which methods stream (the EVM's: debug_*) spares the others the scope.
    */
   streams?: (method: string) => boolean;
   /**
@@ -116,6 +115,7 @@ class HttpSite implements GethCallSite {
   constructor(
     private readonly res: HttpResponse,
     private readonly ex: Exchange,
+    readonly stream?: StreamScope,
   ) {}
   get remoteAddr(): string {
     return (this.remote ??= this.ex.aborted ? '' : remoteAddress(this.res));
@@ -411,12 +411,10 @@ export class GethRpcServer {
       }
     }
     // Streaming hook (issue 12): a large result (a debug trace) may be written to the socket in
-    // chunks (chunked-reply.ts) from inside a stream scope; methods that do not stream (options
-    // `streams`) run without one.
+    // chunks (chunked-reply.ts) through the stream scope in its call context; methods that do not
+    // stream (options `streams`) get none.
     const scope = this.streams === undefined || this.streams(m.method) ? new StreamScope() : undefined;
-    const site = new HttpSite(res, ex);
-    const limit = this.limitFor(ex);
-    const a = scope === undefined ? this.rpc.single(m, site, limit) : streamScope.run(scope, () => this.rpc.single(m, site, limit));
+    const a = this.rpc.single(m, new HttpSite(res, ex, scope), this.limitFor(ex));
     if (a instanceof Promise) {
       a.then(
         (answer) => (scope !== undefined && scope.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.replyJson(res, ex, answer ?? '', false)),

@@ -30,7 +30,7 @@ import type { Args, ArgValue } from './cometbft-params.js';
 import { invoke, recordRejected, UNKNOWN_METHOD, type RpcMetrics } from './dispatch.js';
 import { RouteTable, type Route, type RouteContext, type Transport } from './methods.js';
 import type { WsConnection } from './ws.js';
-import { RawJson } from '../../evm/tracers/raw-json.js';
+import { RawJson, type StreamScope } from '../../evm/tracers/raw-json.js';
 
 /** ethereum/go-ethereum:rpc/errors.go and rpc/json.go codes. */
 export const GETH_CODES = {
@@ -418,6 +418,8 @@ export interface GethCallSite {
   readonly remoteAddr: string;
   readonly signal: AbortSignal;
   readonly ws: WsConnection | undefined;
+  /** Set for a single HTTP request to a method that may stream its result. */
+  readonly stream?: StreamScope;
 }
 
 class GethCallContext implements RouteContext {
@@ -436,6 +438,9 @@ class GethCallContext implements RouteContext {
   }
   get signal(): AbortSignal {
     return this.site.signal;
+  }
+  get stream(): StreamScope | undefined {
+    return this.site.stream;
   }
 }
 

@@ -16,6 +16,7 @@
 import type { JsonRpcId } from './envelope.js';
 import { isZeroArg, PARAM_TYPES, type Args, type ParamSpec, type ParamValueMap } from './cometbft-params.js';
 import type { WsConnection } from './ws.js';
+import type { StreamScope } from '../../evm/tracers/raw-json.js';
 
 export type Transport = 'uri' | 'jsonrpc' | 'websocket';
 
@@ -33,6 +34,11 @@ export interface RouteContext {
    * like a Go handler's request context (rpc/jsonrpc/types/types.go Context.Context()).
    */
   readonly signal: AbortSignal;
+  /**
+   * Where the result may be streamed to the socket (raw-json.ts StreamScope): set for a single
+   * (non-batch) HTTP request of the geth dialect to a method that may stream, else undefined.
+   */
+  readonly stream?: StreamScope;
 }
 
 /** The context of a websocket-only method: the connection is always there. */
