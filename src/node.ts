@@ -21,7 +21,7 @@ import { FilePV } from './consensus/privval.js';
 import { ConsensusState } from './consensus/state.js';
 import { poolVoteVerifier } from './consensus/verifier.js';
 import { WAL } from './consensus/wal.js';
-import { getCryptoBackend, setCryptoBackendSetting } from './crypto/backend.js';
+import { cryptoBackendSetting, getCryptoBackend, setCryptoBackendSetting } from './crypto/backend.js';
 import { hexUpper } from './crypto/bytes.js';
 import { merkleRoot } from './crypto/merkle.js';
 import { EventBus } from './events/bus.js';
@@ -164,7 +164,10 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
   };
 
   try {
-    const env = opts.env ?? DEFAULT_ENV_SWITCHES;
+    // Without an environment (in-process tests), the process's own setting stands: a test run
+    // with CHAIND_CRYPTO=js applies it at start (test/helpers/crypto-env.ts), and resetting it to
+    // `auto` here would refuse (CRYPTO_ALREADY_CHOSEN) or quietly switch to native.
+    const env = opts.env ?? { ...DEFAULT_ENV_SWITCHES, crypto: cryptoBackendSetting() };
     setCryptoBackendSetting(env.crypto);
     const backend = getCryptoBackend();
     log.info('crypto backend selected', { backend: backend.name });
@@ -191,7 +194,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     // while this thread starts up; `init` below hands it the chain state.
     const inline = env.exec === 'inline' || opts.testing?.inlineExecutor === true || opts.testing?.txDecoder !== undefined;
     const writer = inline ? undefined
-      : new ExecutorThread({ dbFile: path.join(paths.dbDir, DB_FILE_NAME), appSpec, logger });
+      : new ExecutorThread({ dbFile: path.join(paths.dbDir, DB_FILE_NAME), appSpec, logger, crypto: env.crypto });
     if (writer) parts.push({ name: 'executor thread', close: () => writer.close() });
 
     // auth, bank, authz; protobuf txs; signatures through the worker pool (src/app/chain.ts). The

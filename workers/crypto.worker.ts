@@ -6,16 +6,18 @@
  * without a built addon), every job is answered with `error` set, which the pool turns into a
  * typed POOL_WORKER_ERROR; a thrown exception would instead surface as an untyped Piscina error.
  */
-import { workerData } from 'node:worker_threads';
-import { parseCryptoSetting, selectCryptoBackend, type CryptoBackend } from '../src/crypto/backend.js';
+// First: the main thread's CHAIND_CRYPTO for this thread's getCryptoBackend() (./crypto-setting.ts).
+import { cryptoSettingError } from './crypto-setting.js';
+import { getCryptoBackend, type CryptoBackend } from '../src/crypto/backend.js';
 import { failedJobResult, nowMs, runCryptoJob, type CryptoJob, type CryptoJobResult } from '../src/pool/job.js';
 
 let backend: CryptoBackend | null = null;
 let loadError: string | null = null;
 try {
-  // The pool passes the main thread's setting (src/config/env.ts reads CHAIND_CRYPTO there).
-  const setting = (workerData as { crypto?: string } | undefined)?.crypto;
-  backend = selectCryptoBackend(parseCryptoSetting(setting));
+  // The pool passes the main thread's setting (workerData.crypto, applied by ./crypto-setting.ts):
+  // the jobs and the thread's other hashing (eth_call below) use the same backend.
+  if (cryptoSettingError !== null) throw new Error(cryptoSettingError);
+  backend = getCryptoBackend();
 } catch (e) {
   loadError = e instanceof Error ? e.message : String(e);
 }

@@ -11,7 +11,10 @@
  * Errors: a block that fails is answered `failed` (nothing was written, the app reloaded); a
  * failure to start is answered `fatal`. Nothing is thrown across the boundary.
  */
+// First: the main thread's CHAIND_CRYPTO for this thread (./crypto-setting.ts).
+import { cryptoSettingError } from './crypto-setting.js';
 import { parentPort, workerData } from 'node:worker_threads';
+import { getCryptoBackend } from '../src/crypto/backend.js';
 import { EvidencePool } from '../src/evidence/pool.js';
 import type { LogFields, Logger, LogLevel } from '../src/log.js';
 import { InlineBlockWriter, kvIndexHook, type InlineBatch, type WriteOutcome } from '../src/state/block-writer.js';
@@ -62,6 +65,7 @@ function main(): void {
   let storage: Storage;
   let app: ReturnType<typeof createNodeApp>;
   try {
+    if (cryptoSettingError !== null) throw new Error(cryptoSettingError);
     storage = Storage.open({ file: data.dbFile, noSync: data.noSync });
     app = createNodeApp(storage, data.app);
   } catch (e) {
@@ -217,7 +221,7 @@ function main(): void {
         case 'init':
           try {
             await init(m);
-            send({ type: 'ready' });
+            send({ type: 'ready', backend: getCryptoBackend().name });
           } catch (e) {
             send({ type: 'fatal', message: (e as Error)?.stack ?? String(e) });
           }

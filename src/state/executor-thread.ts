@@ -20,6 +20,7 @@ import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { RequestInitChain, ResponseFinalizeBlock } from '../abci/types.js';
 import { createChainApp, type ChainApp, type ChainAppOptions, type DecCoinSetting } from '../app/chain.js';
+import { cryptoBackendSetting, type CryptoBackendName, type CryptoBackendSetting } from '../crypto/backend.js';
 import type { EvidencePool } from '../evidence/pool.js';
 import type { LogFields, Logger, LogLevel } from '../log.js';
 import { BECH32_PREFIX, createNames } from '../names/index.js';
@@ -97,6 +98,8 @@ export interface ExecutorWorkerData {
   app: NodeAppSpec;
   /** The main logger's level for each module the thread logs under. */
   logLevels: Record<string, LogLevel>;
+  /** CHAIND_CRYPTO as the main thread applied it (workers/crypto-setting.ts applies it on the thread). */
+  crypto: CryptoBackendSetting;
 }
 
 export type ToWorker =
@@ -147,7 +150,8 @@ export type ToWorker =
   | { type: 'close' };
 
 export type FromWorker =
-  | { type: 'ready' }
+  /** `backend`: the crypto backend the thread's app hashes and verifies with. */
+  | { type: 'ready'; backend: CryptoBackendName }
   | { type: 'fatal'; message: string }
   | { type: 'written'; id: number; answer: WrittenBlock }
   | { type: 'staged'; id: number; state: WireState }
@@ -217,6 +221,8 @@ export interface ExecutorSpawnOptions {
   noSync?: boolean;
   appSpec: NodeAppSpec;
   logger: Logger;
+  /** Default: this thread's setting (src/crypto/backend.ts cryptoBackendSetting), so both threads agree. */
+  crypto?: CryptoBackendSetting;
 }
 
 export interface ExecutorInitOptions extends MainViews {
@@ -249,6 +255,8 @@ export class ExecutorThread implements BlockWriter {
   private closing: Promise<void> | null = null;
   private onClosed: (() => void) | null = null;
   private onReady: ((err: Error | null) => void) | null = null;
+  /** The crypto backend of the thread's app, once init() has resolved (null before). */
+  backend: CryptoBackendName | null = null;
 
   /**
    * Starts the thread: it loads its modules, opens the store and builds its app while this thread
@@ -262,7 +270,7 @@ export class ExecutorThread implements BlockWriter {
       this.loggers.set(m, l);
       logLevels[m] = l.level;
     }
-    const data: ExecutorWorkerData = { dbFile: opts.dbFile, noSync: opts.noSync ?? false, app: opts.appSpec, logLevels };
+    const data: ExecutorWorkerData = { dbFile: opts.dbFile, noSync: opts.noSync ?? false, app: opts.appSpec, logLevels, crypto: opts.crypto ?? cryptoBackendSetting() };
     this.worker = new Worker(EXECUTOR_WORKER_URL, { workerData: data, name: 'chaind-executor' });
     this.worker.on('message', (m: FromWorker) => this.onMessage(m));
     this.worker.on('error', (e) => this.die(e));
@@ -304,6 +312,8 @@ export class ExecutorThread implements BlockWriter {
         this.onClosed?.();
         return;
       case 'ready':
+        this.backend = m.backend;
+        this.log.info('executor thread ready', { backend: m.backend });
         this.onReady?.(null);
         return;
       case 'fatal':

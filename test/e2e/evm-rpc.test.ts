@@ -14,6 +14,7 @@ import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { createMPT, verifyMPTWithMerkleProof } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
 import { Address, bytesToBigInt, bytesToHex, createContractAddress, hexToBytes } from '@ethereumjs/util';
+import { parseCryptoSetting, tryNativeBackend } from '../../src/crypto/backend.js';
 import { createEvmCommon } from '../../src/evm/common.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
 import { balanceOfData, balanceSlot, deployData, transferData, TRANSFER_TOPIC, word } from '../helpers/evm.js';
@@ -71,6 +72,12 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
   const p = ports.jsonRpc;
   try {
     await waitFor('eth_blockNumber ≥ 1', async () => BigInt(await ok(p, 'eth_blockNumber')) >= 1n, 60_000);
+
+    // The node process and its executor thread run on this run's CHAIND_CRYPTO (make test runs
+    // this file again with CHAIND_CRYPTO=js; unset: native where the addon loads).
+    const backend = parseCryptoSetting(process.env.CHAIND_CRYPTO) === 'js' || !tryNativeBackend() ? 'js' : 'native';
+    t.match(node.output(), new RegExp(`crypto backend selected backend=${backend}\\b`), `the node hashes and verifies with ${backend}`);
+    t.match(node.output(), new RegExp(`executor thread ready backend=${backend}\\b`), `and so does its executor thread`);
 
     // Constants and node facts.
     t.equal(await ok(p, 'eth_chainId'), '0x2328', 'chain id 9000');

@@ -5,6 +5,7 @@
  * plain `node` (no test-runner loader threads), so its threads are exactly these. Prints
  * `{"port":…,"plainPort":…}` once listening. Env: PROFILES (directory), JWT_SECRET (hex).
  */
+import './crypto-env.js'; // first: CHAIND_CRYPTO of the test run (./crypto-env.ts)
 import { Worker } from 'node:worker_threads';
 import { PiscinaCryptoPool } from '../../src/pool/piscina.js';
 import { startEvmRpc, type EvmRpcDeps } from '../../src/rpc/evm/index.js';

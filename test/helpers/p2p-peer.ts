@@ -6,6 +6,7 @@
  * message it receives back on the same channel, reversed. It prints {event: "closed", code} and
  * exits when the connection ends.
  */
+import './crypto-env.js'; // first: CHAIND_CRYPTO of the test run (./crypto-env.ts)
 import { fileURLToPath } from 'node:url';
 import { readNodeKey } from '../../src/config/keyfiles.js';
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';

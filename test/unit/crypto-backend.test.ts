@@ -13,6 +13,8 @@ import * as secp from '@noble/secp256k1';
 import {
   availableCryptoBackends,
   CryptoBackendError,
+  cryptoBackendSetting,
+  getCryptoBackend,
   getJsBackend,
   nativeLoadError,
   parseCryptoSetting,
@@ -21,6 +23,8 @@ import {
   type CryptoBackend,
 } from '../../src/crypto/backend.js';
 import { createNativeBackend, loadNativeAddon } from '../../src/crypto/native.js';
+import { PiscinaCryptoPool } from '../../src/pool/piscina.js';
+import type { CryptoJobTiming } from '../../src/pool/types.js';
 
 // Signing (RFC 6979) needs noble's sync HMAC; verification under test does not.
 secp.hashes.sha256 = nobleSha256;
@@ -366,4 +370,32 @@ t.test('backend selection', async (tt) => {
     `import(${JSON.stringify(backendUrl)}).then((m) => { m.setCryptoBackendSetting('js'); m.getCryptoBackend(); ` +
     `try { m.setCryptoBackendSetting('auto'); console.log('switched') } catch (err) { console.log(err.code) } })`;
   tt.equal(execFileSync(process.execPath, ['-e', switchProbe], { encoding: 'utf8' }).trim(), 'CRYPTO_ALREADY_CHOSEN');
+});
+
+t.test("the test run's CHAIND_CRYPTO reaches this process and the pool's threads", async (tt) => {
+  // `CHAIND_CRYPTO=js tap …` (make test's second pass) must run everything on JS: the setting is
+  // applied at start by test/helpers/crypto-env.ts (package.json tap.node-arg), and a worker thread
+  // takes its creator's setting (workers/crypto-setting.ts). Unset: auto, native where it loads.
+  const runSetting = parseCryptoSetting(process.env.CHAIND_CRYPTO);
+  const expected = runSetting === 'js' || (runSetting === 'auto' && !tryNativeBackend()) ? 'js' : 'native';
+  tt.equal(cryptoBackendSetting(), runSetting, `this process runs with CHAIND_CRYPTO=${runSetting}`);
+  tt.equal(getCryptoBackend().name, expected, `this process hashes with ${expected}`);
+
+  // The pool's threads, with the setting they inherit and with each explicit one.
+  const edKeys = generateKeyPairSync('ed25519');
+  const pub = new Uint8Array(edKeys.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32));
+  const msg = Uint8Array.of(1, 2, 3);
+  const item = { scheme: 'ed25519' as const, pubKey: pub, msg, sig: new Uint8Array(edSign(null, msg, edKeys.privateKey)) };
+  const cases: [string, 'js' | 'native' | undefined][] = [['inherited', undefined], ['js', 'js']];
+  if (tryNativeBackend()) cases.push(['native', 'native']);
+  for (const [what, crypto] of cases) {
+    const seen: CryptoJobTiming['backend'][] = [];
+    const pool = new PiscinaCryptoPool({ threads: 1, crypto }, { onJob: (j) => void seen.push(j.backend) });
+    try {
+      tt.same(await pool.verifySignatures([item]), [true], `pool (${what}): the signature verifies`);
+      tt.same(seen, [crypto ?? expected], `pool (${what}): the worker thread used ${crypto ?? expected}`);
+    } finally {
+      await pool.close();
+    }
+  }
 });

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import type { RequestInitChain } from '../../src/abci/types.js';
+import { getCryptoBackend } from '../../src/crypto/backend.js';
 import { Ed25519PrivKey } from '../../src/crypto/ed25519.js';
 import { EvidencePool } from '../../src/evidence/pool.js';
 import { Executor, emptyCommit, makeBlock, type ExecutorMempool } from '../../src/state/execution.js';
@@ -80,6 +81,7 @@ t.test('blocks are written on the executor thread and the main thread sees them'
     fs.rmSync(dir, { recursive: true, force: true });
   });
   await thread.init({ state: state0, initChain, indexer: true, storage, app, evidence });
+  t.equal(thread.backend, getCryptoBackend().name, "the thread's app hashes with this thread's crypto backend (CHAIND_CRYPTO reaches it)");
 
   const updates: { height: bigint; codes: number[] }[] = [];
   const mempool: ExecutorMempool = {
