@@ -71,7 +71,7 @@ t.before(async () => {
     node.proc.kill('SIGKILL');
   });
   NODE = ['--node', `tcp://127.0.0.1:${ports.rpc}`];
-  await waitFor('height >= 2', async () => (await statusHeight(ports.rpc)) >= 2n, 60_000).catch((e) => {
+  await waitFor('height >= 2', async () => (await statusHeight(ports.rpc)) >= 2n, 180_000).catch((e) => {
     t.comment(node.output());
     throw e;
   });

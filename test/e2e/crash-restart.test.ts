@@ -56,7 +56,7 @@ t.test('kill -9 repeatedly: no lost block, no fork, no double signature', async 
     } else {
       // Last run: let it make a few more blocks, then stop it cleanly.
       const target = lastHeight + 3n;
-      await waitFor('three more blocks', async () => (await statusHeight(ports.rpc)) >= target, 30_000);
+      await waitFor('three more blocks', async () => (await statusHeight(ports.rpc)) >= target, 120_000);
       lastHeight = await statusHeight(ports.rpc);
       node.proc.kill('SIGTERM');
       t.equal(await node.exited, 0, 'clean stop');

@@ -60,7 +60,7 @@ t.test('debug_ raw data and profiling on a running devnet node', async (t) => {
     return r.json.result;
   };
   try {
-    await waitFor('eth_blockNumber ≥ 1', async () => BigInt(await ok('eth_blockNumber')) >= 1n, 60_000);
+    await waitFor('eth_blockNumber ≥ 1', async () => BigInt(await ok('eth_blockNumber')) >= 1n, 180_000);
 
     // Gating: no token, no debug.
     const none = await call('debug_getRawHeader', ['0x1'], null);
@@ -75,7 +75,7 @@ t.test('debug_ raw data and profiling on a running devnet node', async (t) => {
     ];
     for (const tx of txs) await ok('eth_sendRawTransaction', [bytesToHex(tx.serialize())]);
     const receipts = [];
-    for (const tx of txs) receipts.push(await waitFor('receipt', () => ok('eth_getTransactionReceipt', [bytesToHex(tx.hash())]), 60_000));
+    for (const tx of txs) receipts.push(await waitFor('receipt', () => ok('eth_getTransactionReceipt', [bytesToHex(tx.hash())]), 180_000));
 
     for (const [i, tx] of txs.entries()) {
       const r = receipts[i];

@@ -71,7 +71,7 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
   });
   const p = ports.jsonRpc;
   try {
-    await waitFor('eth_blockNumber ≥ 1', async () => BigInt(await ok(p, 'eth_blockNumber')) >= 1n, 60_000);
+    await waitFor('eth_blockNumber ≥ 1', async () => BigInt(await ok(p, 'eth_blockNumber')) >= 1n, 180_000);
 
     // The node process and its executor thread run on this run's CHAIND_CRYPTO (make test runs
     // this file again with CHAIND_CRYPTO=js; unset: native where the addon loads).
@@ -146,7 +146,7 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     const latest = BigInt(await ok(p, 'eth_getTransactionCount', [aHex, 'latest']));
     t.equal(pending, 1n, 'pending counts the tx in the mempool (or the block it is in)');
     t.ok(latest <= pending);
-    const r1 = await waitFor('deploy receipt', () => ok(p, 'eth_getTransactionReceipt', [hex(deploy.hash())]), 60_000);
+    const r1 = await waitFor('deploy receipt', () => ok(p, 'eth_getTransactionReceipt', [hex(deploy.hash())]), 180_000);
     const token = createContractAddress(new Address(A!.address), 0n).bytes;
     t.equal(r1.status, '0x1');
     t.equal(r1.contractAddress, hex(token));
@@ -176,7 +176,7 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.ok(est > 21_000n && est < 200_000n, `estimate ${est}`);
     const tr = sign({ type: 0, nonce: 1n, to: token, data: transferData(B!.address, 25n), gasLimit: est });
     t.equal(await ok(p, 'eth_sendRawTransaction', [rawHex(tr)]), hex(tr.hash()));
-    const r2 = await waitFor('transfer receipt', () => ok(p, 'eth_getTransactionReceipt', [hex(tr.hash())]), 60_000);
+    const r2 = await waitFor('transfer receipt', () => ok(p, 'eth_getTransactionReceipt', [hex(tr.hash())]), 180_000);
     t.equal(r2.status, '0x1', 'the estimated gas was enough');
     t.equal(r2.type, '0x0');
     t.equal(r2.logs.length, 1);
@@ -306,7 +306,7 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     t.ok(BigInt(al.gasUsed) > withList.getIntrinsicGas(), 'gasUsed includes the list and the execution');
     const signedList = withList.sign(A!.privateKey);
     await ok(p, 'eth_sendRawTransaction', [rawHex(signedList)]);
-    const rl = await waitFor('access-list tx receipt', () => ok(p, 'eth_getTransactionReceipt', [hex(signedList.hash())]), 60_000);
+    const rl = await waitFor('access-list tx receipt', () => ok(p, 'eth_getTransactionReceipt', [hex(signedList.hash())]), 180_000);
     t.equal(rl.status, '0x1', 'an EIP-2930 tx with exactly the gas eth_createAccessList reported succeeds');
     t.equal(rl.type, '0x1');
     t.equal(rl.gasUsed, al.gasUsed, 'and uses exactly that gas');
@@ -340,7 +340,7 @@ t.test('eth/net/web3 on a devnet node: deploy and transfer an ERC-20 through eth
     const x = new Uint8Array(20).fill(0x42);
     const v = sign({ nonce: 3n, to: x, value: 12_345n, gasLimit: 21_000n });
     await ok(p, 'eth_sendRawTransaction', [rawHex(v)]);
-    await waitFor('value transfer', () => ok(p, 'eth_getTransactionReceipt', [hex(v.hash())]), 60_000);
+    await waitFor('value transfer', () => ok(p, 'eth_getTransactionReceipt', [hex(v.hash())]), 180_000);
     t.equal(await ok(p, 'eth_getBalance', [hex(x), 'latest']), '0x3039');
   } catch (e) {
     t.comment(node.output().slice(-5000));

@@ -57,7 +57,7 @@ t.test('raw Ethereum txs through broadcast_tx_sync/commit; tx and tx_search find
     node.proc.kill('SIGKILL');
   });
   try {
-    await waitFor('height 1', async () => (await statusHeight(ports.rpc)) >= 1n, 60_000);
+    await waitFor('height 1', async () => (await statusHeight(ports.rpc)) >= 1n, 180_000);
 
     // Deploy, hex bytes in the URI form of broadcast_tx_sync.
     const deploy = sign({ nonce: 0n, data: deployData(1_000_000n) });
@@ -104,7 +104,7 @@ t.test('raw Ethereum txs through broadcast_tx_sync/commit; tx and tx_search find
     node.proc.kill('SIGKILL');
     await node.exited;
     node = startNode(home, ports);
-    await waitFor('blocks after the restart', async () => (await statusHeight(ports.rpc)) > before + 1n, 60_000);
+    await waitFor('blocks after the restart', async () => (await statusHeight(ports.rpc)) > before + 1n, 180_000);
     const next = sign({ nonce: 3n, to: B!.address, value: 1n, gasLimit: 21_000n });
     const c3 = await rpc(ports.rpc, 'broadcast_tx_commit', { tx: Buffer.from(next.serialize()).toString('base64') });
     t.equal(c3.check_tx.code, 0, c3.check_tx.log);

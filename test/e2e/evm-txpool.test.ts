@@ -118,7 +118,7 @@ t.test('txpool on a devnet node: gapped pair, replacement, geth errors, recheck 
     t.equal(r1.effectiveGasPrice, 11n, 'it paid its tip (base fee 0)');
     t.equal(await pub.getTransactionCount({ address: addr }), n0 + 2);
     t.equal(await rpcOk(url, 'eth_getTransactionReceipt', [hash1]), null, 'the replaced tx never ran');
-    await waitFor('both announced', async () => seen.has(hash0) && seen.has(hash1c), 60_000);
+    await waitFor('both announced', async () => seen.has(hash0) && seen.has(hash1c), 180_000);
     t.notOk(seen.has(hash1), 'the replaced tx was never pending');
 
     // geth's refusals.

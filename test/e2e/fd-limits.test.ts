@@ -58,7 +58,7 @@ t.test('open-file limit: a node started with a low soft limit runs with the hard
   const ports = await allocPorts();
   const node = startLimited(home, ports, 256, 4096);
   t.teardown(() => stop(t, node));
-  await waitFor('the open-file limit log line', async () => /open-file limit \(RLIMIT_NOFILE\)/.test(node.output()), 60_000);
+  await waitFor('the open-file limit log line', async () => /open-file limit \(RLIMIT_NOFILE\)/.test(node.output()), 180_000);
   t.same(nofileOf(node.proc.pid!), { soft: 4096, hard: 4096 }, "the node process's soft limit is the hard one");
   t.match(node.output(), /open-file limit \(RLIMIT_NOFILE\).* soft=4096 hard=4096/, 'logged with its values');
 });

@@ -28,7 +28,7 @@ t.test('blocks keep coming and memory stays bounded under RPC floods', async (t)
   t.teardown(() => {
     node.proc.kill('SIGKILL');
   });
-  await waitFor('height >= 3', async () => (await statusHeight(ports.rpc)) >= 3n, 60_000).catch((e) => {
+  await waitFor('height >= 3', async () => (await statusHeight(ports.rpc)) >= 3n, 180_000).catch((e) => {
     t.comment(node.output());
     throw e;
   });

@@ -80,7 +80,7 @@ t.test('testnet start: two nodes on their own addresses; SIGINT stops both; a de
     t.equal(st.node_info.other.rpc_address, `tcp://${ip}:26657`);
   }
   // The log lines come through prefixed and land in each node's chaind.log.
-  await waitFor('prefixed log lines', async () => /^node0\| .*starting chaind/m.test(runner.out()) && /^node1\| .*starting chaind/m.test(runner.out()), 30_000);
+  await waitFor('prefixed log lines', async () => /^node0\| .*starting chaind/m.test(runner.out()) && /^node1\| .*starting chaind/m.test(runner.out()), 120_000);
   t.match(fs.readFileSync(path.join(dir, 'node1', 'chaind.log'), 'utf8'), /starting chaind/);
 
   runner.proc.kill('SIGINT');
@@ -95,7 +95,7 @@ t.test('testnet start: two nodes on their own addresses; SIGINT stops both; a de
   await waitFor('node0 /status', () => status(ips[0]!), 120_000);
   await waitFor('node1 /status', () => status(ips[1]!), 120_000);
   process.kill(pids.get('node1')!, 'SIGKILL');
-  await waitFor('the runner reports node1', async () => /node1 exited unexpectedly \(signal SIGKILL\)/.test(runner.err()), 30_000);
+  await waitFor('the runner reports node1', async () => /node1 exited unexpectedly \(signal SIGKILL\)/.test(runner.err()), 120_000);
   t.pass('node1\'s death is reported');
   t.equal((await status(ips[0]!)).node_info.id, ids[0], 'node0 still serves');
   runner.proc.kill('SIGINT');
