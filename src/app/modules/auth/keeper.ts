@@ -87,6 +87,9 @@ export function encodeBaseAccountAny(address: string, pubKeyTypeUrl: string | un
   return out;
 }
 
+/** How many written accounts getAccount may answer without decoding (AccountKeeper.written). */
+const WRITTEN_MEMO_SIZE = 4096;
+
 const EMPTY = new Uint8Array(0);
 const U64_MAX = (1n << 64n) - 1n;
 const isU64 = (v: bigint): boolean => v >= 0n && v <= U64_MAX;
@@ -198,10 +201,16 @@ export class AccountKeeper {
     // chain reads a signer's account five times a tx, in CheckTx, recheck and FinalizeBlock.
     const hit = decodedAccounts.get(v);
     if (hit !== undefined && bytesEqual(hit.address, addr)) return hit;
-    const acc = this.decodeAccount(Uint8Array.from(addr), v);
+    // Bytes this keeper just wrote (the store keeps its own copy, so a new object): the account
+    // they were written from, without decoding them.
+    const written = this.written.get(bytesToKey(v));
+    const acc = written !== undefined && bytesEqual(written.address, addr) ? written : this.decodeAccount(Uint8Array.from(addr), v);
     decodedAccounts.set(v, acc);
     return acc;
   }
+
+  /** The last accounts setAccount wrote, by their bytes (latin1); emptied when full. */
+  private readonly written = new Map<string, Account>();
 
   hasAccount(ctx: Context, addr: Bytes): boolean {
     return this.store(ctx).has(accountKey(addr));
@@ -210,11 +219,19 @@ export class AccountKeeper {
   /** SetAccount: the account under its address, and the number → address index. */
   setAccount(ctx: Context, acc: Account): void {
     const s = this.store(ctx);
-    const bytes =
-      acc.name === undefined && isU64(acc.accountNumber) && isU64(acc.sequence)
-        ? encodeBaseAccountAny(ctx.addressCodec.encode(acc.address), acc.pubKey === undefined ? undefined : emitTypeUrl(acc.pubKey.typeUrl), acc.pubKey?.value, acc.accountNumber, acc.sequence)
-        : toBinary(AnySchema, this.accountToAny(ctx, acc));
+    const fast = acc.name === undefined && isU64(acc.accountNumber) && isU64(acc.sequence);
+    const keyUrl = acc.pubKey === undefined ? undefined : emitTypeUrl(acc.pubKey.typeUrl);
+    const bytes = fast
+      ? encodeBaseAccountAny(ctx.addressCodec.encode(acc.address), keyUrl, acc.pubKey?.value, acc.accountNumber, acc.sequence)
+      : toBinary(AnySchema, this.accountToAny(ctx, acc));
     s.set(accountKey(acc.address), bytes);
+    if (fast) {
+      if (this.written.size >= WRITTEN_MEMO_SIZE) this.written.clear();
+      // What decoding the bytes gives (the key's type URL as stored), as a snapshot: the caller's
+      // object may change after this call, the remembered one never does.
+      const pubKey = acc.pubKey === undefined || acc.pubKey.typeUrl === keyUrl ? acc.pubKey : create(AnySchema, { typeUrl: keyUrl, value: acc.pubKey.value });
+      this.written.set(bytesToKey(bytes), { address: Uint8Array.from(acc.address), pubKey, accountNumber: acc.accountNumber, sequence: acc.sequence });
+    }
     s.set(accountNumberKey(acc.accountNumber), Uint8Array.from(acc.address));
   }
 
