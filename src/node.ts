@@ -308,7 +308,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const txIndexer = config.txIndex.indexer === 'kv' ? new TxIndexer(storage) : null;
     const blockIndexer = config.txIndex.indexer === 'kv' ? new BlockIndexer(storage) : null;
     // The executor thread (spawned above) gets the chain state, and at genesis the InitChain request.
-    await writer?.init({ state, initChain, indexer: txIndexer !== null, storage, app, evidence: evidencePool });
+    await writer?.init({ state, initChain, indexer: txIndexer !== null, storage, app, evidence: evidencePool, wantsResponse: () => bus.listenerCount > 0 });
     const executor = new Executor({
       storage,
       writer,

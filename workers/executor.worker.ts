@@ -105,7 +105,7 @@ function main(): void {
         { state: stateFromWire(m.state), blockId: m.blockId, block, seenCommit: m.seenCommit, blockBytes: m.blockBytes },
         m.votes,
       );
-      const { answer, transfer } = packWritten(resp, newState);
+      const { answer, transfer } = packWritten(resp, newState, m.pack);
       port.postMessage({ type: 'written', id: m.id, answer } satisfies FromWorker, transfer);
       const st = app.sigVerifier.stats;
       log.info('executed block', {

@@ -167,12 +167,25 @@ export interface DirtyEntry {
 /**
  * Write-back cache (store/cachekv). Changes live in a Map keyed by the latin1 form of the key;
  * the sorted key list that iteration and flushing need is rebuilt only after a new key arrives.
+ *
+ * A cache over a store that is not itself a cache (the block's state, CheckTx's check state, over
+ * committed LMDB) also remembers what it read from that store, absent keys included, as the SDK's
+ * cachekv keeps clean entries beside dirty ones: a block reads the same params, module accounts
+ * and signer accounts tx after tx, and each read went to LMDB (a native call, a key copy, a value
+ * copy). The parent must not change under the cache while it lives: BaseApp makes a new block
+ * state per block and a new check state at every commit, each over the committed state of that
+ * moment (the SDK's CheckTx likewise reads its branch of the last commit). Clean entries are not
+ * changes: they are neither written nor iterated; only `get`/`has` answer from them.
  */
 export class CacheKVStore implements KVStore {
   private readonly dirty = new Map<string, Bytes | null>();
   private sorted: string[] | null = [];
+  /** Reads from a non-cache parent (null: absent there); unused over another CacheKVStore. */
+  private readonly clean: Map<string, Bytes | null> | null;
 
-  constructor(private readonly parent: KVStore) {}
+  constructor(private readonly parent: KVStore) {
+    this.clean = parent instanceof CacheKVStore ? null : new Map();
+  }
 
   get(key: Bytes): Bytes | undefined {
     assertKey(key);
@@ -186,8 +199,14 @@ export class CacheKVStore implements KVStore {
   private getByKey(k: string, key: Bytes): Bytes | undefined {
     const v = this.dirty.get(k);
     if (v !== undefined) return v ?? undefined;
-    const p = this.parent;
-    return p instanceof CacheKVStore ? p.getByKey(k, key) : p.get(key);
+    const clean = this.clean;
+    if (clean === null) return (this.parent as CacheKVStore).getByKey(k, key);
+    let c = clean.get(k);
+    if (c === undefined) {
+      c = this.parent.get(key) ?? null;
+      clean.set(k, c);
+    }
+    return c ?? undefined;
   }
 
   has(key: Bytes): boolean {
@@ -247,9 +266,10 @@ export class CacheKVStore implements KVStore {
     this.sorted = [];
   }
 
-  /** Drops every change. */
+  /** Drops every change (and what was read). */
   discard(): void {
     this.dirty.clear();
+    this.clean?.clear();
     this.sorted = [];
   }
 

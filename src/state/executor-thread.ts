@@ -11,7 +11,9 @@
  * a fresh LMDB read snapshot, the block store's height, the main app's committed view (CheckTx and
  * queries run over it here), the evidence pool's memory. Then consensus goes on (mempool update,
  * events) as before. The answer is the new state, the result codes, and the response serialized
- * in slices (transferred buffers) that are decoded only if events need them. A block that fails on the thread (FinalizeBlock throws, the transaction
+ * in slices (transferred buffers) that are decoded only if events need them; when the event bus
+ * had no listener as the block went to the thread, the response is not sent at all (a reader that
+ * turns up later loads the one the block's transaction stored). A block that fails on the thread (FinalizeBlock throws, the transaction
  * aborts) rejects `write` with that error and nothing was written; the thread's app has reloaded
  * its committed state. A thread that dies rejects every write after it; the node logs it.
  */
@@ -122,6 +124,12 @@ export type ToWorker =
       votes: ConflictingVotes[];
       /** Valid signature checks this thread's CheckTx made since the last block. */
       verified: string[];
+      /**
+       * Whether the answer carries the FinalizeBlock response (only events need it here). Without
+       * it the thread spares serializing a response nobody reads; a late reader loads the one the
+       * block's transaction stored.
+       */
+      pack: boolean;
     }
   | {
       /**
@@ -164,8 +172,8 @@ export type FromWorker =
 export interface WrittenBlock {
   state: WireState;
   codes: Uint32Array;
-  /** v8.serialize of the response without txResults. */
-  head: Uint8Array;
+  /** v8.serialize of the response without txResults; null when not asked for (`pack: false`). */
+  head: Uint8Array | null;
   /** v8.serialize of txResults, RESULTS_PER_SLICE at a time. */
   slices: Uint8Array[];
 }
@@ -174,8 +182,12 @@ export interface WrittenBlock {
 const RESULTS_PER_SLICE = 128;
 
 /** The thread's side of WrittenBlock (its buffers are transferred, not copied). */
-export function packWritten(resp: ResponseFinalizeBlock, state: State): { answer: WrittenBlock; transfer: ArrayBuffer[] } {
+export function packWritten(resp: ResponseFinalizeBlock, state: State, pack = true): { answer: WrittenBlock; transfer: ArrayBuffer[] } {
   const { txResults, ...rest } = resp;
+  if (!pack) {
+    const codes = Uint32Array.from(txResults, (r) => r.code);
+    return { answer: { state: stateToWire(state), codes, head: null, slices: [] }, transfer: [codes.buffer as ArrayBuffer] };
+  }
   const head = v8.serialize(rest);
   const slices: Uint8Array[] = [];
   for (let i = 0; i < txResults.length; i += RESULTS_PER_SLICE) slices.push(v8.serialize(txResults.slice(i, i + RESULTS_PER_SLICE)));
@@ -187,7 +199,13 @@ export function packWritten(resp: ResponseFinalizeBlock, state: State): { answer
 }
 
 /** Decodes a WrittenBlock's response a slice per event-loop turn. */
-async function unpackResponse(w: WrittenBlock): Promise<ResponseFinalizeBlock> {
+async function unpackResponse(w: WrittenBlock, stored: () => ResponseFinalizeBlock | null): Promise<ResponseFinalizeBlock> {
+  if (w.head === null) {
+    // Not sent (nobody listened when the block went to the thread): the one its transaction stored.
+    const r = stored();
+    if (r === null) throw new ExecutorThreadError('EXECUTOR_BLOCK_FAILED', `FinalizeBlock response of height ${w.state.lastBlockHeight} is not stored`);
+    return r;
+  }
   const rest = v8.deserialize(w.head) as Omit<ResponseFinalizeBlock, 'txResults'>;
   const txResults: ResponseFinalizeBlock['txResults'] = [];
   for (const slice of w.slices) {
@@ -229,6 +247,11 @@ export interface ExecutorInitOptions extends MainViews {
   state: State;
   initChain?: RequestInitChain;
   indexer: boolean;
+  /**
+   * Whether the next block's FinalizeBlock response will be read here (the event bus has
+   * listeners); asked as each block goes to the thread. Default: always.
+   */
+  wantsResponse?: () => boolean;
 }
 
 /**
@@ -245,6 +268,8 @@ const CLOSE_TIMEOUT_MS = 30_000;
 export class ExecutorThread implements BlockWriter {
   private readonly worker: Worker;
   private views: MainViews | null = null;
+  /** Asked as each block goes to the thread: will its FinalizeBlock response be read here? (ExecutorInitOptions.wantsResponse) */
+  wantsResponse: () => boolean = () => true;
   private readonly log: Logger;
   private readonly loggers = new Map<string, Logger>();
   private nextId = 1;
@@ -286,6 +311,7 @@ export class ExecutorThread implements BlockWriter {
     this.onReady = null;
     if (err !== null) throw new ExecutorThreadError('EXECUTOR_START', `executor thread failed to start: ${err.message}`);
     this.views = { storage: opts.storage, app: opts.app, evidence: opts.evidence };
+    if (opts.wantsResponse !== undefined) this.wantsResponse = opts.wantsResponse;
     // What CheckTx verifies here goes to the thread's verifier with each block.
     opts.app.sigVerifier.shareVerified();
   }
@@ -374,6 +400,7 @@ export class ExecutorThread implements BlockWriter {
       seenCommit,
       votes: [...votes],
       verified: app.sigVerifier.takeVerified(),
+      pack: this.wantsResponse(),
     };
     const whole = blockBytes.byteOffset === 0 && blockBytes.byteLength === blockBytes.buffer.byteLength;
     this.worker.postMessage(msg, own && whole ? [blockBytes.buffer as ArrayBuffer] : []);
@@ -382,7 +409,7 @@ export class ExecutorThread implements BlockWriter {
     await beforeCommitVisible?.();
     // The thread committed: this thread's views move to the new height, all in this one turn.
     this.refreshViews(block.header.time, newState, votes.length);
-    return resultOf(written, newState);
+    return resultOf(written, newState, storage);
   }
 
   /** The thread committed up to `state`: this thread's views move to it, all in this one turn. */
@@ -427,9 +454,10 @@ export class ExecutorThread implements BlockWriter {
   }
 }
 
-function resultOf(written: WrittenBlock, newState: State): WriteResult {
+function resultOf(written: WrittenBlock, newState: State, storage: Storage): WriteResult {
   let decoded: Promise<ResponseFinalizeBlock> | undefined;
-  return { newState, codes: written.codes, response: () => (decoded ??= unpackResponse(written)) };
+  const stored = () => storage.state.loadFinalizeBlockResponse(newState.lastBlockHeight);
+  return { newState, codes: written.codes, response: () => (decoded ??= unpackResponse(written, stored)) };
 }
 
 /** ExecutorThread's BlockBatch: each `add` is a `stage` message, `commit` a `commitBatch`. */
@@ -495,7 +523,7 @@ class ThreadBatch implements BlockBatch {
       await this.beforeCommitVisible?.();
       const last = states[states.length - 1]!;
       this.thread.refreshViews(this.added[this.added.length - 1]!.block.header.time, last, this.votes);
-      return answers.map((w, i) => resultOf(w, states[i]!));
+      return answers.map((w, i) => resultOf(w, states[i]!, this.views.storage));
     } finally {
       this.onEnd();
     }
@@ -512,7 +540,7 @@ class ThreadBatch implements BlockBatch {
       await this.beforeCommitVisible?.();
       const n = answers.length;
       this.thread.refreshViews(this.added[n - 1]!.block.header.time, states[n - 1]!, this.votes);
-      return answers.map((w, i) => resultOf(w, states[i]!));
+      return answers.map((w, i) => resultOf(w, states[i]!, this.views.storage));
     } finally {
       this.broken = null;
       this.onEnd();

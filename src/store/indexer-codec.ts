@@ -15,12 +15,21 @@
  */
 import type { AbciEvent, ExecTxResult } from '../abci/types.js';
 
+/**
+ * A record is written into one scratch buffer shared by every Writer (records are written one at
+ * a time, and `finish` copies the bytes out), so a record does not grow a fresh buffer by doubling
+ * (a bank send's tx record and attribute block went through three or four allocations and copies
+ * each). The scratch keeps the largest size seen, up to SCRATCH_KEEP.
+ */
+let scratch = Buffer.allocUnsafe(4096);
+const SCRATCH_KEEP = 1 << 20;
+
 class Writer {
   private buf: Buffer;
   private n = 0;
 
-  constructor(size = 256) {
-    this.buf = Buffer.allocUnsafe(size);
+  constructor(_sizeHint = 256) {
+    this.buf = scratch;
   }
 
   private room(k: number): void {
@@ -30,6 +39,7 @@ class Writer {
     const b = Buffer.allocUnsafe(size);
     this.buf.copy(b, 0, 0, this.n);
     this.buf = b;
+    if (size <= SCRATCH_KEEP) scratch = b;
   }
 
   u8(v: number): void {

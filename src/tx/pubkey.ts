@@ -164,14 +164,23 @@ const MAX_MULTISIG_DEPTH = 8;
  */
 export function decodePubKey(any: Any, depth = 0): PubKey {
   if (any.value.length > PUBKEY_ANY_MEMO_MAX_BYTES) return decodePubKeyUncached(any, depth);
+  // The same Any object again (a decoded tx's signer info, a remembered account's key): the ante
+  // chain asks four times a tx. Anys are never mutated once decoded.
+  const seen = depth === 0 ? decodedByObject.get(any) : undefined;
+  if (seen !== undefined && seen.typeUrl === any.typeUrl && seen.value === any.value) return seen.pk;
   const memoKey = `${canonicalTypeName(any.typeUrl)}\0${bytesKey(any.value)}`;
-  const hit = decodedAnys.get(memoKey);
-  if (hit !== undefined) return hit;
-  const pk = decodePubKeyUncached(any, depth);
-  // Only top-level results: a nested key's depth matters for the nesting bound.
-  if (depth === 0) decodedAnys.set(memoKey, pk);
+  let pk = decodedAnys.get(memoKey);
+  if (pk === undefined) {
+    pk = decodePubKeyUncached(any, depth);
+    // Only top-level results: a nested key's depth matters for the nesting bound.
+    if (depth === 0) decodedAnys.set(memoKey, pk);
+  }
+  if (depth === 0) decodedByObject.set(any, { typeUrl: any.typeUrl, value: any.value, pk });
   return pk;
 }
+
+/** decodePubKey's answers by Any object (its fields as they were, to notice a reassignment). */
+const decodedByObject = new WeakMap<Any, { typeUrl: string; value: Uint8Array; pk: PubKey }>();
 
 /** The memo of decoded pubkey Anys, for tests. */
 export const pubKeyAnyMemo = {

@@ -199,3 +199,53 @@ t.test('paginate: offset and key modes, limit 0 forces count_total, reverse', as
   t.same(run(c, { limit: 2, reverse: true }), { got: [5, 4], next: '03', total: 0n });
   t.throws(() => run(c, { key: b(1), offset: 1 }), /either offset or key is expected, got both/);
 });
+
+t.test('a cache over committed state remembers its reads; a branch over a cache does not', async (t) => {
+  let reads = 0;
+  const data = new Map<string, Uint8Array>([[bytesToKey(b(1)), b(10)]]);
+  const parent: KVStore = {
+    get: (k) => {
+      reads++;
+      return data.get(bytesToKey(k));
+    },
+    has: (k) => data.has(bytesToKey(k)),
+    set: () => {
+      throw new Error('read-only');
+    },
+    delete: () => {
+      throw new Error('read-only');
+    },
+    iterate: function* () {
+      for (const [k, v] of [...data].sort()) yield { key: Buffer.from(k, 'latin1'), value: v };
+    },
+  };
+  const root = new CacheKVStore(parent);
+  t.same(root.get(b(1)), b(10));
+  t.equal(root.get(b(2)), undefined);
+  const branch = root.branch();
+  t.same(branch.get(b(1)), b(10));
+  t.equal(branch.has(b(2)), false);
+  t.equal(reads, 2, 'each key reached the committed store once, present or absent');
+  branch.set(b(2), b(20));
+  branch.delete(b(1));
+  t.equal(branch.get(b(1)), undefined, "the branch's deletion shadows the remembered read");
+  branch.write();
+  t.same(root.get(b(2)), b(20), 'a write shadows the remembered absence');
+  t.equal(root.get(b(1)), undefined);
+  t.same(
+    [...root.dirtyEntries()].map((e) => [hex(e.key), e.value && hex(e.value)]),
+    [
+      ['01', null],
+      ['02', '14'],
+    ],
+    'only writes are changes: remembered reads are neither written nor hashed',
+  );
+  t.same(
+    [...new CacheKVStore(parent).iterate()].map((p) => hex(p.key)),
+    ['01'],
+  );
+  t.equal(root.size, 2);
+  root.discard();
+  t.same(root.get(b(1)), b(10), 'discard forgets the reads too');
+  t.equal(reads, 3);
+});

@@ -5,6 +5,16 @@
  * genesis import (the `chaind init --dev` section as is, sanitising, validation) and export.
  */
 import t from 'tap';
+import { toBinary } from '@bufbuild/protobuf';
+import { AnySchema } from '@bufbuild/protobuf/wkt';
+import { Bech32Codec } from '../../src/app/address.js';
+import { concatBytes } from '../../src/app/bytes.js';
+import { Context, ExecMode } from '../../src/app/context.js';
+import { InfiniteGasMeter } from '../../src/app/gas.js';
+import { AccountKeeper, encodeBaseAccountAny } from '../../src/app/modules/auth/keeper.js';
+import { CacheKVStore, ReadOnlyStore } from '../../src/app/store.js';
+import { packAny } from '../../src/proto/registry.js';
+import { encodePubKey } from '../../src/tx/pubkey.js';
 import { create, fromBinary } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
 import { moduleAddress } from '../../src/app/address.js';
@@ -313,4 +323,34 @@ t.test('genesis: the init --dev section as is, upstream @type, sanitised numbers
     }),
     `duplicate account found in genesis state; address: ${KEYS[0]!.bech32}`,
   );
+});
+
+t.test('setAccount writes a BaseAccount as protobuf-es packs it; getAccount reads back what decoding gives', async (t) => {
+  let n = 0;
+  for (const address of ['chain1qqqsyqcyq5rqwzqfpg9scrgwpugpzysn8fgq4s', 'x', 'é'.repeat(70)]) {
+    for (const pubKey of [undefined, create(AnySchema, { typeUrl: '/chain.crypto.secp256k1.PubKey', value: Uint8Array.from({ length: 35 }, (_, i) => i) }), create(AnySchema, { typeUrl: '', value: new Uint8Array(0) }), create(AnySchema, { typeUrl: '/x', value: new Uint8Array(200).fill(3) })]) {
+      for (const [accountNumber, sequence] of [[0n, 0n], [1n, 127n], [128n, 300n], [2n ** 63n, 2n ** 64n - 1n]] as const) {
+        const ref = toBinary(AnySchema, packAny(BaseAccountSchema, create(BaseAccountSchema, { address, pubKey, accountNumber, sequence })));
+        t.same(encodeBaseAccountAny(address, pubKey?.typeUrl, pubKey?.value, accountNumber, sequence), ref);
+        n++;
+      }
+    }
+  }
+  t.equal(n, 48);
+  // Through the keeper, over a cache: the account it answers after a write is the stored bytes' decoding.
+  const keeper = new AccountKeeper();
+  const cache = new CacheKVStore(new CacheKVStore(new ReadOnlyStore({ get: () => undefined, has: () => false, set: () => undefined, delete: () => undefined, iterate: () => [] })));
+  const ctx = new Context({ mode: ExecMode.Finalize, chainId: CHAIN_ID, height: 2n, time: 0n, gasMeter: new InfiniteGasMeter(), addressCodec: new Bech32Codec('chain'), stores: () => cache });
+  const key = devKeys().find((k) => k.keyType === 'secp256k1')!;
+  // An upstream-spelled key is stored in the spec spelling.
+  const upstream = create(AnySchema, { typeUrl: '/cosmos.crypto.secp256k1.PubKey', value: encodePubKey({ algo: 'secp256k1', key: key.publicKey }).value });
+  const acc = { address: key.address, pubKey: upstream, accountNumber: 7n, sequence: 3n };
+  keeper.setAccount(ctx, acc);
+  acc.sequence = 99n; // the caller's object changing afterwards changes nothing stored or remembered
+  const stored = cache.get(concatBytes(Uint8Array.of(0x01), key.address))!;
+  const decoded = keeper.decodeStoredAccount(key.address, stored);
+  t.equal(decoded.pubKey?.typeUrl, '/chain.crypto.secp256k1.PubKey');
+  const got = keeper.getAccount(ctx, key.address)!;
+  t.same({ ...got, pubKey: { typeUrl: got.pubKey?.typeUrl, value: got.pubKey?.value } }, { ...decoded, pubKey: { typeUrl: decoded.pubKey?.typeUrl, value: decoded.pubKey?.value } });
+  t.equal(keeper.getAccount(ctx, key.address), got, 'the same bytes again: the same account');
 });

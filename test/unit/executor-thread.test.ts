@@ -208,6 +208,28 @@ t.test('blocks are written on the executor thread and the main thread sees them'
     t.equal(app.lastBlockHeight, state.lastBlockHeight);
   });
 
+  await t.test('a block nobody listens to: the answer carries no response, a late reader gets the stored one', async (t) => {
+    let asked = 0;
+    thread.wantsResponse = () => {
+      asked++;
+      return false;
+    };
+    t.teardown(() => {
+      thread.wantsResponse = () => true;
+    });
+    const state = storage.state.load()!;
+    const h = state.lastBlockHeight + 1n;
+    const txs = [Uint8Array.of(9, 9), Uint8Array.of(7)];
+    const block = makeBlock(state, h, state.lastBlockTime + 1_000_000_000n, commitFor(storage.blocks.loadBlock(state.lastBlockHeight)!), vals.getByIndex(0).address, txs, []);
+    const res = await thread.write({ state, blockId: blockIdOf(block).blockId, block, seenCommit: commitFor(block) });
+    t.equal(asked, 1, 'asked once, as the block went to the thread');
+    t.equal(res.codes.length, 2);
+    const resp = await res.response();
+    t.same(resp, storage.state.loadFinalizeBlockResponse(h), 'the stored response');
+    t.same(resp.txResults.map((r) => r.code), Array.from(res.codes));
+    t.same(resp.appHash, res.newState.appHash);
+  });
+
   await thread.close();
   await t.rejects(thread.write({ state: state0, blockId: id1, block: block1, seenCommit: commitFor(block1) }), { code: 'EXECUTOR_DEAD' });
 });

@@ -40,6 +40,107 @@ export function canonicalPubKeyAny(any: Any): Any {
   return typeUrl === any.typeUrl ? any : create(AnySchema, { typeUrl, value: any.value });
 }
 
+/**
+ * Accounts decoded from stored bytes, by the identity of those bytes (see getAccount). Entries go
+ * when the bytes do. Shared: an Account from getAccount is never mutated (callers spread it).
+ */
+const decodedAccounts = new WeakMap<Bytes, Account>();
+
+/**
+ * The stored form of a BaseAccount (state spelling): Any{type_url, value: BaseAccount{address,
+ * pub_key Any{type_url, value}, account_number, sequence}} in protobuf, written directly; the same
+ * bytes as toBinary(AnySchema, packAny(BaseAccountSchema, …)) (proto3: fields in number order,
+ * zero values and empty strings left out, a set message field written even when empty).
+ */
+export function encodeBaseAccountAny(address: string, pubKeyTypeUrl: string | undefined, pubKeyValue: Bytes | undefined, accountNumber: bigint, sequence: bigint): Bytes {
+  const addr = Buffer.from(address, 'utf8');
+  let pk: Uint8Array | undefined;
+  if (pubKeyTypeUrl !== undefined) {
+    const url = Buffer.from(pubKeyTypeUrl, 'utf8');
+    const val = pubKeyValue ?? EMPTY;
+    pk = new Uint8Array((url.length > 0 ? 1 + varintLen(url.length) + url.length : 0) + (val.length > 0 ? 1 + varintLen(val.length) + val.length : 0));
+    let o = 0;
+    if (url.length > 0) o = putBytes(pk, o, 0x0a, url);
+    if (val.length > 0) putBytes(pk, o, 0x12, val);
+  }
+  const inner =
+    (addr.length > 0 ? 1 + varintLen(addr.length) + addr.length : 0) +
+    (pk !== undefined ? 1 + varintLen(pk.length) + pk.length : 0) +
+    (accountNumber !== 0n ? 1 + varint64Len(accountNumber) : 0) +
+    (sequence !== 0n ? 1 + varint64Len(sequence) : 0);
+  const outer = 1 + varintLen(BASE_ACCOUNT_URL.length) + BASE_ACCOUNT_URL.length + (inner > 0 ? 1 + varintLen(inner) + inner : 0);
+  const out = new Uint8Array(outer);
+  let o = putBytes(out, 0, 0x0a, BASE_ACCOUNT_URL);
+  if (inner === 0) return out;
+  out[o++] = 0x12;
+  o = putVarint(out, o, inner);
+  if (addr.length > 0) o = putBytes(out, o, 0x0a, addr);
+  if (pk !== undefined) o = putBytes(out, o, 0x12, pk);
+  if (accountNumber !== 0n) {
+    out[o++] = 0x18;
+    o = putVarint64(out, o, accountNumber);
+  }
+  if (sequence !== 0n) {
+    out[o++] = 0x20;
+    o = putVarint64(out, o, sequence);
+  }
+  return out;
+}
+
+/** How many written accounts getAccount may answer without decoding (AccountKeeper.written). */
+const WRITTEN_MEMO_SIZE = 4096;
+
+const EMPTY = new Uint8Array(0);
+const U64_MAX = (1n << 64n) - 1n;
+const isU64 = (v: bigint): boolean => v >= 0n && v <= U64_MAX;
+const BASE_ACCOUNT_URL = Buffer.from(`/${BaseAccountSchema.typeName}`, 'utf8');
+
+function varintLen(n: number): number {
+  let l = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    l++;
+  }
+  return l;
+}
+
+function putVarint(b: Uint8Array, o: number, n: number): number {
+  while (n >= 0x80) {
+    b[o++] = (n & 0x7f) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  b[o++] = n;
+  return o;
+}
+
+/** uint64 as protobuf writes it (BigInt.asUintN: a negative value is its two's complement). */
+function varint64Len(v: bigint): number {
+  let n = BigInt.asUintN(64, v);
+  let l = 1;
+  while (n >= 0x80n) {
+    n >>= 7n;
+    l++;
+  }
+  return l;
+}
+
+function putVarint64(b: Uint8Array, o: number, v: bigint): number {
+  let n = BigInt.asUintN(64, v);
+  while (n >= 0x80n) {
+    b[o++] = Number(n & 0x7fn) | 0x80;
+    n >>= 7n;
+  }
+  b[o++] = Number(n);
+  return o;
+}
+
+function putBytes(b: Uint8Array, o: number, tag: number, v: Uint8Array): number {
+  b[o++] = tag;
+  o = putVarint(b, o, v.length);
+  b.set(v, o);
+  return o + v.length;
+}
+
 export class AccountKeeper {
   readonly storeKey: string;
   private readonly perms: Map<string, string[]>;
@@ -94,8 +195,22 @@ export class AccountKeeper {
 
   getAccount(ctx: Context, addr: Bytes): Account | undefined {
     const v = this.store(ctx).get(accountKey(addr));
-    return v === undefined ? undefined : this.decodeAccount(Uint8Array.from(addr), v);
+    if (v === undefined) return undefined;
+    // The stores hand out the same value object until the key is written again (a cache's entry,
+    // or its remembered read of committed state): its decoding is remembered with it. The ante
+    // chain reads a signer's account five times a tx, in CheckTx, recheck and FinalizeBlock.
+    const hit = decodedAccounts.get(v);
+    if (hit !== undefined && bytesEqual(hit.address, addr)) return hit;
+    // Bytes this keeper just wrote (the store keeps its own copy, so a new object): the account
+    // they were written from, without decoding them.
+    const written = this.written.get(bytesToKey(v));
+    const acc = written !== undefined && bytesEqual(written.address, addr) ? written : this.decodeAccount(Uint8Array.from(addr), v);
+    decodedAccounts.set(v, acc);
+    return acc;
   }
+
+  /** The last accounts setAccount wrote, by their bytes (latin1); emptied when full. */
+  private readonly written = new Map<string, Account>();
 
   hasAccount(ctx: Context, addr: Bytes): boolean {
     return this.store(ctx).has(accountKey(addr));
@@ -104,8 +219,19 @@ export class AccountKeeper {
   /** SetAccount: the account under its address, and the number → address index. */
   setAccount(ctx: Context, acc: Account): void {
     const s = this.store(ctx);
-    const any = this.accountToAny(ctx, acc);
-    s.set(accountKey(acc.address), toBinary(AnySchema, any));
+    const fast = acc.name === undefined && isU64(acc.accountNumber) && isU64(acc.sequence);
+    const keyUrl = acc.pubKey === undefined ? undefined : emitTypeUrl(acc.pubKey.typeUrl);
+    const bytes = fast
+      ? encodeBaseAccountAny(ctx.addressCodec.encode(acc.address), keyUrl, acc.pubKey?.value, acc.accountNumber, acc.sequence)
+      : toBinary(AnySchema, this.accountToAny(ctx, acc));
+    s.set(accountKey(acc.address), bytes);
+    if (fast) {
+      if (this.written.size >= WRITTEN_MEMO_SIZE) this.written.clear();
+      // What decoding the bytes gives (the key's type URL as stored), as a snapshot: the caller's
+      // object may change after this call, the remembered one never does.
+      const pubKey = acc.pubKey === undefined || acc.pubKey.typeUrl === keyUrl ? acc.pubKey : create(AnySchema, { typeUrl: keyUrl, value: acc.pubKey.value });
+      this.written.set(bytesToKey(bytes), { address: Uint8Array.from(acc.address), pubKey, accountNumber: acc.accountNumber, sequence: acc.sequence });
+    }
     s.set(accountNumberKey(acc.accountNumber), Uint8Array.from(acc.address));
   }
 
