@@ -23,6 +23,7 @@ import type { Common } from '@ethereumjs/common';
 import { Address } from '@ethereumjs/util';
 import { createVM, type VM } from '@ethereumjs/vm';
 import type { Context } from '../../context.js';
+import { installFastSteps } from '../../../evm/fast-steps.js';
 import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { FlatStateManager } from '../../../evm/state-manager.js';
 import { blockHashChain } from './header.js';
@@ -230,7 +231,7 @@ export class CallEngine {
       const view = new ContextFlatState(keeper);
       const sm = new FlatStateManager(view, { keccak256: (d) => keeper.crypto.keccak256(d) });
       // BLOCKHASH: the stored EVM hashes (the ones eth_getBlockByNumber reports).
-      this.warm = installJumpDestCache()
+      this.warm = Promise.all([installJumpDestCache(), installFastSteps()])
         .then(() => createVM({ common, stateManager: sm, blockchain: blockHashChain((n) => keeper.blockHashAt(n)) as never }))
         .then((vm) => ({ common, vm, sm, view }));
       this.bound = undefined;
