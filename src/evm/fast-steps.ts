@@ -15,7 +15,7 @@
  *
  * The library's own run() serves, untouched, whatever this loop does not cover: EOF containers
  * (EIP-3540), anything observing steps (a `step` listener: the debug tracers; the EVM's DEBUG
- * logging; the performance profiler), charged code accesses (EIP-6800/7864 witnesses). It is
+ * logging; the performance profiler), charged code accesses (EIP-6800/7864 witnesses, neither active at Prague). It is
  * installed only over the @ethereumjs/evm version it was written against (package.json), so an
  * upgrade falls back to the library until this is checked again.
  *
@@ -116,7 +116,7 @@ function makeLoop(original: Run, errors: ErrorsModule): Run {
     const evm = this._evm;
     if (
       (code[0] === EOF_FORMAT && this.common.isActivatedEIP(3540)) ||
-      rs.env.chargeCodeAccesses === true ||
+      (rs.env.chargeCodeAccesses === true && (this.common.isActivatedEIP(6800) || this.common.isActivatedEIP(7864))) ||
       evm.DEBUG ||
       this.profilerOpts?.enabled === true ||
       evm.events.listenerCount('step') > 0
