@@ -35,7 +35,20 @@ const HOLDERS = Number(process.env.BENCH_CALL_HOLDERS ?? 1024);
 const ROUNDS = Number(process.env.BENCH_CALL_ROUNDS ?? 5);
 const PROFILE = process.env.BENCH_CALL_PROFILE === '1';
 
+/**
+ * CPU time of this thread alone, µs (/proc/self/task/<pid>/stat, clock ticks): without V8's
+ * helper threads (concurrent compiling, parallel GC), whose share swings from run to run.
+ */
+const TICK_US = 1e6 / 100;
+function threadCpuUs(): number {
+  const f = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(x[11]) + Number(x[12])) * TICK_US;
+}
+const MAIN_ONLY = process.env.BENCH_CALL_THREAD === '1';
+
 function cpuUs(): number {
+  if (MAIN_ONLY) return threadCpuUs();
   const u = process.cpuUsage();
   return u.user + u.system;
 }
@@ -153,6 +166,24 @@ async function main(): Promise<void> {
       for (const req of reqs) await engine.handle(req);
       return (cpuUs() - c0) / reqs.length;
     };
+    if (toggle !== undefined && process.env.BENCH_CALL_FINE === '1') {
+      // Fine A/B: batches of 16 calls, the side switching every batch, wall time per batch; the
+      // low percentiles are the batches no other process preempted (the machine is shared).
+      const BATCH = 16;
+      const times: [number[], number[]] = [[], []];
+      let k = 0;
+      for (let b = 0; b < ROUNDS * 64; b++) {
+        for (const side of b % 2 === 0 ? [0, 1] : [1, 0]) {
+          await toggle(side === 1);
+          const t0 = performance.now();
+          for (let i = 0; i < BATCH; i++) await engine.handle(reqs[k++ % reqs.length]!);
+          times[side]!.push(((performance.now() - t0) * 1000) / BATCH);
+        }
+      }
+      const q = (x: number[], p: number) => [...x].sort((a, b) => a - b)[Math.floor(p * x.length)]!;
+      for (const p of [0.05, 0.1, 0.25, 0.5]) console.log(`${ab} p${p * 100}: off ${q(times[0], p).toFixed(1)} µs, on ${q(times[1], p).toFixed(1)} µs wall per call → ${(q(times[0], p) / q(times[1], p)).toFixed(2)}×`);
+      return;
+    }
     let best = Infinity;
     const sides: [number[], number[]] = [[], []];
     for (let r = 0; r < ROUNDS; r++) {
