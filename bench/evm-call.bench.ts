@@ -56,6 +56,8 @@ function cpuUs(): number {
 /** Changes that can be switched at run time, for BENCH_CALL_AB. */
 const AB_TOGGLES: Record<string, (on: boolean) => Promise<unknown>> = {
   fast: (on) => installFastSteps(on),
+  /** Both sides the same: the fine A/B's percentiles of one build (before/after across builds). */
+  none: async () => undefined,
 };
 
 const HEAP = process.env.BENCH_CALL_HEAP === '1';
