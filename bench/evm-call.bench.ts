@@ -60,6 +60,9 @@ const AB_TOGGLES: Record<string, (on: boolean) => Promise<unknown>> = {
   none: async () => undefined,
 };
 
+const CHURN = Number(process.env.BENCH_CALL_CHURN ?? 0);
+let latestBump = 0;
+
 const HEAP = process.env.BENCH_CALL_HEAP === '1';
 
 /** The allocation sites of `fn` (sampling heap profiler), top frames by bytes allocated. */
@@ -178,7 +181,13 @@ async function main(): Promise<void> {
         for (const side of b % 2 === 0 ? [0, 1] : [1, 0]) {
           await toggle(side === 1);
           const t0 = performance.now();
-          for (let i = 0; i < BATCH; i++) await engine.handle(reqs[k++ % reqs.length]!);
+          for (let i = 0; i < BATCH; i++) {
+            const req = reqs[k++ % reqs.length]!;
+            // BENCH_CALL_CHURN=n, side B only: the caches start over every n calls, as when a new
+            // block commits (the engine rebinds when the latest height moves).
+            if (side === 1 && CHURN > 0 && k % CHURN === 0) latestBump++;
+            await engine.handle(side === 1 && CHURN > 0 ? { ...req, latest: req.latest + BigInt(latestBump % 2) } : req);
+          }
           times[side]!.push(((performance.now() - t0) * 1000) / BATCH);
         }
       }
