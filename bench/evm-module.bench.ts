@@ -10,6 +10,7 @@
  *
  * Signing (@noble, ~1 ms a tx) is outside the timed sections.
  *
+ * BENCH_EVM_FAST=0 runs the EVM blocks on the library's own interpreter loop (src/evm/fast-steps.ts off).
  * BENCH_EVM_PARTS=evm or =cosmos runs only the EVM blocks or only the bank-send blocks;
  * BENCH_EVM_BLOCKS=k runs k bank-send blocks per configuration (the cheapest is reported) and
  * BENCH_EVM_COSMOS=on (or off) only that configuration.
@@ -28,6 +29,7 @@ import { Bech32Codec } from '../src/app/address.js';
 import { createChainApp } from '../src/app/chain.js';
 import { buildAppState } from '../src/config/app-genesis.js';
 import { createEvmCommon } from '../src/evm/common.js';
+import { installFastSteps } from '../src/evm/fast-steps.js';
 import { devAccounts } from '../src/keys/devaccounts.js';
 import { createNames } from '../src/names/index.js';
 import { Storage } from '../src/store/storage.js';
@@ -172,6 +174,8 @@ async function main(): Promise<void> {
     const common = createEvmCommon({ chainId: 9000n });
     await run('empty', []);
     await run('deploy', [signTx(common, key, { nonce: 0n, data: deployData(10n ** 30n), gasLimit: 2_000_000n }).serialize()]);
+    // BENCH_EVM_FAST=0: the library's own interpreter loop (src/evm/fast-steps.ts off), for A/B.
+    if (process.env.BENCH_EVM_FAST === '0') await installFastSteps(false);
     const token = createContractAddress(new Address(sender.address), 0n).bytes;
     const holders = makeKeys(HOLDERS, 'bench-holder');
     let nonce = 1n;

@@ -28,6 +28,7 @@ import type { FlatState, StateChanges } from './flat-state.js';
 import { FlatStateManager } from './state-manager.js';
 import type { StateTrie } from './trie.js';
 import { recoverSender } from './tx.js';
+import { installFastSteps } from './fast-steps.js';
 import { installJumpDestCache } from './jumpdests.js';
 import { bytesEqual } from '../crypto/bytes.js';
 
@@ -140,7 +141,7 @@ export class EvmContext {
       keccak256: opts.common.customCrypto.keccak256,
       stateRoot: opts.trie.root,
     });
-    await installJumpDestCache();
+    await Promise.all([installJumpDestCache(), installFastSteps()]);
     const vm = await createVM({
       common: opts.common,
       stateManager: sm,

@@ -23,6 +23,7 @@ import type { Common } from '@ethereumjs/common';
 import { Address } from '@ethereumjs/util';
 import { createVM, type VM } from '@ethereumjs/vm';
 import type { Context } from '../../context.js';
+import { installFastSteps } from '../../../evm/fast-steps.js';
 import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { FlatStateManager } from '../../../evm/state-manager.js';
 import { blockHashChain } from './header.js';
@@ -89,6 +90,13 @@ export class CallError extends Error {
 const DEFAULT_ERROR = -32000;
 const hex = (b: Uint8Array): string => `0x${Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex')}`;
 
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
 const unpad = (b: Uint8Array) => {
   let z = 0;
   while (z < b.length && b[z] === 0) z++;
@@ -105,6 +113,9 @@ interface RunResult {
 
 /** Prague's precompiles, 0x01–0x11: warm in every tx (EIP-2929), never in an access list. */
 const PRECOMPILES = Array.from({ length: 0x11 }, (_, i) => (i + 1).toString(16).padStart(40, '0'));
+
+/** The slot set of the kept always-warm addresses: empty, and never added to (see run()). */
+const EMPTY_SLOTS: Set<string> = new Set();
 
 /** An access list as the journal keeps it: address hex → slot hexes (no 0x). */
 type JournalAccessList = Map<string, Set<string>>;
@@ -150,7 +161,7 @@ interface Warm {
 export class CallEngine {
   private warm: Promise<Warm> | undefined;
   private bound: { height: bigint; latest: bigint } | undefined;
-  private blockCache: { key: string; common: Common; block: Block } | undefined;
+  private blockCache: { number: bigint; timestamp: bigint; gasLimit: bigint; coinbase: Uint8Array; common: Common; block: Block } | undefined;
   /** Calls run one at a time: they share the VM. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -230,13 +241,28 @@ export class CallEngine {
       const view = new ContextFlatState(keeper);
       const sm = new FlatStateManager(view, { keccak256: (d) => keeper.crypto.keccak256(d) });
       // BLOCKHASH: the stored EVM hashes (the ones eth_getBlockByNumber reports).
-      this.warm = installJumpDestCache()
+      this.warm = Promise.all([installJumpDestCache(), installFastSteps()])
         .then(() => createVM({ common, stateManager: sm, blockchain: blockHashChain((n) => keeper.blockHashAt(n)) as never }))
         .then((vm) => ({ common, vm, sm, view }));
       this.bound = undefined;
       w = await this.warm;
     }
     return w;
+  }
+
+  /** The precompiles and the coinbase, always warm; `fresh`: each with its own slot set. */
+  private warmTemplate: { coinbase: Uint8Array; map: Map<string, Set<string>> } | undefined;
+  private warmBase(fresh: boolean): Map<string, Set<string>> {
+    const coinbase = this.src.keeper.coinbase;
+    if (this.warmTemplate?.coinbase !== coinbase) {
+      const map = new Map<string, Set<string>>(PRECOMPILES.map((p) => [p, EMPTY_SLOTS]));
+      const cb = Buffer.from(coinbase).toString('hex');
+      if (!map.has(cb)) map.set(cb, EMPTY_SLOTS);
+      this.warmTemplate = { coinbase, map };
+    }
+    const base = this.warmTemplate.map;
+    if (!fresh) return base;
+    return new Map([...base.keys()].map((k) => [k, new Set<string>()]));
   }
 
   /** Binds the state of `height` (as seen with `latest` committed); drops the caches if it moved. */
@@ -259,11 +285,11 @@ export class CallEngine {
       baseFeePerGas: 0n,
       mixHash: new Uint8Array(32),
     };
-    const key = `${header.number}/${header.timestamp}/${hex(header.coinbase)}/${header.gasLimit}`;
     // createBlock copies the Common (and rebuilds its parameter cache): once per height, not per call.
-    if (this.blockCache?.key === key && this.blockCache.common === common) return this.blockCache.block;
+    const c = this.blockCache;
+    if (c !== undefined && c.common === common && c.number === header.number && c.timestamp === header.timestamp && c.gasLimit === header.gasLimit && sameBytes(c.coinbase, header.coinbase)) return c.block;
     const block = createBlock({ header }, { common, skipConsensusFormatValidation: true });
-    this.blockCache = { key, common, block };
+    this.blockCache = { number: header.number, timestamp: header.timestamp, gasLimit: header.gasLimit, coinbase: header.coinbase, common, block };
     return block;
   }
 
@@ -283,14 +309,27 @@ export class CallEngine {
     (evm as unknown as { transientStorage: { clear(): void } }).transientStorage.clear();
     sm.originalStorageCache.clear();
     await sm.checkpoint();
+    let added: string[] | undefined;
     try {
       await applyOverrides(sm, a);
       const block = this.block(req, common);
-      // What runTx warms before a tx runs (EIP-2929, EIP-3651): sender, recipient, coinbase, precompiles.
-      for (const p of PRECOMPILES) journal.addAlwaysWarmAddress(p);
-      journal.addAlwaysWarmAddress(Buffer.from(this.src.keeper.coinbase).toString('hex'));
-      if (a.from) journal.addAlwaysWarmAddress(Buffer.from(a.from).toString('hex'));
-      if (a.to) journal.addAlwaysWarmAddress(Buffer.from(a.to).toString('hex'));
+      // What runTx warms before a tx runs (EIP-2929, EIP-3651): sender, recipient, coinbase,
+      // precompiles. The precompiles and the coinbase are one kept map instead of 18
+      // addAlwaysWarmAddress calls (each a hex-prefix regex and a new Set); the call's sender and
+      // recipient are added to it and taken out again afterwards. Nothing else writes the
+      // always-warm map during a call (runTx's access lists do, in traces, whose sessions start
+      // from the library's own fresh map); a run that warms slots (an access list) gets a map
+      // and slot sets of its own.
+      const fresh = list !== undefined && list.warm.size > 0;
+      const warm = this.warmBase(fresh);
+      setAlwaysWarm(journal, warm);
+      for (const x of [a.from, a.to]) {
+        if (x === undefined) continue;
+        const k = Buffer.from(x).toString('hex');
+        if (warm.has(k)) continue;
+        warm.set(k, fresh ? new Set() : EMPTY_SLOTS);
+        if (!fresh) (added ??= []).push(k);
+      }
       if (list?.report) journal.startReportingAccessList();
       let listCost = 0n;
       for (const [addr, slots] of list?.warm ?? []) {
@@ -325,6 +364,7 @@ export class CallEngine {
       // Undo every write of the call and its overrides; reads stay cached. flush() at depth 0
       // only clears the dirty marks the reverted writes left (its result is nothing to keep).
       // A call that threw inside the EVM may leave its own checkpoints open: unwind them all.
+      if (added !== undefined) for (const k of added) this.warmTemplate?.map.delete(k);
       while (sm.checkpointDepth > 0) await sm.revert();
       sm.flush();
       sm.originalStorageCache.clear();
@@ -399,6 +439,11 @@ export class CallEngine {
     }
     throw new CallError(DEFAULT_ERROR, 'access list did not converge');
   }
+}
+
+/** The journal's always-warm addresses (a private field of @ethereumjs/evm's Journal), set whole. */
+function setAlwaysWarm(journal: object, warm: Map<string, Set<string>>): void {
+  (journal as { alwaysWarmJournal: Map<string, Set<string>> }).alwaysWarmJournal = warm;
 }
 
 /**

@@ -208,19 +208,34 @@ export function consensusReceipt(r: Pick<StoredReceipt, 'type' | 'status' | 'cum
 
 // --- ordered trie root ------------------------------------------------------------------------------
 
-function rlpLength(len: number, short: number): Uint8Array {
-  if (len <= 55) return Uint8Array.of(short + len);
-  const bytes: number[] = [];
-  for (let l = len; l > 0; l = Math.floor(l / 256)) bytes.unshift(l & 0xff);
-  return Uint8Array.of(short + 55 + bytes.length, ...bytes);
+/** Bytes of the RLP head of a payload of `len` bytes. */
+function headSize(len: number): number {
+  if (len <= 55) return 1;
+  let n = 1;
+  for (let l = len; l > 255; l = Math.floor(l / 256)) n++;
+  return 1 + n;
+}
+
+/**
+ * Writes the RLP head of a `len`-byte payload (`short`: 0x80 string, 0xc0 list) at the start of
+ * `out`, whose length headSize(len) + len leaves the head's size; returns where the payload goes.
+ * Written in place: a head array of its own per item was most of these helpers' allocations.
+ */
+function writeHead(out: Uint8Array, len: number, short: number): number {
+  const h = headSize(len);
+  if (h === 1) {
+    out[0] = short + len;
+    return 1;
+  }
+  out[0] = short + 55 + (h - 1);
+  for (let i = h - 1, l = len; i >= 1; i--, l = Math.floor(l / 256)) out[i] = l & 0xff;
+  return h;
 }
 
 function rlpString(b: Uint8Array): Uint8Array {
   if (b.length === 1 && b[0]! < 0x80) return b;
-  const head = rlpLength(b.length, 0x80);
-  const out = new Uint8Array(head.length + b.length);
-  out.set(head, 0);
-  out.set(b, head.length);
+  const out = new Uint8Array(headSize(b.length) + b.length);
+  out.set(b, writeHead(out, b.length, 0x80));
   return out;
 }
 
@@ -228,10 +243,8 @@ function rlpString(b: Uint8Array): Uint8Array {
 function rlpList(items: Uint8Array[]): Uint8Array {
   let len = 0;
   for (const it of items) len += it.length;
-  const head = rlpLength(len, 0xc0);
-  const out = new Uint8Array(head.length + len);
-  out.set(head, 0);
-  let o = head.length;
+  const out = new Uint8Array(headSize(len) + len);
+  let o = writeHead(out, len, 0xc0);
   for (const it of items) {
     out.set(it, o);
     o += it.length;

@@ -24,6 +24,7 @@ import { type TypedTransaction, Capability, TransactionType } from '@ethereumjs/
 import { RLP } from '@ethereumjs/rlp';
 import { Address, bigIntToUnpaddedBytes, bytesToBigInt, bytesToHex, hexToBytes, type PrefixedHexString } from '@ethereumjs/util';
 import { type VM, createVM, runTx } from '@ethereumjs/vm';
+import { installFastSteps } from '../../../evm/fast-steps.js';
 import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { createBlock } from '@ethereumjs/block';
 import { moduleAddress } from '../../address.js';
@@ -194,7 +195,7 @@ export class EvmKeeper implements AccountModel {
       // BLOCKHASH answers the stored EVM hashes (header.ts), as eth_getBlockByNumber reports them.
       const blockchain = blockHashChain((n) => this.blockHashAt(n));
       const common = this.common;
-      this.engineP = installJumpDestCache()
+      this.engineP = Promise.all([installJumpDestCache(), installFastSteps()])
         .then(() => createVM({ common, stateManager: sm, blockchain: blockchain as never }))
         .then((vm) => ({ vm, sm, view }));
     }
