@@ -81,7 +81,7 @@ Options:
   --settle D            after a step, wait this long without a commit before giving up (default 10s)
   --pending-per-sender N
                         at most N of a sender's accepted txs not yet in a block; its next
-                        waits (default no limit; 1 against anvil, see the README)
+                        waits (default no limit; use 1 on both nodes to compare with anvil)
   --params JSON         read mode: JSON-RPC params (default: a dev account, see the README)
   --data HEX            read mode: abci_query data or gRPC request message
   --path P              read mode: abci_query path (default the auth Account query)
