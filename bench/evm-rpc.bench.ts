@@ -5,19 +5,36 @@
  *   eth_call balanceOf                throughput over 1,024 different holders (wrk, 64 connections),
  *                                     and open-loop latency p50/p99 at a fixed rate (a closed loop
  *                                     hides stalls: latency here counts from the scheduled send time)
- *   ERC-20 transfers                  2,000 pre-signed (16 senders, one tx each in flight), from the
- *                                     first submission to the last receipt
+ *   ERC-20 transfers                  2,000 pre-signed, from 400 senders (5 each); a sender sends its
+ *                                     next transfer once the block holding its previous one is seen
+ *                                     (one tx per sender in the node's pool, as a wallet that waits
+ *                                     for its receipt); from the first submission to the last commit
  *   eth_getBalance p99 during them    open loop at a fixed rate while those transfers execute
  *
  * Both chains get the same signed txs: chain id 9000, the devnet's first eth_secp256k1 dev key
  * deploys test/fixtures/evm TestToken at nonce 0 on both (anvil funds it with anvil_setBalance), so
  * the token has the same address. Set-up txs pay 0 (chaind's devnet has no fee market; anvil runs
- * with base fee 0); the transfers pay 1 gwei, as anvil's base fee rises from 0 after a full block. anvil automines a block per tx, chaind makes blocks on its own clock.
+ * with base fee 0, which it keeps constant); the transfers pay 1 gwei, so the fee is charged as on
+ * a real chain. anvil automines a block per tx, chaind makes blocks on its own clock.
+ *
+ * Why one tx per sender in the pool: anvil 1.7.1's automine stalls under a deep per-sender backlog.
+ * With 16 senders sending all their 125 nonces back to back (the first version of this bench),
+ * every arrival made its miner re-select the whole ready set, so each new block re-ran the txs of
+ * the blocks before it (63,000 "nonce too low" skips in one run) and mining slowed; after ~450
+ * blocks it stopped with ~1,400 ready txs in its pool and stayed idle (a manual evm_mine then mined
+ * all of them in one block: they were valid, the automine was not woken). A sender that waits for
+ * its previous tx's block never queues nonces behind one another, in anvil or in chaind, and the
+ * same rule applies to both chains. The funder's set-up txs go out in waves of SETUP_WAVE for the
+ * same reason.
  *
  * Usage: node dist/bench/evm-rpc.bench.js [seconds per throughput run, default 4]
  *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end.
  *        CHAIND_BENCH_CLI=<dist/src/cli/main.js of another build>: bench that build (a before/after).
  *        CHAIND_BENCH_ANVIL_BLOCK_TIME=<s>: anvil mines on an interval instead of per tx.
+ *        CHAIND_BENCH_ANVIL_LOG=<file>: anvil logs there (without --silent; RUST_LOG=warn adds its
+ *        pool's and miner's warnings).
+ *        CHAIND_BENCH_SENDERS=<n>: senders of the ERC-20 transfers (default 400: 200 gave chaind 49 tx/s
+ *        at load 16, blocks of at most 101 transfers; 400 gave 120 tx/s, blocks of up to 307).
  *        CHAIND_BENCH_TOP=<n>: frames per profile list (default 25).
  *        CHAIND_POOL=single: the pool off (eth_call inline on the RPC thread).
  * Not part of `make test`. The load average is printed with each line: the machine is shared.
@@ -46,7 +63,10 @@ const READS_ONLY = args.includes('--reads');
 const TRANSFERS_ONLY = args.includes('--transfers');
 const SECONDS = Number(args.find((a) => /^\d+$/.test(a)) ?? 4);
 const N_TRANSFERS = smoke(2000, 100);
-const SENDERS = 16;
+/** Senders of the transfers (CHAIND_BENCH_SENDERS): one tx each in the node's pool at a time. */
+const SENDERS = Number(process.env.CHAIND_BENCH_SENDERS ?? smoke(400, 10));
+/** The funder's set-up txs in flight at once (sent, then waited for). */
+const SETUP_WAVE = 32;
 const HOLDERS = 1024;
 const GWEI = 1_000_000_000n;
 const CALL_RATE = 200; // eth_call open loop, requests/s
@@ -115,7 +135,13 @@ async function startChaind(): Promise<Chain & { home: string; profDir: string }>
 
 async function startAnvil(): Promise<Chain> {
   const port = await freePort();
-  const proc = spawn(ANVIL, ['--port', String(port), '--host', '127.0.0.1', '--hardfork', 'prague', '--chain-id', '9000', '--base-fee', '0', '--gas-price', '0', '--disable-min-priority-fee', '--gas-limit', '1000000000', '--silent', ...(process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME ? ['--block-time', process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME] : [])], { stdio: 'ignore' });
+  const logFile = process.env.CHAIND_BENCH_ANVIL_LOG;
+  const logFd = logFile ? fs.openSync(logFile, 'w') : undefined;
+  const proc = spawn(
+    ANVIL,
+    ['--port', String(port), '--host', '127.0.0.1', '--hardfork', 'prague', '--chain-id', '9000', '--base-fee', '0', '--gas-price', '0', '--disable-min-priority-fee', '--gas-limit', '1000000000', ...(logFd === undefined ? ['--silent'] : []), ...(process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME ? ['--block-time', process.env.CHAIND_BENCH_ANVIL_BLOCK_TIME] : [])],
+    { stdio: logFd === undefined ? 'ignore' : ['ignore', logFd, logFd] },
+  );
   await waitFor('anvil answers', async () => (await rpc(port, 'eth_chainId').catch(() => null)) === '0x2328', 60_000, 100);
   assertListener('anvil', proc.pid!, port);
   return { name: 'anvil', port, proc, pid: proc.pid! };
@@ -259,15 +285,39 @@ async function receipt(port: number, hash: string, timeoutMs = 120_000): Promise
   return waitFor(`receipt ${hash}`, async () => (await rpc(port, 'eth_getTransactionReceipt', [hash])) ?? undefined, timeoutMs, 20);
 }
 
-/** Deploy at nonce 0, then give each sender tokens; waits for every receipt. */
+/**
+ * eth_sendRawTransaction, retrying chaind's transient "nonce too high": right after a commit,
+ * CheckTx runs on the committed sequence until the mempool's recheck has replayed the sender's
+ * pending txs. Returns the retries.
+ */
+async function sendRaw(port: number, raw: string): Promise<number> {
+  for (let retries = 0; ; retries++) {
+    try {
+      await rpc(port, 'eth_sendRawTransaction', [raw]);
+      return retries;
+    } catch (e) {
+      if (!/nonce too high/.test((e as Error).message) || retries > 20_000) throw e;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}
+
+/**
+ * Deploy at nonce 0, then give each sender tokens and coin for the fees, in waves of SETUP_WAVE
+ * (a wave is sent, then its last tx's receipt awaited); checks every receipt.
+ */
 async function setUpToken(c: Chain): Promise<void> {
   const nonce = BigInt(await rpc(c.port, 'eth_getTransactionCount', [hex(funder.address), 'latest']));
   if (nonce !== 0n) throw new Error(`${c.name}: funder nonce ${nonce}, want 0 (token address must match)`);
   const txs = [signTx(common, { priv: funder.privateKey }, { nonce: 0n, data: deployData(10n ** 30n), gasLimit: 3_000_000n, price: 0n })];
   senders.forEach((s, i) => txs.push(signTx(common, { priv: funder.privateKey }, { nonce: BigInt(i + 1), to: token, data: transferData(s.address, 10n ** 24n), gasLimit: 100_000n, price: 0n })));
-  // And coin for the transfers' fees (1 gwei: anvil's base fee leaves 0 once a block is over target).
-  senders.forEach((s, i) => txs.push(signTx(common, { priv: funder.privateKey }, { nonce: BigInt(SENDERS + i + 1), to: s.address, value: 10n ** 20n, gasLimit: 21_000n, price: 0n })));
-  for (const tx of txs) await rpc(c.port, 'eth_sendRawTransaction', [hex(tx.serialize())]);
+  // And coin for the transfers' fees (1 gwei a gas: at most 1e14 a transfer).
+  senders.forEach((s, i) => txs.push(signTx(common, { priv: funder.privateKey }, { nonce: BigInt(SENDERS + i + 1), to: s.address, value: 10n ** 18n, gasLimit: 21_000n, price: 0n })));
+  for (let w = 0; w < txs.length; w += SETUP_WAVE) {
+    const wave = txs.slice(w, w + SETUP_WAVE);
+    for (const tx of wave) await sendRaw(c.port, hex(tx.serialize()));
+    await receipt(c.port, hex(wave[wave.length - 1]!.hash()));
+  }
   for (const tx of txs) {
     const r = await receipt(c.port, hex(tx.hash()));
     if (r.status !== '0x1') throw new Error(`${c.name}: set-up tx failed`);
@@ -284,14 +334,20 @@ interface TransferRun {
   seconds: number;
   failed: number;
   blocks: number;
+  /** Blocks that held at least one of the transfers, and the most in one block. */
+  blocksWithTransfers: number;
+  mostInABlock: number;
   balance: Latency;
   /** eth_sendRawTransaction answers "nonce too high" that were retried. */
   retries: number;
-  /** Times a stalled sender's remaining txs were sent again. */
-  resent: number;
 }
 
-/** Every sender sends its txs in nonce order, one in flight each (16 in all); ends at the last receipt. */
+/**
+ * Every sender sends its txs in nonce order, each once the block holding its previous one has been
+ * seen (one tx per sender in the node's pool). One watcher follows the blocks (eth_blockNumber,
+ * then eth_getBlockByNumber of each new height, hashes only) for everyone: the same few requests
+ * a second on both chains, not a poll per sender. Ends when the last transfer is in a block.
+ */
 async function transfers(c: Chain, signed: string[][], hashes: string[][]): Promise<TransferRun> {
   const h0 = BigInt(await rpc(c.port, 'eth_blockNumber'));
   let done = false;
@@ -299,65 +355,86 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   const c0 = cpuTicks(c.pid);
   const th0 = c.name === 'chaind' ? threadTicks(c.pid) : undefined;
   const during = openLoop(c.port, balBodies, BALANCE_RATE, () => done, (a) => a.includes('"result"'));
+  const ours = new Set(hashes.flat());
+  const seen = new Set<string>();
+  const waiting = new Map<string, () => void>();
+  let lastCommit = performance.now();
+  let height = h0;
+  let blocksWithTransfers = 0;
+  let mostInABlock = 0;
+  let watchError: Error | undefined;
+  const watcher = (async () => {
+    while (!done) {
+      try {
+        const top = BigInt(await rpc(c.port, 'eth_blockNumber'));
+        for (let h = height + 1n; h <= top; h++) {
+          const b = await rpc(c.port, 'eth_getBlockByNumber', ['0x' + h.toString(16), false]);
+          let n = 0;
+          for (const t of (b?.transactions ?? []) as string[]) {
+            const k = t.toLowerCase();
+            if (!ours.has(k) || seen.has(k)) continue;
+            seen.add(k);
+            n++;
+            waiting.get(k)?.();
+            waiting.delete(k);
+          }
+          if (n > 0) {
+            lastCommit = performance.now();
+            blocksWithTransfers++;
+            mostInABlock = Math.max(mostInABlock, n);
+          }
+          height = h;
+        }
+        if (top === height) await new Promise((r) => setTimeout(r, 10));
+      } catch (e) {
+        watchError = e as Error;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  })();
+  /** Resolves when `hash` is in a block; rejects after `ms` without any of our txs committing. */
+  const committed = (hash: string, ms: number) =>
+    seen.has(hash)
+      ? Promise.resolve()
+      : new Promise<void>((resolve, reject) => {
+          waiting.set(hash, resolve);
+          const check = setInterval(() => {
+            if (!waiting.has(hash)) clearInterval(check);
+            else if (performance.now() - lastCommit > ms) {
+              clearInterval(check);
+              reject(new Error(`${c.name}: ${hash} not in a block, and no transfer committed for ${ms / 1000} s (at block ${height}${watchError ? `; watcher: ${watchError.message}` : ''})`));
+            }
+          }, 500);
+        });
   const t0 = performance.now();
   let retries = 0;
-  await Promise.all(
-    signed.map(async (raws) => {
-      for (const raw of raws) {
-        for (;;) {
-          try {
-            await rpc(c.port, 'eth_sendRawTransaction', [raw]);
-            break;
-          } catch (e) {
-            // chaind: right after a commit, CheckTx runs on the committed sequence until the
-            // mempool's recheck has replayed the sender's pending txs, so the next nonce is
-            // briefly "too high". Counted and retried.
-            if (!/nonce too high/.test((e as Error).message) || ++retries > 100_000) throw e;
-            await new Promise((r) => setTimeout(r, 5));
-          }
+  try {
+    await Promise.all(
+      signed.map(async (raws, s) => {
+        for (let i = 0; i < raws.length; i++) {
+          retries += await sendRaw(c.port, raws[i]!);
+          await committed(hashes[s]![i]!.toLowerCase(), 60_000);
         }
-      }
-    }),
-  );
-  // Done when every sender's nonce has reached its count (then every tx has a receipt). A sender
-  // stalled for 3 s below it gets its remaining txs sent again, as a wallet rebroadcasts: counted.
-  let resent = 0;
-  await Promise.all(
-    signed.map(async (raws, s) => {
-      const addr = hex(senders[s]!.address);
-      let seen = -1n;
-      let since = performance.now();
-      for (;;) {
-        const n = BigInt(await rpc(c.port, 'eth_getTransactionCount', [addr, 'latest']));
-        if (n >= BigInt(raws.length)) return;
-        if (n !== seen) {
-          seen = n;
-          since = performance.now();
-        } else if (performance.now() - since > 3000) {
-          for (const raw of raws.slice(Number(n))) await rpc(c.port, 'eth_sendRawTransaction', [raw]).catch(() => undefined);
-          resent++;
-          since = performance.now();
-        }
-        if (performance.now() - t0 > 120_000) {
-          const pool = await rpc(c.port, 'txpool_status').catch((e: Error) => e.message);
-          throw new Error(`${c.name}: sender ${s} stuck at nonce ${n} (txpool_status ${JSON.stringify(pool)})`);
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    }),
-  );
-  const lasts = await Promise.all(hashes.map((hs) => receipt(c.port, hs[hs.length - 1]!, 30_000)));
-  const seconds = (performance.now() - t0) / 1000;
+      }),
+    );
+  } catch (e) {
+    const pool = await rpc(c.port, 'txpool_status').catch((x: Error) => x.message);
+    throw new Error(`${(e as Error).message}; txpool_status ${JSON.stringify(pool)}`);
+  } finally {
+    done = true;
+    await watcher;
+  }
+  const seconds = (lastCommit - t0) / 1000;
   const cpuUsPerTx = ((cpuTicks(c.pid) - c0) * (1e6 / CLOCK_TICKS)) / N_TRANSFERS;
   const threads = th0 ? threadCpu(th0, threadTicks(c.pid)) : undefined;
-  done = true;
   const balance = await during;
   let failed = 0;
-  // Status of a sample (the receipts of every 50th tx).
-  for (const hs of hashes) for (let i = 0; i < hs.length; i += 50) if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[i]])).status !== '0x1') failed++;
-  for (const r of lasts) if (r.status !== '0x1') failed++;
-  const h1 = BigInt(await rpc(c.port, 'eth_blockNumber'));
-  return { txPerS: N_TRANSFERS / seconds, cpuUsPerTx, ...(threads ? { threads } : {}), seconds, failed, blocks: Number(h1 - h0), balance, retries, resent };
+  // Status of a sample (the receipts of every 50th tx) and of each sender's last.
+  for (const hs of hashes) {
+    for (let i = 0; i < hs.length; i += 50) if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[i]])).status !== '0x1') failed++;
+    if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[hs.length - 1]])).status !== '0x1') failed++;
+  }
+  return { txPerS: N_TRANSFERS / seconds, cpuUsPerTx, ...(threads ? { threads } : {}), seconds, failed, blocks: Number(height - h0), blocksWithTransfers, mostInABlock, balance, retries };
 }
 
 // ---- profile ------------------------------------------------------------------------------------
@@ -442,21 +519,21 @@ async function main(): Promise<void> {
       row(`  ${name} server CPU per request`, a.cpuUs, b.cpuUs, 'µs', '', false);
     }
     // One after the other, so that the two do not share the CPU.
-    const quick = () => true;
-    const span = () => (TRANSFERS_ONLY ? quick : timed(SECONDS * 1000));
-    const [cl, al] = [await openLoop(chaind.port, callBodies, CALL_RATE, span(), (a) => a.includes('"result"')), await openLoop(anvil.port, callBodies, CALL_RATE, span(), (a) => a.includes('"result"'))];
-    row(`eth_call open loop ${CALL_RATE}/s p50`, cl.p50, al.p50, 'ms', '', false);
-    row(`eth_call open loop ${CALL_RATE}/s p99`, cl.p99, al.p99, 'ms', '', false);
-    if (cl.errors + al.errors > 0) console.log(`  errors: chaind ${cl.errors}, anvil ${al.errors}; first: ${cl.firstError ?? al.firstError}`);
+    if (!TRANSFERS_ONLY) {
+      const [cl, al] = [await openLoop(chaind.port, callBodies, CALL_RATE, timed(SECONDS * 1000), (a) => a.includes('"result"')), await openLoop(anvil.port, callBodies, CALL_RATE, timed(SECONDS * 1000), (a) => a.includes('"result"'))];
+      row(`eth_call open loop ${CALL_RATE}/s p50`, cl.p50, al.p50, 'ms', '', false);
+      row(`eth_call open loop ${CALL_RATE}/s p99`, cl.p99, al.p99, 'ms', '', false);
+      if (cl.errors + al.errors > 0) console.log(`  errors: chaind ${cl.errors}, anvil ${al.errors}; first: ${cl.firstError ?? al.firstError}`);
+    }
 
     if (READS_ONLY) return;
     const tc = await transfers(chaind, signed, hashes);
-    console.log(`chaind: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, resent ${tc.resent}`);
+    console.log(`chaind: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks, at most ${tc.mostInABlock} transfers in one), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, load ${load()}`);
     const ta = await transfers(anvil, signed, hashes);
-    row(`ERC-20 transfers, ${N_TRANSFERS} (16 in flight)`, tc.txPerS, ta.txPerS, 'tx/s', '≥ 600 tx/s');
+    row(`ERC-20 transfers committed, ${N_TRANSFERS} from ${SENDERS} senders (one tx each in the pool)`, tc.txPerS, ta.txPerS, 'tx/s', '≥ 600 tx/s');
     row(`  ERC-20 transfers server CPU per tx`, tc.cpuUsPerTx, ta.cpuUsPerTx, 'µs', '', false);
     console.log(`  chaind threads during the transfers: ${tc.threads}`);
-    console.log(`  chaind ${tc.seconds.toFixed(2)} s in ${tc.blocks} blocks, anvil ${ta.seconds.toFixed(2)} s in ${ta.blocks} blocks; failed (sampled): ${tc.failed} / ${ta.failed}; "nonce too high" retries: ${tc.retries} / ${ta.retries}; stalled senders resent: ${tc.resent} / ${ta.resent}`);
+    console.log(`  chaind ${tc.seconds.toFixed(2)} s in ${tc.blocks} blocks (${tc.blocksWithTransfers} with transfers, at most ${tc.mostInABlock} in one), anvil ${ta.seconds.toFixed(2)} s in ${ta.blocks} blocks (${ta.blocksWithTransfers} with transfers, at most ${ta.mostInABlock} in one); failed (sampled): ${tc.failed} / ${ta.failed}; "nonce too high" retries: ${tc.retries} / ${ta.retries}`);
     row(`eth_getBalance p99 during transfers (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', '< 10 ms', false);
     row(`eth_getBalance p50 during transfers`, tc.balance.p50, ta.balance.p50, 'ms', '', false);
     console.log(`  max: chaind ${tc.balance.max.toFixed(1)} ms, anvil ${ta.balance.max.toFixed(1)} ms; errors ${tc.balance.errors} / ${ta.balance.errors}`);

@@ -15,6 +15,12 @@
  * A then B, then B then A, …). A paired figure's ratio is the median of its per-pair ratios, its
  * spread (max − min) ÷ median of them; the JSON keeps every pair (`samples`).
  * BENCH_RESULTS_DIR=<dir> writes there instead of bench/results. Exit code 1 when a bench failed.
+ *
+ * A run of some benches (BENCH=a,b, not a smoke run) writes its own <UTC date-time>.json as any
+ * run, and merges into latest.md: the figures and the Benches rows of the benches it ran replace
+ * theirs in the previous latest (bench/results/latest.json, else the newest <date-time>.json),
+ * the others stay, and the header lists the re-runs (when, commit, load). latest.json is the
+ * document latest.md shows.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -136,6 +142,7 @@ export function markdown(doc) {
   out.push(`# chaind benchmarks${m.smoke ? ' (SMOKE RUN: tiny sizes, the numbers mean nothing)' : ''}`, '');
   out.push(`Run ${doc.started} (UTC), ${fmtS(doc.seconds * 1000)}; commit ${m.commit ?? '?'}.`, '');
   out.push(`Machine: ${m.cores} cores, ${m.cpu}, ${m.memory_gib} GiB; Node ${m.node}; ${m.os}; crypto backend ${m.crypto_backend}; load average at start ${m.load_average_at_start.join(' ')}.`, '');
+  for (const r of doc.reruns ?? []) out.push(`Re-run since, alone: ${r.benches.join(', ')} on ${r.started} (UTC), commit ${r.commit ?? '?'}, load average at start ${r.load_average_at_start.join(' ')}; their rows below are from that run.`, '');
   out.push(
     'Every figure is a ratio against the named peer measured in the same run (a peer marked "(published)" is a published figure, not run here).',
     'The ratio is oriented so that **above 1 means chaind (or the first design) is better**: value ÷ peer for rates, peer ÷ value for times.',
@@ -163,6 +170,36 @@ export function markdown(doc) {
   for (const b of doc.benches) out.push(`| ${b.bench} | ${b.status} | ${fmtS(b.seconds * 1000)} | ${doc.figures.filter((f) => f.bench === b.bench).length} | ${b.load_average_at_end ?? '—'} |`);
   out.push('');
   return out.join('\n');
+}
+
+/**
+ * The previous latest document with the benches of `doc` (a run of some benches) replaced by
+ * theirs, in place; `doc` itself when there is no previous one.
+ */
+export function mergeIntoLatest(doc, jsonPath) {
+  let prev = null;
+  const latest = path.join(OUT, 'latest.json');
+  if (fs.existsSync(latest)) prev = JSON.parse(fs.readFileSync(latest, 'utf8'));
+  else {
+    const runs = fs.readdirSync(OUT).filter((f) => /^\d{4}-\d\d-\d\dT\d{6}Z\.json$/.test(f) && path.join(OUT, f) !== jsonPath).sort();
+    if (runs.length) prev = JSON.parse(fs.readFileSync(path.join(OUT, runs[runs.length - 1]), 'utf8'));
+  }
+  if (!prev || prev.machine?.smoke) return doc;
+  const ran = new Set(doc.benches.map((b) => b.bench));
+  const figures = [];
+  const placed = new Set();
+  for (const f of prev.figures) {
+    if (!ran.has(f.bench)) figures.push(f);
+    else if (!placed.has(f.bench)) {
+      placed.add(f.bench);
+      figures.push(...doc.figures.filter((x) => x.bench === f.bench));
+    }
+  }
+  figures.push(...doc.figures.filter((x) => !placed.has(x.bench)));
+  const benches = prev.benches.map((b) => doc.benches.find((x) => x.bench === b.bench) ?? b);
+  benches.push(...doc.benches.filter((b) => !prev.benches.some((x) => x.bench === b.bench)));
+  const reruns = [...(prev.reruns ?? []).map((r) => ({ ...r, benches: r.benches.filter((b) => !ran.has(b)) })).filter((r) => r.benches.length), { benches: [...ran], started: doc.started, commit: doc.machine.commit, load_average_at_start: doc.machine.load_average_at_start }];
+  return { ...prev, benches, figures, reruns };
 }
 
 async function main() {
@@ -201,7 +238,9 @@ async function main() {
   const doc = { started: started.toISOString(), seconds: Math.round((Date.now() - t0) / 100) / 10, machine: mach, benches, figures };
   const jsonPath = path.join(OUT, `${stamp}.json`);
   fs.writeFileSync(jsonPath, JSON.stringify(doc, null, 1) + '\n');
-  fs.writeFileSync(path.join(OUT, 'latest.md'), markdown(doc));
+  const shown = only.length && !SMOKE_MODE ? mergeIntoLatest(doc, jsonPath) : doc;
+  fs.writeFileSync(path.join(OUT, 'latest.json'), JSON.stringify(shown, null, 1) + '\n');
+  fs.writeFileSync(path.join(OUT, 'latest.md'), markdown(shown));
   const failed = benches.filter((b) => b.status !== 'ok');
   process.stderr.write(`${figures.length} figures from ${benches.length} benches in ${fmtS(Date.now() - t0)}; ${failed.length} failed${failed.length ? ` (${failed.map((b) => b.bench).join(', ')})` : ''}\n`);
   process.stderr.write(`wrote ${path.relative(ROOT, jsonPath)} and ${path.relative(ROOT, path.join(OUT, 'latest.md'))}\n`);

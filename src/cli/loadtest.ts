@@ -17,6 +17,12 @@
  * slow node causes is measured, not hidden). Each step's txs are signed before it starts. A sender
  * uses one connection and has one tx in flight: its next tx waits for the answer (reported as lag
  * behind the schedule), so a rejected tx's sequence is reused instead of failing every later one.
+ * `--pending-per-sender N` also holds a sender's next tx while N of its accepted txs are not yet
+ * in a block (a wallet that waits for its receipt when N is 1): no sender then queues a backlog
+ * of nonces in the node's pool. Use it against anvil: 1.7.1's automine stalls when senders queue
+ * deep backlogs (each arrival re-selects the whole ready set, blocks re-run the txs of the blocks
+ * before them, and it ends idle with ready txs in its pool), and with the same flags for both
+ * nodes the comparison stays fair. The set-up's funding txs go out in waves of 32, each waited for.
  *
  * `--rate A:B:S` ramps from A to B by S, one `--duration` per step, each step settled (its
  * accepted txs committed, or no progress for `--settle`) before the next; the saturation point is
@@ -73,6 +79,9 @@ Options:
   --denom D             bank-send denom (default achain)
   --fees COINS          bank-send fee per tx, e.g. 10achain (default none)
   --settle D            after a step, wait this long without a commit before giving up (default 10s)
+  --pending-per-sender N
+                        at most N of a sender's accepted txs not yet in a block; its next
+                        waits (default no limit; use 1 on both nodes to compare with anvil)
   --params JSON         read mode: JSON-RPC params (default: a dev account, see the README)
   --data HEX            read mode: abci_query data or gRPC request message
   --path P              read mode: abci_query path (default the auth Account query)
@@ -95,6 +104,7 @@ const OPTIONS = {
   denom: { type: 'string' },
   fees: { type: 'string' },
   settle: { type: 'string' },
+  'pending-per-sender': { type: 'string' },
   params: { type: 'string' },
   data: { type: 'string' },
   path: { type: 'string' },
@@ -460,35 +470,49 @@ async function evmKind(ctx: KindContext, kind: 'eth-transfer' | 'erc20-transfer'
     ).sign(key.privateKey);
     return { method: 'eth_sendRawTransaction', params: [bytesToHex(tx.serialize())], hash: bytesToHex(tx.hash()) };
   };
-  const send = async (t: SignedTx) => {
-    const a = await setup.call(t.method, t.params);
-    if (a.error) throw new CliError(`set-up tx refused: ${a.error.message}`, 'LOADTEST_SETUP');
+  const setupTxs: SignedTx[] = [];
+  const send = (t: SignedTx) => {
+    setupTxs.push(t);
     return t.hash;
   };
   let fnonce = BigInt(await rpcOk(setup, 'eth_getTransactionCount', [funder.hex, 'pending']));
-  const setupHashes: string[] = [];
   let token: Uint8Array | undefined;
   note(ctx, `set-up: ${funder.hex} funds ${senders.length} senders on chain id ${chainId}${kind === 'erc20-transfer' ? ' and deploys the token' : ''}`);
   if (kind === 'erc20-transfer') {
     token = createContractAddress(new Address(funder.address), fnonce).bytes;
-    setupHashes.push(await send(sign(funder, fnonce++, undefined, 0n, cat(hexToBytes(TOKEN_BYTECODE as `0x${string}`), word(10n ** 30n)), 1_500_000n)));
+    send(sign(funder, fnonce++, undefined, 0n, cat(hexToBytes(TOKEN_BYTECODE as `0x${string}`), word(10n ** 30n)), 1_500_000n));
   }
   for (const s of senders) {
-    setupHashes.push(await send(sign(funder, fnonce++, s.address, 5n * 10n ** 18n, new Uint8Array(0), 21_000n)));
-    if (token) setupHashes.push(await send(sign(funder, fnonce++, token, 0n, cat(hexToBytes('0xa9059cbb'), word(s.address), word(10n ** 24n)), 100_000n)));
+    send(sign(funder, fnonce++, s.address, 5n * 10n ** 18n, new Uint8Array(0), 21_000n));
+    if (token) send(sign(funder, fnonce++, token, 0n, cat(hexToBytes('0xa9059cbb'), word(s.address), word(10n ** 24n)), 100_000n));
   }
   const deadline = Date.now() + 180_000;
-  for (const h of setupHashes) {
+  const mined = async (h: string) => {
     for (;;) {
       const r = await rpcOk(setup, 'eth_getTransactionReceipt', [h]);
       if (r) {
         if (r.status !== '0x1') throw new CliError(`set-up tx ${h} failed in its block`, 'LOADTEST_SETUP');
-        break;
+        return;
       }
       if (Date.now() > deadline) throw new CliError(`set-up tx ${h} not mined in 180 s`, 'LOADTEST_SETUP');
       await sleep(100);
     }
+  };
+  // In waves of 32, each waited for: no deep backlog of the funder's nonces in the node's pool.
+  for (let w = 0; w < setupTxs.length; w += 32) {
+    const wave = setupTxs.slice(w, w + 32);
+    for (const t of wave) {
+      for (let tries = 0; ; tries++) {
+        const a = await setup.call(t.method, t.params);
+        if (!a.error) break;
+        // chaind: right after a commit, the next nonce is briefly "too high" (mempool recheck).
+        if (!/nonce too high/.test(a.error.message ?? '') || tries > 2000) throw new CliError(`set-up tx refused: ${a.error.message}`, 'LOADTEST_SETUP');
+        await sleep(5);
+      }
+    }
+    await mined(wave[wave.length - 1]!.hash);
   }
+  for (const t of setupTxs) await mined(t.hash);
   const nonces = await Promise.all(senders.map(async (s) => BigInt(await rpcOk(setup, 'eth_getTransactionCount', [s.hex, 'pending']))));
   const sink = funder.address;
   const transferHead = token ? cat(hexToBytes('0xa9059cbb'), word(sink), word(1n)) : new Uint8Array(0);
@@ -546,6 +570,8 @@ interface TxRec {
   answered: boolean;
   accepted: boolean;
   committed: boolean;
+  /** Counted in its sender's accepted-but-not-committed txs (--pending-per-sender). */
+  pooled?: boolean;
   /** Why the node refused it (a tx later seen in a block counts as accepted, not rejected). */
   rejected?: string;
 }
@@ -609,6 +635,8 @@ interface RunOpts {
   durationMs: number;
   connections: number;
   settleMs: number;
+  /** A sender's accepted txs not yet in a block, at most (Infinity: no limit). */
+  pendingPerSender: number;
   io: CliIo;
   quiet: boolean;
 }
@@ -645,6 +673,9 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
   const seqOf = [...kind.nextSeq];
   const busy = new Array<boolean>(kind.senders).fill(false);
   const queued: number[][] = Array.from({ length: kind.senders }, () => []);
+  /** Each sender's accepted txs not yet seen in a block; `onCommit` lets a held sender go on. */
+  const inPool = new Array<number>(kind.senders).fill(0);
+  let onCommit: (sender: number) => void = () => {};
   const blocks: BlockInfo[] = [];
   const latency: number[][] = o.rates.map(() => []);
   const latencySeen: number[][] = o.rates.map(() => []);
@@ -665,6 +696,11 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
             if (!r || r.committed) continue;
             r.committed = true;
             r.accepted = true; // even if its answer was lost or said otherwise: the node took it
+            if (r.pooled) {
+              r.pooled = false;
+              inPool[r.sender]!--;
+              onCommit(r.sender);
+            }
             if (t.failure !== null) {
               const m = failures[r.step]!;
               m.set(t.failure, (m.get(t.failure) ?? 0) + 1);
@@ -724,6 +760,10 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
             if (why === null) {
               rec.accepted = true;
               seqOf[s] = p.seq + 1n;
+              if (!rec.committed) {
+                rec.pooled = true;
+                inPool[s]!++;
+              }
             } else {
               reject(rec, why);
               const expected = kind.expectedSeq(a);
@@ -741,14 +781,21 @@ async function runTx(kind: TxKind, conns: Conn[], recs: Map<string, TxRec>, o: R
         rec.answered = true;
         answered++;
         busy[s] = false;
-        const next = queued[s]!.shift();
-        if (next !== undefined) send(next);
+        next(s);
       };
+      /** The sender's next queued tx, unless one is in flight or too many of its txs wait in the pool. */
+      const next = (s: number) => {
+        if (busy[s] || inPool[s]! >= o.pendingPerSender) return;
+        const k = queued[s]!.shift();
+        if (k !== undefined) send(k);
+      };
+      onCommit = next;
       // One tx in flight per sender: a sender's next tx waits for the answer to its previous one
-      // (later sequences would fail behind a rejected one); its wait shows as lag behind the schedule.
+      // (later sequences would fail behind a rejected one), and with --pending-per-sender for a
+      // block to take one of its txs; its wait shows as lag behind the schedule.
       const fire = (k: number) => {
         const s = k % kind.senders;
-        if (busy[s]) queued[s]!.push(k);
+        if (busy[s] || inPool[s]! >= o.pendingPerSender || queued[s]!.length > 0) queued[s]!.push(k);
         else send(k);
       };
       const reject = (rec: TxRec, why: string) => {
@@ -1090,7 +1137,8 @@ export async function runLoadtest(args: string[], io: CliIo): Promise<number> {
   const connections = positiveInt(values.connections, '--connections', 4);
   const quiet = values.quiet === true;
   const mnemonic = (values.mnemonic as string | undefined) ?? DEV_MNEMONIC;
-  const runOpts = (rates: number[]): RunOpts => ({ rates, durationMs, connections, settleMs, io, quiet });
+  const pendingPerSender = values['pending-per-sender'] === undefined ? Infinity : positiveInt(values['pending-per-sender'], '--pending-per-sender', 1);
+  const runOpts = (rates: number[]): RunOpts => ({ rates, durationMs, connections, settleMs, pendingPerSender, io, quiet });
   let report: TxReport | ReadReport;
   if (method !== undefined) {
     const rates: (number | null)[] = values.rate === undefined ? [null] : parseRate(values.rate as string);

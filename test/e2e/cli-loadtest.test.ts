@@ -2,7 +2,8 @@
  * `chaind loadtest` against a real devnet node process (`chaind init --dev`, `chaind start`, real
  * LMDB, loopback ports): a short bank-send run over HTTP, an eth-transfer run over the EVM
  * websocket, an erc20-transfer run (the tool deploys its token first) and a read run, each through
- * the CLI binary with `--json`; then the same eth-transfer and read flags against Foundry's anvil,
+ * the CLI binary with `--json`; then the same eth-transfer, read and erc20-transfer flags (one tx per
+ * sender in the pool: --pending-per-sender 1) against Foundry's anvil,
  * the peer the benches compare with.
  *
  * The counts must be consistent (committed ≤ accepted ≤ submitted, committed > 0), and they are
@@ -116,16 +117,20 @@ t.test('eth-transfer over the EVM websocket, then a read run', async (t) => {
   t.equal(rr.steps[0]!.ok + rr.steps[0]!.errors, rr.steps[0]!.requests);
 });
 
+/** The erc20-transfer flags used against chaind and anvil alike: one tx per sender in the pool. */
+const ERC20_FLAGS = ['--kind', 'erc20-transfer', '--rate', '10', '--duration', '2s', '--accounts', '2', '--pending-per-sender', '1', '--settle', '30s', '--json', '-q'];
+
 t.test('erc20-transfer over HTTP: the token is deployed, then its transfers commit', async (t) => {
-  const r = await loadtest(['--kind', 'erc20-transfer', '--evm-rpc', `http://127.0.0.1:${ports.jsonRpc}`, '--rate', '10', '--duration', '2s', '--accounts', '2', '--settle', '30s', '--json', '-q']);
+  const r = await loadtest([...ERC20_FLAGS, '--evm-rpc', `http://127.0.0.1:${ports.jsonRpc}`]);
   t.equal(r.code, 0, `exit 0: ${r.err}`);
   const rep = JSON.parse(r.out) as TxReport;
   t.equal(rep.kind, 'erc20-transfer');
   consistent(t, rep);
   t.equal(rep.steps[0]!.failed_in_block, 0, 'no transfer reverted');
+  t.equal(rep.steps[0]!.committed, rep.steps[0]!.submitted, 'every transfer committed (a sender held until its last one is in a block)');
 });
 
-t.test('the same flags against anvil: eth transfers and a read run', { skip: fs.existsSync(ANVIL_BIN) ? false : `anvil not installed (${ANVIL_BIN})` }, async (t) => {
+t.test('the same flags against anvil: eth transfers, a read run and ERC-20 transfers', { skip: fs.existsSync(ANVIL_BIN) ? false : `anvil not installed (${ANVIL_BIN})` }, async (t) => {
   const anvil = await startAnvil([]);
   t.teardown(() => anvil.stop());
   const url = anvil.url.replace(/\/$/, '');
@@ -139,4 +144,12 @@ t.test('the same flags against anvil: eth transfers and a read run', { skip: fs.
   const rr = JSON.parse(rd.out) as ReadReport;
   t.ok(rr.steps[0]!.ok > 0, 'eth_getBalance answered by anvil');
   t.equal(rr.steps[0]!.errors, 0, 'no errors');
+  // The ERC-20 flags of the chaind run: the token deployed in anvil by the same set-up.
+  const re = await loadtest([...ERC20_FLAGS, '--evm-rpc', url]);
+  t.equal(re.code, 0, `erc20 run exits 0: ${re.err}`);
+  const e = JSON.parse(re.out) as TxReport;
+  t.equal(e.kind, 'erc20-transfer');
+  consistent(t, e);
+  t.equal(e.steps[0]!.failed_in_block, 0, 'no transfer reverted in anvil');
+  t.equal(e.steps[0]!.committed, e.steps[0]!.submitted, 'every transfer committed in anvil');
 });

@@ -12,6 +12,8 @@ import { envelopeProblem, judgeNodeRpc } from '../helpers/fuzz/node-rpc.js';
 import { Rng } from '../helpers/fuzz/prng.js';
 import { judgeRest } from '../helpers/fuzz/rest.js';
 import { SURFACES } from '../helpers/fuzz/surfaces.js';
+import { answerBudgetMs } from '../helpers/fuzz/surface.js';
+import type { HttpCase } from '../helpers/fuzz/http-surface.js';
 import type { FuzzTarget } from '../helpers/fuzz/target.js';
 import { encodeFrame, FrameReader, frameMutation, maskInPlace, OP_BINARY, OP_CLOSE, OP_CONT, OP_PING, OP_PONG, OP_TEXT } from '../helpers/fuzz/ws-frames.js';
 import { jsonRpcWsSurface, type WsCase } from '../helpers/fuzz/node-rpc.js';
@@ -39,6 +41,30 @@ t.test('a case is the same for the same seed, surface and index, and differs oth
     t.equal(s.generate(Rng.forCase(42, name, 7), 7).describe(), a, `${name}: reproducible`);
     const others = new Set([1, 2, 3, 4, 5].map((i) => s.generate(Rng.forCase(42, name, i), i).describe()));
     t.ok(others.size > 1, `${name}: other indexes give other cases`);
+  }
+});
+
+t.test('a JSON-RPC batch case may take longer for its answer, by its number of calls', async (t) => {
+  t.equal(answerBudgetMs(1), 20_000, 'one call: 20 s');
+  t.equal(answerBudgetMs(1000), 119_900, '1,000 calls: 20 s + 100 ms for each past the first');
+  for (const name of ['evm-http', 'node-jsonrpc', 'evm-ws', 'node-ws']) {
+    const s = SURFACES[name]!(target);
+    let plain = 0;
+    let big = 0;
+    for (let i = 0; i < 3000 && (plain === 0 || big === 0); i++) {
+      const c = s.generate(Rng.forCase(7, name, i), i) as HttpCase & { answerMs: number };
+      const ws = name.endsWith('-ws');
+      const copies = ws ? 1 : c.responses;
+      if (plain === 0 && !c.mutations.some((m) => m.startsWith('batch.')) && (ws ? (c as unknown as WsCase).messages.length === 1 : copies === 1)) {
+        t.equal(c.answerMs, answerBudgetMs(ws ? 2 : 1), `${name}: a single call (with the sentinel on a websocket) gets the base budget`);
+        plain++;
+      }
+      if (big === 0 && c.mutations.includes('batch.tooMany')) {
+        t.ok(c.answerMs >= answerBudgetMs(11), `${name}: a batch of 11 or more calls gets more (${c.answerMs} ms)`);
+        big++;
+      }
+    }
+    t.ok(plain > 0 && big > 0, `${name}: both kinds met`);
   }
 });
 
@@ -303,7 +329,7 @@ t.test('websocket lane: fragments with pings are answered, a frame that fails th
     name: 'bare-ws',
     url: `ws://127.0.0.1:${l.port}/`,
     seedNames: ['x'],
-    message: () => ({ seed: 'x', body: Buffer.from('{}'), applied: [] }),
+    message: () => ({ seed: 'x', body: Buffer.from('{}'), applied: [], calls: 1 }),
     maxMessage: 1 << 20,
     sentinelMethod: 'health',
     judge: envelopeProblem,
@@ -312,7 +338,7 @@ t.test('websocket lane: fragments with pings are answered, a frame that fails th
   t.teardown(() => lane.close());
   const run = (kind: string, body = '{"jsonrpc":"2.0","id":7,"method":"health"}', index = 1) => {
     const messages = [{ data: Buffer.from(body), binary: false }];
-    const c: WsCase = { index, seed: 'x', mutations: [], messages, violation: false, frames: frameMutation(Rng.forCase(5, kind, index), messages, kind), describe: () => kind };
+    const c: WsCase = { index, seed: 'x', mutations: [], messages, violation: false, frames: frameMutation(Rng.forCase(5, kind, index), messages, kind), answerMs: answerBudgetMs(2), describe: () => kind };
     return lane.run(c);
   };
   for (let i = 0; i < 5; i++) {

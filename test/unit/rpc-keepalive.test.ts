@@ -226,8 +226,8 @@ async function startRest(t: Test, slice: LoopSlice = new LoopSlice(5)): Promise<
   return gw;
 }
 
-async function startGeth(t: Test): Promise<GethRpcServer> {
-  const server = new GethRpcServer({ laddr: 'tcp://127.0.0.1:0', methods: [gethMethod({ name: 'web3_clientVersion', handler: () => 'x' })], slice: new LoopSlice(5) });
+async function startGeth(t: Test, slice: LoopSlice = new LoopSlice(5), extra: Parameters<typeof gethMethod>[0][] = []): Promise<GethRpcServer> {
+  const server = new GethRpcServer({ laddr: 'tcp://127.0.0.1:0', methods: [gethMethod({ name: 'web3_clientVersion', handler: () => 'x' }), ...extra.map((m) => gethMethod(m))], slice });
   await server.start();
   t.teardown(() => server.close());
   return server;
@@ -268,15 +268,19 @@ t.test('a request the loop slice deferred is answered however long it takes', as
   });
   const server = await startNodeRpc(t, [routes.health(), slow], new DeferEverything(5));
   const gw = await startRest(t, new DeferEverything(5));
+  // The EVM JSON-RPC server too (a big batch at load 15 took this long in the fuzz bench).
+  const geth = await startGeth(t, new DeferEverything(5), [{ name: 'test_slow', handler: async () => (await sleep(PAST_UWS_TIMEOUT_MS), 'slept') }]);
+  const gethCall = (method: string) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] });
 
   const ask = async (port: number, path: string): Promise<HttpAnswer | null> => {
     const c = new RawConn(port);
+    const isGeth = path === 'geth';
     try {
-      c.write(request('GET', path, null));
+      c.write(isGeth ? request('POST', '/', null, gethCall('test_slow')) : request('GET', path, null));
       const a = await c.answer(false, PAST_UWS_TIMEOUT_MS + 60_000);
       // Kept alive afterwards, and serving.
       if (a) {
-        c.write(request('GET', path === '/slow' ? '/health' : '/chain/fixture/v1/denoms/atom', null));
+        c.write(isGeth ? request('POST', '/', null, gethCall('web3_clientVersion')) : request('GET', path === '/slow' ? '/health' : '/chain/fixture/v1/denoms/atom', null));
         t.ok(await c.answer(false), `${path}: the connection serves the next request`);
       }
       return a;
@@ -284,7 +288,9 @@ t.test('a request the loop slice deferred is answered however long it takes', as
       c.destroy();
     }
   };
-  const [rpc, rest] = await Promise.all([ask(server.port, '/slow'), ask(gw.port, `/chain/fixture/v1/sleep/${PAST_UWS_TIMEOUT_MS}`)]);
+  const [rpc, rest, evm] = await Promise.all([ask(server.port, '/slow'), ask(gw.port, `/chain/fixture/v1/sleep/${PAST_UWS_TIMEOUT_MS}`), ask(geth.port, 'geth')]);
+  t.equal(evm?.status, 200, `EVM JSON-RPC: the same (got ${evm ? evm.status : 'a close'})`);
+  t.match(evm?.body.toString() ?? '', /"result":"slept"/);
   t.equal(rpc?.status, 200, `node RPC: a deferred request computed for ${PAST_UWS_TIMEOUT_MS / 1000} s is answered (got ${rpc ? rpc.status : 'a close'})`);
   t.match(rpc?.body.toString() ?? '', /"slept":true/);
   t.equal(rest?.status, 200, `REST: the same (got ${rest ? rest.status : 'a close'})`);

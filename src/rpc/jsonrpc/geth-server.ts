@@ -23,7 +23,7 @@
  */
 import type { Logger } from '../../log.js';
 import { loopSlice, type LoopSlice } from '../server/slice.js';
-import { connectionClose, CONN_DROPPED_BY_UWS, listen, sendJson, parseContentLength, uwsRefusesContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
+import { connectionClose, CONN_DROPPED_BY_UWS, listen, pauseUntilAnswer, sendJson, parseContentLength, uwsRefusesContentLength, parseListenAddr, readBody, remoteAddress, send, uws, type HttpRequest, type HttpResponse, type Listening, type ResponseState, type SendOptions, type Headers, type TemplatedApp } from '../server/uws.js';
 import { StreamScope } from '../../evm/tracers/raw-json.js';
 import { replyChunked } from './chunked-reply.js';
 import type { RpcMetrics } from './dispatch.js';
@@ -332,10 +332,13 @@ export class GethRpcServer {
         if (this.slice.admitHttp()) this.serveHttp(res, ex, body, true);
         else {
           const kept = body === null ? null : Buffer.from(body);
-          res.pause();
+          // Paused until the answer is written (../server/uws.ts pauseUntilAnswer), as the node
+          // RPC and REST servers do: resuming before serving armed uWS's 10 s HTTP timeout, and a
+          // deferred batch still computing 8–12 s later (~600 calls at load 15, the fuzz bench)
+          // had its connection closed without an answer.
+          pauseUntilAnswer(res, ex);
           this.slice.defer(() => {
             if (ex.aborted || ex.done) return;
-            res.resume();
             this.serveHttp(res, ex, kept, false);
           });
         }

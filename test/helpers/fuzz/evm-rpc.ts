@@ -74,7 +74,7 @@ export function evmSeeds(ws: boolean): EvmSeed[] {
 }
 
 /** A mutated (possibly batched) geth JSON-RPC body. */
-function evmBody(rng: Rng, seeds: EvmSeed[]): { seed: string; body: Buffer; applied: string[] } {
+function evmBody(rng: Rng, seeds: EvmSeed[]): { seed: string; body: Buffer; applied: string[]; calls: number } {
   const applied: string[] = [];
   const one = (): { seed: string; v: JsonValue } => {
     const s = rng.pick(seeds);
@@ -109,7 +109,7 @@ function evmBody(rng: Rng, seeds: EvmSeed[]): { seed: string; body: Buffer; appl
   }
   let body: Buffer = Buffer.from(toJson(v), 'utf8');
   if (rng.chance(0.15)) body = mutateBytes(rng, body, applied);
-  return { seed: first.seed, body, applied };
+  return { seed: first.seed, body, applied, calls: Array.isArray(v) ? v.length : 1 };
 }
 
 /** Problem with one geth JSON-RPC message (an answer, or a subscription notification), or null. */
@@ -176,10 +176,10 @@ function judgeEvmHttp(a: HttpAnswer, head: boolean): string | null {
 export function evmHttpSurface(t: FuzzTarget): Surface<HttpCase> {
   const seeds = evmSeeds(false);
   return httpSurface('evm-http', t.ports.jsonRpc, seeds.map((s) => s.method), (rng) => {
-    const { seed, body, applied } = evmBody(rng, seeds);
+    const { seed, body, applied, calls } = evmBody(rng, seeds);
     const headers: Array<[string, string]> = [['Host', '127.0.0.1']];
     headers.push(['Content-Type', rng.chance(0.9) ? 'application/json' : rng.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-8', 'application/json-rpc'])]);
-    const spec: HttpRequestSpec = { method: 'POST', path: '/', query: '', headers, body, applied };
+    const spec: HttpRequestSpec = { method: 'POST', path: '/', query: '', headers, body, applied, calls };
     if (rng.chance(0.08)) {
       spec.method = rng.pick(httpMethods(['GET', 'PUT', 'HEAD', 'DELETE', 'OPTIONS']));
       applied.push('rpc.httpMethod');

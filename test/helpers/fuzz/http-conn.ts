@@ -125,7 +125,7 @@ export class HttpConn {
    * client asked for none, and it has not sat idle towards uWS's keep-alive timeout), so a kept
    * connection that closes under a request is the server's fault, reported as such.
    */
-  send(raw: Buffer, opts: { head?: boolean; splits?: number[]; responses?: number; heads?: boolean[] } = {}): Promise<HttpOutcome[]> {
+  send(raw: Buffer, opts: { head?: boolean; splits?: number[]; responses?: number; heads?: boolean[]; timeoutMs?: number } = {}): Promise<HttpOutcome[]> {
     // uWS closes a keep-alive connection idle for HTTP_IDLE_TIMEOUT_S (10 s), checked every 4 s:
     // 8–12 s after the last answer (uNetworking/uWebSockets:src/HttpContext.h). Like a real
     // client's idle-connection timeout, one idle for 5 s is not reused.
@@ -133,7 +133,7 @@ export class HttpConn {
     return this.sendOnce(raw, opts);
   }
 
-  private sendOnce(raw: Buffer, opts: { head?: boolean; splits?: number[]; responses?: number; heads?: boolean[] }): Promise<HttpOutcome[]> {
+  private sendOnce(raw: Buffer, opts: { head?: boolean; splits?: number[]; responses?: number; heads?: boolean[]; timeoutMs?: number }): Promise<HttpOutcome[]> {
     const sock = this.dead || !this.sock ? this.connect() : this.sock;
     const n = opts.responses ?? 1;
     const points = [...(opts.splits ?? [])].filter((p) => p > 0 && p < raw.length).sort((a, b) => a - b);
@@ -158,7 +158,7 @@ export class HttpConn {
     sock.write(raw.subarray(from));
     // One watchdog per connection rather than a timer per request (a timer each is a visible
     // share of the fuzzer's CPU at thousands of cases a second).
-    this.deadline = Date.now() + this.timeoutMs;
+    this.deadline = Date.now() + (opts.timeoutMs ?? this.timeoutMs);
     this.watchdog ??= setInterval(() => this.checkDeadline(), Math.min(1000, this.timeoutMs));
     return Promise.all(promises);
   }

@@ -7,7 +7,7 @@ import { buildRequest, header, sendsCloseOption, type HttpAnswer, type HttpOutco
 import { knownBugEnabled } from './known-bugs.js';
 import { enabled, pickMutator, type Mutator } from './mutators.js';
 import type { Rng } from './prng.js';
-import { printable, type FuzzCase } from './surface.js';
+import { answerBudgetMs, printable, type FuzzCase } from './surface.js';
 
 export interface HttpRequestSpec {
   method: string;
@@ -17,6 +17,8 @@ export interface HttpRequestSpec {
   body: Buffer;
   /** Mutators applied so far. */
   applied: string[];
+  /** JSON-RPC calls in the body (a batch's length), for the answer deadline; default 1. */
+  calls?: number;
 }
 
 export interface HttpCase extends FuzzCase {
@@ -27,6 +29,8 @@ export interface HttpCase extends FuzzCase {
   readonly responses: number;
   /** Per response: the request was a HEAD (no body follows). */
   readonly heads: boolean[];
+  /** How long the answers may take (answerBudgetMs of the calls in all copies). */
+  readonly answerMs: number;
 }
 
 /** How a spec becomes bytes; framing mutators change this. */
@@ -158,6 +162,7 @@ export function httpCaseOf(rng: Rng, index: number, seed: string, spec: HttpRequ
     splits: f.splits,
     responses: f.copies,
     heads: Array<boolean>(f.copies).fill(head),
+    answerMs: answerBudgetMs((spec.calls ?? 1) * f.copies),
     describe: () => printable(f.copies > 1 ? one : raw) + (f.copies > 1 ? ` ×${f.copies}` : ''),
   };
 }

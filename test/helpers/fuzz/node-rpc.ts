@@ -18,7 +18,7 @@ import { enabled, jsLeak, headerName, headerValue, mutateBytes, mutateJson, muta
 import { knownBugEnabled } from './known-bugs.js';
 import { framingMutators, type HttpCase, type HttpRequestSpec, httpCaseOf, judgeHttpOutcome } from './http-surface.js';
 import type { Rng } from './prng.js';
-import { isFramingError, printable, type FuzzCase, type Lane, type Surface } from './surface.js';
+import { answerBudgetMs, isFramingError, printable, type FuzzCase, type Lane, type Surface } from './surface.js';
 import type { FuzzTarget } from './target.js';
 import { encodeFrame, frameMutation, frameMutationShare, OP_TEXT, plainPlan, RawWs, type FramePlan } from './ws-frames.js';
 
@@ -240,7 +240,7 @@ export function httpSurface(name: string, port: number, seedNames: string[], gen
       const conn = new HttpConn(port);
       return {
         async run(c) {
-          const outs = await conn.send(c.raw, { splits: c.splits, responses: c.responses, heads: c.heads });
+          const outs = await conn.send(c.raw, { splits: c.splits, responses: c.responses, heads: c.heads, timeoutMs: c.answerMs });
           // Nothing may follow a HEAD on its connection until KNOWN_BUGS.headKeepAlive is fixed.
           if (c.heads[c.heads.length - 1] && !knownBugEnabled('headKeepAlive')) conn.destroy();
           return judgeHttpOutcome(c, outs, judge);
@@ -296,7 +296,7 @@ interface JsonRpcSpec {
 }
 
 /** Builds a (possibly batched) mutated JSON-RPC request body from the seeds. */
-export function jsonRpcBody(rng: Rng, t: FuzzTarget, seeds: RpcSeed[], allowBatch: boolean): { seed: string; body: Buffer; applied: string[] } {
+export function jsonRpcBody(rng: Rng, t: FuzzTarget, seeds: RpcSeed[], allowBatch: boolean): { seed: string; body: Buffer; applied: string[]; calls: number } {
   const env = enabled(envelopeMutators(t, seeds));
   const one = (): { seed: string; v: JsonValue } => {
     const s = rng.pick(seeds);
@@ -326,16 +326,16 @@ export function jsonRpcBody(rng: Rng, t: FuzzTarget, seeds: RpcSeed[], allowBatc
   }
   let body: Buffer = Buffer.from(toJson(v), "utf8");
   if (rng.chance(0.15)) body = mutateBytes(rng, body, spec.applied);
-  return { seed: first.seed, body, applied: spec.applied };
+  return { seed: first.seed, body, applied: spec.applied, calls: Array.isArray(v) ? v.length : 1 };
 }
 
 export function nodeJsonRpcSurface(t: FuzzTarget): Surface<HttpCase> {
   const seeds = nodeRpcSeeds(t);
   return httpSurface('node-jsonrpc', t.ports.rpc, seeds.map((s) => s.method), (rng) => {
-    const { seed, body, applied } = jsonRpcBody(rng, t, seeds, true);
+    const { seed, body, applied, calls } = jsonRpcBody(rng, t, seeds, true);
     const headers: Array<[string, string]> = [['Host', '127.0.0.1']];
     if (rng.chance(0.7)) headers.push(['Content-Type', rng.pick(['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1'])]);
-    const spec: HttpRequestSpec = { method: 'POST', path: '/', query: '', headers, body, applied };
+    const spec: HttpRequestSpec = { method: 'POST', path: '/', query: '', headers, body, applied, calls };
     if (rng.chance(0.1)) {
       spec.method = rng.pick(httpMethods(['GET', 'PUT', 'HEAD', 'DELETE', 'OPTIONS']));
       applied.push('rpc.httpMethod');
@@ -362,6 +362,8 @@ export interface WsCase extends FuzzCase {
   readonly violation: boolean;
   /** The frames that carry the messages (ws-frames.ts): one plain frame each, or a frame mutation. */
   readonly frames: FramePlan;
+  /** How long the sentinel's answer may take (answerBudgetMs of the calls in all messages). */
+  readonly answerMs: number;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -400,7 +402,7 @@ export interface JsonRpcWsSurfaceOptions {
   url: string;
   seedNames: string[];
   /** One (mutated) message: its seed, its bytes and the mutators applied. */
-  message(rng: Rng): { seed: string; body: Buffer; applied: string[] };
+  message(rng: Rng): { seed: string; body: Buffer; applied: string[]; calls: number };
   /** The server's read limit: a longer message may fail the connection (RFC 6455 §10.4). */
   maxMessage: number;
   /** A method that always answers: its answer marks the end of a case. */
@@ -431,9 +433,11 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
       const messages: WsCase['messages'] = [];
       const mutations: string[] = [];
       let seed = '';
+      let calls = 0;
       for (let n = rng.weighted([[8, 1], [2, 2], [1, 3]] as const); n > 0; n--) {
         const m = o.message(rng);
         seed ||= m.seed;
+        calls += m.calls;
         mutations.push(...m.applied);
         const binary = rng.chance(0.05);
         if (binary) mutations.push('ws.binary');
@@ -448,6 +452,7 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
         messages,
         frames,
         violation: messages.some((m) => m.data.length > o.maxMessage || (!m.binary && !isUtf8(m.data))),
+        answerMs: answerBudgetMs(calls + 1),
         describe: () => {
           const text = messages.map((m) => (m.binary ? 'binary ' : '') + printable(m.data, 1000)).join(' | ');
           if (frames.kind === 'plain') return text;
@@ -504,7 +509,7 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
             await conn.writeAll(plan.writes, plan.pace);
             void conn.write(sentinelFrame);
           }
-          const deadline = Date.now() + 20_000;
+          const deadline = Date.now() + c.answerMs;
           for (;;) {
             if (conn.serverViolation !== null) {
               ws = null;
@@ -536,7 +541,7 @@ export function jsonRpcWsSurface(o: JsonRpcWsSurfaceOptions): Surface<WsCase> {
               if (plan.expect === 'close') return { problem: null, tag: tag(`close ${code}`) };
               return CLEAN_CLOSE.has(code) || c.violation ? { problem: null, tag: tag(`close ${code}`) } : { problem: `websocket closed with code ${code}${code === 1006 ? ' (no close frame)' : ''}`, tag: tag(`close ${code}`) };
             }
-            if (Date.now() > deadline) return { problem: `no answer to the sentinel and no close within 20 s${raw ? ` after ${plan.kind}` : ''}`, tag: tag('timeout') };
+            if (Date.now() > deadline) return { problem: `no answer to the sentinel and no close within ${c.answerMs / 1000} s${raw ? ` after ${plan.kind}` : ''}`, tag: tag('timeout') };
             await waitEvent(Math.max(1, deadline - Date.now()));
           }
         },
