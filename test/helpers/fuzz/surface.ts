@@ -26,8 +26,9 @@ export interface FuzzCase {
  * node's share of a core is a small fraction and big batches of several lanes queue behind one
  * another: 20 s for 1,000 calls was a deadline for the machine, not for the node (9 such
  * batches "unanswered" in one run, issue 14). A hang still fails: no answer at all, whatever
- * the budget. geth bounds a batch by its HTTP write timeout (30 s by default) and answers the calls it
- * did not reach with -32002; chaind runs a batch to its end.
+ * the budget. Over HTTP the EVM server, as geth, bounds a call or batch by its write timeout
+ * (`http-timeout`, 30 s) and answers the calls not reached by then with -32002 (an error in the
+ * protocol's shape); websocket batches run to their end.
  */
 export function answerBudgetMs(calls: number): number {
   return 20_000 + 100 * Math.max(0, calls - 1);
