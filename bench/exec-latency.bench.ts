@@ -26,6 +26,7 @@
  *        BENCH_PROBE_MS=2              the probes' interval
  *        BENCH_TIMEOUT_COMMIT=40s      the wait in which the txs are submitted
  *        CHAIND_EXEC=inline            this build with block execution on the main thread
+ *        BENCH_NODE_ARGS='--trace-gc'  more node flags for the node process; BENCH_NODE_OUT=<file> keeps its output
  *        BENCH_CPU_PROF=<dir>          run the node under `node --cpu-prof`; prints the main thread's
  *                                      top frames in the execution window and its longest busy stretches
  */
@@ -247,12 +248,16 @@ function schedstat(pid: number, tid: number): { run: number; wait: number } | nu
   }
 }
 
+/** The node's threads: name and nice value (nice is per thread on Linux). */
 function threadsOf(pid: number): { tid: number; comm: string }[] {
   try {
     return fs.readdirSync(`/proc/${pid}/task`).map((t) => {
       let comm = '?';
       try {
         comm = fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
+        const stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+        const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        if (nice !== 0) comm += ` nice ${nice}`;
       } catch {}
       return { tid: Number(t), comm };
     });
@@ -316,6 +321,8 @@ async function main(): Promise<void> {
   const profDir = process.env['BENCH_CPU_PROF'] ? path.resolve(process.env['BENCH_CPU_PROF']) : undefined;
   if (profDir !== undefined) fs.mkdirSync(profDir, { recursive: true });
   const nodeArgs = profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  // BENCH_NODE_ARGS: more node flags for the node (e.g. --trace-gc); its output lands in BENCH_NODE_OUT if set.
+  nodeArgs.push(...(process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''));
   spawnedAt = Date.now();
   const proc = spawn(process.execPath, [...nodeArgs, cli, 'start', '--home', home, ...portFlags(ports), `--consensus.timeout_commit=${TIMEOUT_COMMIT}`, '--mempool.size=20000', '--log_level=consensus:debug,*:info'], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -402,7 +409,8 @@ async function main(): Promise<void> {
     const txsLine = new RegExp(`finalizing commit of block height=${big} .*txs=(\\d+)`).exec(out);
     const execFrom = logTime(out, new RegExp(`finalizing commit of block height=${big} `), offset);
     const propFrom = logTime(out, new RegExp(`entering propose step height=${big} `), offset) ?? logTime(out, new RegExp(`received proposal height=${big} `), offset) ?? execFrom;
-    if (propFrom !== null) window = { from: propFrom + offset, to: committedSeen + 1000 + offset };
+    // The profile's clock is mapped to the wall clock only to within the node's boot: a second of margin before.
+    if (propFrom !== null) window = { from: propFrom - 1000 + offset, to: committedSeen + 1000 + offset };
     const label = process.env['BENCH_DIST'] ? `node from ${process.env['BENCH_DIST']}` : `this build${process.env['CHAIND_EXEC'] ? ` (CHAIND_EXEC=${process.env['CHAIND_EXEC']})` : ''}`;
     console.log(`\nexec latency: ${label}; ${N} bank sends from ${SENDERS} senders, ${rejected} rejected, ${pending} pending when submission ended (${((submitted - submitFrom) / 1000).toFixed(1)} s)`);
     console.log(`  block ${big}: ${txsLine?.[1] ?? '?'} txs; execution window ${execFrom === null ? '?' : ((committedSeen - execFrom) / 1000).toFixed(2)} s`);
@@ -432,6 +440,7 @@ async function main(): Promise<void> {
   } finally {
     proc.kill('SIGTERM');
     await Promise.race([exited, sleep(20_000)]);
+    if (process.env['BENCH_NODE_OUT']) fs.writeFileSync(process.env['BENCH_NODE_OUT'], out);
     agent.destroy();
     probeAgent.destroy();
     fs.rmSync(home, { recursive: true, force: true });
@@ -463,7 +472,7 @@ function printProfile(dir: string, pid: number, w: { from: number; to: number })
     if (at >= w.from && at <= w.to) keep.push(i);
   }
   const cut: CpuProfile = { nodes: p.nodes, samples: keep.map((i) => p.samples[i]!), timeDeltas: keep.map((i) => p.timeDeltas[i] ?? 0) };
-  console.log(`\nmain thread over the big block's height, propose to commit + 1 s (${files[0]}):`);
+  console.log(`\nmain thread over the big block's height, 1 s before propose to commit + 1 s (${files[0]}):`);
   for (const l of topFrames(cut, 15)) console.log(`  ${l}`);
   console.log('  -- longest busy stretches (samples ≈ ms on a core at the 1 ms interval; wall ms include waits for a core) --');
   for (const l of busyStretches(cut, 8)) console.log(`  ${l}`);

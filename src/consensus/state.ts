@@ -262,7 +262,8 @@ export class ConsensusState {
   private lastProgressMs = Date.now();
 
   private readonly blockCache = new Map<string, CachedBlock>();
-  private readonly blockIds = new WeakMap<Block, BlockID>();
+  /** Each block's BlockID and proto bytes, made once: the part set, the WAL and the executor share them. */
+  private readonly blockIds = new WeakMap<Block, { id: BlockID; bytes: Uint8Array }>();
   private validatedBlocks = new Set<string>();
   private pendingProposals = new Map<number, Proposal>();
   private reportedConflicts = new Set<string>();
@@ -494,8 +495,10 @@ export class ConsensusState {
           try {
             // Own messages must be durable before they leave: a transient failure (descriptors
             // exhausted, disk full) is waited out rather than halting consensus for good.
-            if (own) await this.retryTransientIo('own message', () => wal.writeMessage(item.msg, item.peerId, true));
-            else await wal.writeMessage(item.msg, item.peerId, false);
+            // A proposal's block is encoded once for its BlockID, the WAL and the executor.
+            const bytes = item.msg.kind === 'proposal' ? this.blockBytesOf(item.msg.block) : undefined;
+            if (own) await this.retryTransientIo('own message', () => wal.writeMessage(item.msg, item.peerId, true, bytes));
+            else await wal.writeMessage(item.msg, item.peerId, false, bytes);
           } catch (e) {
             if (this.stopped) return;
             if (own) return this.fatal(new ConsensusError('WAL_WRITE_FAILED', `failed to write own message to the WAL: ${(e as Error).message}`));
@@ -712,13 +715,27 @@ export class ConsensusState {
     else await this.tryAddVote(msg.vote, peerId, verifiedKey);
   }
 
-  private blockIdFor(block: Block): BlockID {
-    let id = this.blockIds.get(block);
-    if (id === undefined) {
-      id = blockIdOf(block).blockId;
-      this.blockIds.set(block, id);
+  private encoded(block: Block): { id: BlockID; bytes: Uint8Array } {
+    let e = this.blockIds.get(block);
+    if (e === undefined) {
+      const { blockId, blockBytes } = blockIdOf(block);
+      e = { id: blockId, bytes: blockBytes };
+      this.blockIds.set(block, e);
     }
-    return id;
+    return e;
+  }
+
+  private blockIdFor(block: Block): BlockID {
+    return this.encoded(block).id;
+  }
+
+  /** The block's proto bytes, or undefined when it does not encode (the caller's own path reports that). */
+  private blockBytesOf(block: Block): Uint8Array | undefined {
+    try {
+      return this.encoded(block).bytes;
+    } catch {
+      return undefined;
+    }
   }
 
   private cacheBlock(blockId: BlockID, block: Block): void {
@@ -1511,7 +1528,7 @@ export class ConsensusState {
     }
     let newState: State;
     try {
-      newState = await this.executor.applyBlock(this.state, blockId, block, seenCommit);
+      newState = await this.executor.applyBlock(this.state, blockId, block, seenCommit, this.blockBytesOf(block));
     } catch (e) {
       return this.fatal(new ConsensusError('APPLY_BLOCK_FAILED', `failed to apply block ${height}: ${(e as Error).message}`));
     }

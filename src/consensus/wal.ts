@@ -160,9 +160,9 @@ export function decodeRecords(buf: Uint8Array): DecodedRecords {
 // Splitting and reassembling proposals
 
 /** The WAL records for one consensus message (a proposal becomes proposal + block parts). */
-export function splitMessage(msg: ConsensusMessage): WALConsensusMessage[] {
+export function splitMessage(msg: ConsensusMessage, blockBytes?: Uint8Array): WALConsensusMessage[] {
   if (msg.kind === 'vote') return [{ kind: 'vote', vote: msg.vote }];
-  const bytes = encodeBlock(msg.block);
+  const bytes = blockBytes ?? encodeBlock(msg.block);
   const total = Math.max(1, Math.ceil(bytes.length / BLOCK_PART_SIZE_BYTES));
   const out: WALConsensusMessage[] = [{ kind: 'proposal', proposal: msg.proposal, parts: total }];
   for (let i = 0; i < total; i++) {
@@ -354,9 +354,9 @@ export class WAL {
     await this.flushAndSync();
   }
 
-  /** Logs one consensus message (proposals split into parts); fsyncs when `sync`. */
-  async writeMessage(msg: ConsensusMessage, peerId: string, sync: boolean): Promise<void> {
-    for (const cm of splitMessage(msg)) this.append({ type: 'msgInfo', peerId, msg: cm });
+  /** Logs one consensus message (proposals split into parts; `blockBytes`: the block's encoding if known); fsyncs when `sync`. */
+  async writeMessage(msg: ConsensusMessage, peerId: string, sync: boolean, blockBytes?: Uint8Array): Promise<void> {
+    for (const cm of splitMessage(msg, blockBytes)) this.append({ type: 'msgInfo', peerId, msg: cm });
     if (sync) await this.flushAndSync();
   }
 

@@ -97,6 +97,8 @@ export interface ExecutorWorkerData {
   app: NodeAppSpec;
   /** The main logger's level for each module the thread logs under. */
   logLevels: Record<string, LogLevel>;
+  /** The thread's nice value (0: as the main thread); see ExecutorSpawnOptions.nice. */
+  nice: number;
 }
 
 export type ToWorker =
@@ -217,6 +219,14 @@ export interface ExecutorSpawnOptions {
   noSync?: boolean;
   appSpec: NodeAppSpec;
   logger: Logger;
+  /**
+   * The thread's nice value (0..19, default 0). Where the node's threads share a core (a loaded
+   * machine, or fewer cores than busy threads), a block's execution then gives way to the thread
+   * that answers RPC, consensus and CheckTx, whose work comes in short slices; with a core of its
+   * own the executor runs as fast as before. Linux keeps nice per thread; elsewhere it is the
+   * process's and the thread leaves it alone.
+   */
+  nice?: number;
 }
 
 export interface ExecutorInitOptions extends MainViews {
@@ -262,7 +272,7 @@ export class ExecutorThread implements BlockWriter {
       this.loggers.set(m, l);
       logLevels[m] = l.level;
     }
-    const data: ExecutorWorkerData = { dbFile: opts.dbFile, noSync: opts.noSync ?? false, app: opts.appSpec, logLevels };
+    const data: ExecutorWorkerData = { dbFile: opts.dbFile, noSync: opts.noSync ?? false, app: opts.appSpec, logLevels, nice: opts.nice ?? 0 };
     this.worker = new Worker(EXECUTOR_WORKER_URL, { workerData: data, name: 'chaind-executor' });
     this.worker.on('message', (m: FromWorker) => this.onMessage(m));
     this.worker.on('error', (e) => this.die(e));
