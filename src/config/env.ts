@@ -10,7 +10,7 @@
  *                    kill -9 e2e test proves no double signature with it); unset or empty: none
  *   CHAIND_EXEC     `thread` (default): blocks execute on the executor thread; `inline`: on the
  *                    main thread (src/state/executor-thread.ts; tests, debugging)
- *   CHAIND_EXEC_NICE the executor thread's nice value, 0..19 (default 10): it yields a shared core
+ *   CHAIND_EXEC_NICE the executor thread's nice value, 0..19 (default 0): above 0 it yields a shared core
  *                    to the thread that answers RPC (Linux: a per-thread setting)
  *   CHAIND_TEST_DOUBLE_SIGN  `1`: the validator equivocates (tests of evidence only; refused unless
  *                    the chain id begins "test-", src/p2p/reactors/double-sign.ts)
@@ -40,7 +40,7 @@ export interface EnvSwitches {
 }
 
 /** The executor thread's default nice value (CHAIND_EXEC_NICE). */
-export const DEFAULT_EXEC_NICE = 10;
+export const DEFAULT_EXEC_NICE = 0;
 
 /** What a node started without an environment (in-process tests) runs with. */
 export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', execNice: DEFAULT_EXEC_NICE, testDoubleSign: false });

@@ -37,7 +37,7 @@ import type { BlockExecutor } from '../state/executor.js';
 import type { ValidatorSet } from '../types/validator_set.js';
 import { blockIdOf } from '../types/partset.js';
 import { proposalSignBytes, voteSignBytes } from '../types/signbytes.js';
-import { emptyCommit } from '../types/codec.js';
+import { emptyCommit, type Part } from '../types/codec.js';
 import type { Logger } from '../log.js';
 import { nullLogger } from '../log.js';
 import { HeightVoteSet } from './height_vote_set.js';
@@ -262,8 +262,8 @@ export class ConsensusState {
   private lastProgressMs = Date.now();
 
   private readonly blockCache = new Map<string, CachedBlock>();
-  /** Each block's BlockID and proto bytes, made once: the part set, the WAL and the executor share them. */
-  private readonly blockIds = new WeakMap<Block, { id: BlockID; bytes: Uint8Array }>();
+  /** Each block's BlockID, proto bytes and parts, made once: gossip, the WAL and the executor share them. */
+  private readonly blockIds = new WeakMap<Block, { id: BlockID; bytes: Uint8Array; parts: Part[] }>();
   private validatedBlocks = new Set<string>();
   private pendingProposals = new Map<number, Proposal>();
   private reportedConflicts = new Set<string>();
@@ -506,7 +506,7 @@ export class ConsensusState {
           }
         }
         // Own messages leave only after they are durable in the WAL (state.go: WriteSync before handleMsg).
-        if (own && !this.replaying) this.broadcastFn(item.msg);
+        if (own && !this.replaying) this.broadcastFn(this.withParts(item.msg));
         await this.handleMsg(item.msg, item.peerId, item.verifiedKey);
         return;
       }
@@ -715,11 +715,11 @@ export class ConsensusState {
     else await this.tryAddVote(msg.vote, peerId, verifiedKey);
   }
 
-  private encoded(block: Block): { id: BlockID; bytes: Uint8Array } {
+  private encoded(block: Block): { id: BlockID; bytes: Uint8Array; parts: Part[] } {
     let e = this.blockIds.get(block);
     if (e === undefined) {
-      const { blockId, blockBytes } = blockIdOf(block);
-      e = { id: blockId, bytes: blockBytes };
+      const { blockId, blockBytes, parts } = blockIdOf(block);
+      e = { id: blockId, bytes: blockBytes, parts };
       this.blockIds.set(block, e);
     }
     return e;
@@ -727,6 +727,13 @@ export class ConsensusState {
 
   private blockIdFor(block: Block): BlockID {
     return this.encoded(block).id;
+  }
+
+  /** A proposal message to broadcast, with the block's parts when they are made (the reactor gossips them). */
+  private withParts(msg: ConsensusMessage): ConsensusMessage {
+    if (msg.kind !== 'proposal' || msg.parts !== undefined) return msg;
+    const e = this.blockIds.get(msg.block);
+    return e === undefined ? msg : { ...msg, parts: e.parts };
   }
 
   /** The block's proto bytes, or undefined when it does not encode (the caller's own path reports that). */
@@ -782,7 +789,7 @@ export class ConsensusState {
     if (p.signature.length > 0) {
       if (p.round === rs.round) {
         const accepted = await this.setProposal(p, own);
-        if (accepted && !own && this.opts.relayProposals && !this.replaying) this.broadcastFn(msg);
+        if (accepted && !own && this.opts.relayProposals && !this.replaying) this.broadcastFn(this.withParts(msg));
       } else if (p.round > rs.round) {
         this.pendingProposals.set(p.round, p);
         if (this.pendingProposals.size > MAX_PENDING_PROPOSALS) {
@@ -1784,7 +1791,7 @@ export class ConsensusState {
     const me = rs.validators.getByAddress(pv.address);
     if (me === null) return;
     if (rs.proposal !== null && rs.proposalBlock !== null && this.isProposer() && rs.proposalBlockId !== null && blockIdEqual(rs.proposalBlockId, rs.proposal.blockId)) {
-      this.broadcastFn({ kind: 'proposal', proposal: rs.proposal, block: rs.proposalBlock });
+      this.broadcastFn(this.withParts({ kind: 'proposal', proposal: rs.proposal, block: rs.proposalBlock }));
     }
     for (const r of [rs.round - 1, rs.round]) {
       if (r < 0) continue;
