@@ -23,6 +23,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { crc32c } from './crc32c.js';
 import { ConsensusError, type ConsensusMessage, type TimeoutInfo } from './types.js';
@@ -36,6 +37,9 @@ const fsyncAsync = promisify(fs.fsync);
 
 /** wal.go: maxMsgSize (1 MiB) plus 24 bytes of proto overhead. */
 export const WAL_MAX_RECORD_SIZE = 1024 * 1024 + 24;
+/** WAL records of one proposal written between two event-loop turns (writeMessage). */
+const PARTS_PER_TURN = 4;
+
 /** crc (4) + length (4). */
 const HEADER_SIZE = 8;
 
@@ -356,7 +360,13 @@ export class WAL {
 
   /** Logs one consensus message (proposals split into parts; `blockBytes`: the block's encoding if known); fsyncs when `sync`. */
   async writeMessage(msg: ConsensusMessage, peerId: string, sync: boolean, blockBytes?: Uint8Array): Promise<void> {
-    for (const cm of splitMessage(msg, blockBytes)) this.append({ type: 'msgInfo', peerId, msg: cm });
+    const records = splitMessage(msg, blockBytes);
+    for (let i = 0; i < records.length; i++) {
+      // A big block's parts (64 KiB each: framed, checksummed, written) take turns with RPC, which
+      // runs on this thread. Nothing else appends meanwhile: consensus awaits this call.
+      if (i > 0 && i % PARTS_PER_TURN === 0) await yieldToLoop();
+      this.append({ type: 'msgInfo', peerId, msg: records[i]! });
+    }
     if (sync) await this.flushAndSync();
   }
 
