@@ -11,8 +11,10 @@
  *   execution  "finalizing commit of block" of the big block → the probe first sees its height
  *              committed in /status (FinalizeBlock + the block's write transaction + mempool
  *              update + events);
- *   height     "received proposal" of the big block → 1 s after its commit was seen (adds
- *              proposal handling, block validation and the recheck after it).
+ *   height     "entering propose step" of the big block's height → 1 s after its commit was
+ *              seen (adds the proposal's making: reap, PrepareProposal, data hash, part set, WAL;
+ *              its handling: block validation, ProcessProposal; and the recheck after it). The
+ *              node logs consensus at debug level for that line.
  * The machine's load average is printed with the figures: the machine is shared.
  *
  * Also reported: the node's CPU time in the execution window, all threads and the main thread's
@@ -24,6 +26,7 @@
  *        BENCH_PROBE_MS=2              the probes' interval
  *        BENCH_TIMEOUT_COMMIT=40s      the wait in which the txs are submitted
  *        CHAIND_EXEC=inline            this build with block execution on the main thread
+ *        BENCH_NODE_ARGS='--trace-gc'  more node flags for the node process; BENCH_NODE_OUT=<file> keeps its output
  *        BENCH_CPU_PROF=<dir>          run the node under `node --cpu-prof`; prints the main thread's
  *                                      top frames in the execution window and its longest busy stretches
  */
@@ -235,20 +238,77 @@ function ticks(file: string): number {
   }
 }
 
-/** CPU of the node's main thread and of the whole process, sampled every 100 ms. */
+/** run and run-queue wait ns of one thread (/proc/<pid>/task/<tid>/schedstat: on-CPU ns, waiting-for-a-core ns, slices). */
+function schedstat(pid: number, tid: number): { run: number; wait: number } | null {
+  try {
+    const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { run: run!, wait: wait! };
+  } catch {
+    return null;
+  }
+}
+
+/** The node's threads: name and nice value (nice is per thread on Linux). */
+function threadsOf(pid: number): { tid: number; comm: string }[] {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).map((t) => {
+      let comm = '?';
+      try {
+        comm = fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
+        const stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+        const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        if (nice !== 0) comm += ` nice ${nice}`;
+      } catch {}
+      return { tid: Number(t), comm };
+    });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU of the node's main thread and of the whole process, sampled every 100 ms; with each thread's
+ * schedstat (time on a core and time runnable but waiting for one), which says whether the main
+ * thread's latency was its own work or a wait for a core.
+ */
 function cpuSampler(pid: number) {
-  const samples: { at: number; main: number; all: number }[] = [];
-  const take = () => samples.push({ at: performance.now(), main: ticks(`/proc/${pid}/task/${pid}/stat`), all: ticks(`/proc/${pid}/stat`) });
+  type Snap = { at: number; main: number; all: number; sched: Map<number, { comm: string; run: number; wait: number }> };
+  const samples: Snap[] = [];
+  const take = () => {
+    const sched = new Map<number, { comm: string; run: number; wait: number }>();
+    for (const t of threadsOf(pid)) {
+      const s = schedstat(pid, t.tid);
+      if (s) sched.set(t.tid, { comm: t.tid === pid ? 'main' : t.comm, ...s });
+    }
+    samples.push({ at: performance.now(), main: ticks(`/proc/${pid}/task/${pid}/stat`), all: ticks(`/proc/${pid}/stat`), sched });
+  };
   take();
   const timer = setInterval(take, 100);
+  const ends = (from: number, to: number) => {
+    const a = samples.find((x) => x.at >= from) ?? samples[samples.length - 1]!;
+    const b = [...samples].reverse().find((x) => x.at <= to) ?? samples[samples.length - 1]!;
+    return { a, b };
+  };
   return {
     stop: () => clearInterval(timer),
     /** CPU ms of the main thread and of all threads between two times. */
     between(from: number, to: number): string {
-      const a = samples.find((x) => x.at >= from) ?? samples[samples.length - 1]!;
-      const b = [...samples].reverse().find((x) => x.at <= to) ?? samples[samples.length - 1]!;
+      const { a, b } = ends(from, to);
       const ms = (t: number) => ((t * 1000) / CLOCK_TICKS).toFixed(0);
       return `node CPU ${ms(b.all - a.all)} ms, of it main thread ${ms(b.main - a.main)} ms, over ${((b.at - a.at) / 1000).toFixed(2)} s`;
+    },
+    /** The main thread's and the busiest other threads' ms on a core / waiting for a core between two times. */
+    sched(from: number, to: number, top = 4): string {
+      const { a, b } = ends(from, to);
+      const rows: { tid: number; comm: string; run: number; wait: number }[] = [];
+      for (const [tid, e] of b.sched) {
+        const s = a.sched.get(tid) ?? { run: 0, wait: 0 };
+        rows.push({ tid, comm: e.comm, run: (e.run - s.run) / 1e6, wait: (e.wait - s.wait) / 1e6 });
+      }
+      const main = rows.find((r) => r.comm === 'main');
+      const others = rows.filter((r) => r.comm !== 'main').sort((x, y) => y.run - x.run).slice(0, top);
+      const fmt = (r: (typeof rows)[number]) => `${r.comm === 'main' ? 'main' : `${r.comm}/${r.tid}`} on-CPU ${r.run.toFixed(0)} ms, waited for a core ${r.wait.toFixed(0)} ms`;
+      return [main ? fmt(main) : 'main ?', ...others.map(fmt)].join('; ');
     },
   };
 }
@@ -261,11 +321,17 @@ async function main(): Promise<void> {
   const profDir = process.env['BENCH_CPU_PROF'] ? path.resolve(process.env['BENCH_CPU_PROF']) : undefined;
   if (profDir !== undefined) fs.mkdirSync(profDir, { recursive: true });
   const nodeArgs = profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
+  // BENCH_NODE_ARGS: more node flags for the node (e.g. --trace-gc); its output lands in BENCH_NODE_OUT if set.
+  nodeArgs.push(...(process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''));
   spawnedAt = Date.now();
-  const proc = spawn(process.execPath, [...nodeArgs, cli, 'start', '--home', home, ...portFlags(ports), `--consensus.timeout_commit=${TIMEOUT_COMMIT}`, '--mempool.size=20000'], {
+  const proc = spawn(process.execPath, [...nodeArgs, cli, 'start', '--home', home, ...portFlags(ports), `--consensus.timeout_commit=${TIMEOUT_COMMIT}`, '--mempool.size=20000', '--log_level=consensus:debug,*:info'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: process.env,
+    // Its own session, as a service runs: Linux's autogroup then shares the cores between the node
+    // and this driver (whose probes keep a core busy) instead of counting the probes against the node.
+    detached: true,
   });
+  process.on('exit', () => proc.kill('SIGKILL'));
   let out = '';
   proc.stdout!.on('data', (d) => (out += d.toString()));
   proc.stderr!.on('data', (d) => (out += d.toString()));
@@ -346,15 +412,20 @@ async function main(): Promise<void> {
     const big = hSubmit + 1n;
     const txsLine = new RegExp(`finalizing commit of block height=${big} .*txs=(\\d+)`).exec(out);
     const execFrom = logTime(out, new RegExp(`finalizing commit of block height=${big} `), offset);
-    const propFrom = logTime(out, new RegExp(`received proposal height=${big} `), offset) ?? execFrom;
-    if (execFrom !== null) window = { from: execFrom + offset, to: committedSeen + offset };
+    const propFrom = logTime(out, new RegExp(`entering propose step height=${big} `), offset) ?? logTime(out, new RegExp(`received proposal height=${big} `), offset) ?? execFrom;
+    // The profile's clock is mapped to the wall clock only to within the node's boot: a second of margin before.
+    if (propFrom !== null) window = { from: propFrom - 1000 + offset, to: committedSeen + 1000 + offset };
     const label = process.env['BENCH_DIST'] ? `node from ${process.env['BENCH_DIST']}` : `this build${process.env['CHAIND_EXEC'] ? ` (CHAIND_EXEC=${process.env['CHAIND_EXEC']})` : ''}`;
     console.log(`\nexec latency: ${label}; ${N} bank sends from ${SENDERS} senders, ${rejected} rejected, ${pending} pending when submission ended (${((submitted - submitFrom) / 1000).toFixed(1)} s)`);
     console.log(`  block ${big}: ${txsLine?.[1] ?? '?'} txs; execution window ${execFrom === null ? '?' : ((committedSeen - execFrom) / 1000).toFixed(2)} s`);
     console.log(`  load average: ${loadIdle} (idle window), ${loadBlock} (after the block)`);
     cpu.stop();
     console.log(`  idle window: ${cpu.between(idleFrom, idleTo)}`);
+    console.log(`    threads: ${cpu.sched(idleFrom, idleTo)}`);
     if (execFrom !== null) console.log(`  execution window: ${cpu.between(execFrom, committedSeen)}`);
+    if (execFrom !== null) console.log(`    threads: ${cpu.sched(execFrom, committedSeen)}`);
+    if (propFrom !== null) console.log(`  height window (propose → commit seen + 1 s): ${cpu.between(propFrom, committedSeen + 1000)}`);
+    if (propFrom !== null) console.log(`    threads: ${cpu.sched(propFrom, committedSeen + 1000)}`);
     for (const [name, r] of [['/status', s], ['gRPC Balance', b]] as const) {
       console.log(`  ${name} every ${PROBE_EVERY_MS} ms (${r.errors} errors):`);
       console.log(`    idle       ${stats(r.samples, idleFrom, idleTo)}`);
@@ -365,6 +436,7 @@ async function main(): Promise<void> {
         return ms[Math.min(ms.length - 1, Math.floor(0.99 * ms.length))] ?? NaN;
       };
       if (execFrom !== null && Number.isFinite(p99(execFrom, committedSeen)) && Number.isFinite(p99(idleFrom, idleTo))) report({ area: 'RPC under load', figure: `${name} p99 while a ${txsLine?.[1] ?? '?'}-tx block executes`, unit: 'ms', value: p99(execFrom, committedSeen), peer: 'idle window (same run)', peerValue: p99(idleFrom, idleTo), better: 'lower' });
+      if (propFrom !== null && Number.isFinite(p99(propFrom, committedSeen + 1000)) && Number.isFinite(p99(idleFrom, idleTo))) report({ area: 'RPC under load', figure: `${name} p99 over a ${txsLine?.[1] ?? '?'}-tx block's height (propose to commit + 1 s)`, unit: 'ms', value: p99(propFrom, committedSeen + 1000), peer: 'idle window (same run)', peerValue: p99(idleFrom, idleTo), better: 'lower' });
     }
   } catch (e) {
     console.error(out.slice(-5000));
@@ -372,6 +444,7 @@ async function main(): Promise<void> {
   } finally {
     proc.kill('SIGTERM');
     await Promise.race([exited, sleep(20_000)]);
+    if (process.env['BENCH_NODE_OUT']) fs.writeFileSync(process.env['BENCH_NODE_OUT'], out);
     agent.destroy();
     probeAgent.destroy();
     fs.rmSync(home, { recursive: true, force: true });
@@ -403,13 +476,17 @@ function printProfile(dir: string, pid: number, w: { from: number; to: number })
     if (at >= w.from && at <= w.to) keep.push(i);
   }
   const cut: CpuProfile = { nodes: p.nodes, samples: keep.map((i) => p.samples[i]!), timeDeltas: keep.map((i) => p.timeDeltas[i] ?? 0) };
-  console.log(`\nmain thread in the execution window (${files[0]}):`);
+  console.log(`\nmain thread over the big block's height, 1 s before propose to commit + 1 s (${files[0]}):`);
   for (const l of topFrames(cut, 15)) console.log(`  ${l}`);
-  console.log('  -- longest busy stretches --');
+  console.log('  -- longest busy stretches (samples ≈ ms on a core at the 1 ms interval; wall ms include waits for a core) --');
   for (const l of busyStretches(cut, 8)) console.log(`  ${l}`);
 }
 
-/** The `n` longest runs of non-idle samples, each with the deepest frames present in most of it. */
+/**
+ * The `n` runs of non-idle samples with the most samples, each with the deepest frames present in
+ * most of it. V8 takes a sample only while the thread runs, so a run's sample count is about its
+ * time on a core (ms at the default 1 ms interval); its wall time adds the waits for a core.
+ */
 function busyStretches(p: CpuProfile, n: number): string[] {
   const byId = new Map(p.nodes.map((x) => [x.id, x]));
   const parent = new Map<number, number>();
@@ -440,11 +517,11 @@ function busyStretches(p: CpuProfile, n: number): string[] {
   }
   if (cur !== null) runs.push(cur);
   return runs
-    .sort((a, b) => b.ms - a.ms)
+    .sort((a, b) => b.count - a.count)
     .slice(0, n)
     .map((r) => {
       const most = [...r.frames].filter(([, c]) => c / r.count >= 0.3).sort((a, b) => a[1] - b[1]).slice(0, 4);
-      return `${r.ms.toFixed(1).padStart(7)} ms: ${most.map(([k, c]) => `${Math.round((100 * c) / r.count)}% ${k}`).join(' < ')}`;
+      return `${String(r.count).padStart(5)} samples, ${r.ms.toFixed(1).padStart(7)} ms wall: ${most.map(([k, c]) => `${Math.round((100 * c) / r.count)}% ${k}`).join(' < ')}`;
     });
 }
 

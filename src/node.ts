@@ -194,7 +194,7 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     // while this thread starts up; `init` below hands it the chain state.
     const inline = env.exec === 'inline' || opts.testing?.inlineExecutor === true || opts.testing?.txDecoder !== undefined;
     const writer = inline ? undefined
-      : new ExecutorThread({ dbFile: path.join(paths.dbDir, DB_FILE_NAME), appSpec, logger, crypto: env.crypto });
+      : new ExecutorThread({ dbFile: path.join(paths.dbDir, DB_FILE_NAME), appSpec, logger, crypto: env.crypto, nice: env.execNice });
     if (writer) parts.push({ name: 'executor thread', close: () => writer.close() });
 
     // auth, bank, authz; protobuf txs; signatures through the worker pool (src/app/chain.ts). The

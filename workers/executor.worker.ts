@@ -13,6 +13,7 @@
  */
 // First: the main thread's CHAIND_CRYPTO for this thread (./crypto-setting.ts).
 import { cryptoSettingError } from './crypto-setting.js';
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { getCryptoBackend } from '../src/crypto/backend.js';
 import { EvidencePool } from '../src/evidence/pool.js';
@@ -60,8 +61,23 @@ function threadLogger(module: string, context: LogFields): Logger {
 }
 
 /** Opens the store and builds the app at once (while the main thread starts up), then waits for `init`. */
+/**
+ * This thread's nice value. On Linux setpriority(PRIO_PROCESS, 0) acts on the calling thread only
+ * (nice is per thread there), so the main thread keeps its priority; raising one's own nice needs
+ * no privilege. Elsewhere it would renice the whole process: left alone.
+ */
+function lowerPriority(nice: number, log: Logger): void {
+  if (nice <= 0 || process.platform !== 'linux') return;
+  try {
+    os.setPriority(0, nice);
+  } catch (e) {
+    log.debug('could not lower the executor thread priority', { err: (e as Error).message });
+  }
+}
+
 function main(): void {
   const log = threadLogger('executor', {});
+  lowerPriority(data.nice ?? 0, log);
   let storage: Storage;
   let app: ReturnType<typeof createNodeApp>;
   try {

@@ -34,6 +34,7 @@ import type {
   ResponseInitChain,
   ResponseQuery,
 } from '../abci/types.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CheckTxType } from '../abci/types.js';
 import { Bech32Codec, type AddressCodec } from './address.js';
 import { defaultAnteChain, runAnteChain, type AnteDecorator } from './ante.js';
@@ -223,6 +224,22 @@ function moduleNameFromTypeUrl(typeUrl: string): string {
 
 function withAttribute(ev: AbciEvent, key: string, value: string): AbciEvent {
   return { type: ev.type, attributes: [...ev.attributes, { key, value, index: true }] };
+}
+
+/** Work between two event-loop turns in PrepareProposal/ProcessProposal, ms: they run on the thread that answers RPC. */
+const PROPOSAL_SLICE_MS = 4;
+
+/** A proposal's tx loop gives the event loop a turn every PROPOSAL_SLICE_MS (checked every 256 txs). */
+function proposalTurns(): { due(): boolean; yield(): Promise<void> } {
+  let n = 0;
+  let from = performance.now();
+  return {
+    due: () => (++n & 255) === 0 && performance.now() - from >= PROPOSAL_SLICE_MS,
+    yield: async () => {
+      await yieldToLoop();
+      from = performance.now();
+    },
+  };
 }
 
 export class BaseApp implements Application, ServiceRegistrar {
@@ -626,7 +643,9 @@ export class BaseApp implements Application, ServiceRegistrar {
     let bytes = 0n;
     let gas = 0n;
     const out: Bytes[] = [];
+    const turn = proposalTurns();
     for (const tx of req.txs) {
+      if (turn.due()) await turn.yield();
       let txGas: bigint;
       try {
         txGas = this.gasLimitOf(tx);
@@ -654,7 +673,9 @@ export class BaseApp implements Application, ServiceRegistrar {
   async processProposal(req: RequestProcessProposal): Promise<boolean> {
     const maxGas = this.consensusParams?.block.maxGas ?? -1n;
     let gas = 0n;
+    const turn = proposalTurns();
     for (const tx of req.txs) {
+      if (turn.due()) await turn.yield();
       try {
         gas += this.gasLimitOf(tx);
       } catch {

@@ -10,6 +10,8 @@
  *                    kill -9 e2e test proves no double signature with it); unset or empty: none
  *   CHAIND_EXEC     `thread` (default): blocks execute on the executor thread; `inline`: on the
  *                    main thread (src/state/executor-thread.ts; tests, debugging)
+ *   CHAIND_EXEC_NICE the executor thread's nice value, 0..19 (default 0): above 0 it yields a shared core
+ *                    to the thread that answers RPC (Linux: a per-thread setting)
  *   CHAIND_TEST_DOUBLE_SIGN  `1`: the validator equivocates (tests of evidence only; refused unless
  *                    the chain id begins "test-", src/p2p/reactors/double-sign.ts)
  *
@@ -31,12 +33,17 @@ export interface EnvSwitches {
   signLog: string | null;
   /** CHAIND_EXEC */
   exec: ExecSetting;
+  /** CHAIND_EXEC_NICE */
+  execNice: number;
   /** CHAIND_TEST_DOUBLE_SIGN=1 */
   testDoubleSign: boolean;
 }
 
+/** The executor thread's default nice value (CHAIND_EXEC_NICE). */
+export const DEFAULT_EXEC_NICE = 0;
+
 /** What a node started without an environment (in-process tests) runs with. */
-export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', testDoubleSign: false });
+export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', execNice: DEFAULT_EXEC_NICE, testDoubleSign: false });
 
 /** Reads and checks the switches; a bad value is a ConfigError naming the variable. */
 export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwitches {
@@ -48,6 +55,11 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
   if (exec !== '' && exec !== 'thread' && exec !== 'inline') {
     throw new ConfigError(`CHAIND_EXEC must be thread or inline, got "${env.CHAIND_EXEC}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_EXEC');
   }
+  const niceText = (env.CHAIND_EXEC_NICE ?? '').trim();
+  const execNice = niceText === '' ? DEFAULT_EXEC_NICE : Number(niceText);
+  if (!/^[0-9]+$/.test(niceText === '' ? '0' : niceText) || !Number.isInteger(execNice) || execNice < 0 || execNice > 19) {
+    throw new ConfigError(`CHAIND_EXEC_NICE must be an integer 0..19, got "${env.CHAIND_EXEC_NICE}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_EXEC_NICE');
+  }
   let crypto: CryptoBackendSetting;
   try {
     crypto = parseCryptoSetting(env.CHAIND_CRYPTO);
@@ -57,5 +69,6 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
   const signLog = env.CHAIND_SIGN_LOG;
   return { pool: pool === 'single' ? 'single' : 'piscina', crypto, signLog: signLog !== undefined && signLog !== '' ? signLog : null,
     exec: exec === 'inline' ? 'inline' : 'thread',
+    execNice,
     testDoubleSign: env.CHAIND_TEST_DOUBLE_SIGN === '1' };
 }

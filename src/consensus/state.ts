@@ -37,7 +37,7 @@ import type { BlockExecutor } from '../state/executor.js';
 import type { ValidatorSet } from '../types/validator_set.js';
 import { blockIdOf } from '../types/partset.js';
 import { proposalSignBytes, voteSignBytes } from '../types/signbytes.js';
-import { emptyCommit } from '../types/codec.js';
+import { emptyCommit, type Part } from '../types/codec.js';
 import type { Logger } from '../log.js';
 import { nullLogger } from '../log.js';
 import { HeightVoteSet } from './height_vote_set.js';
@@ -262,7 +262,8 @@ export class ConsensusState {
   private lastProgressMs = Date.now();
 
   private readonly blockCache = new Map<string, CachedBlock>();
-  private readonly blockIds = new WeakMap<Block, BlockID>();
+  /** Each block's BlockID, proto bytes and parts, made once: gossip, the WAL and the executor share them. */
+  private readonly blockIds = new WeakMap<Block, { id: BlockID; bytes: Uint8Array; parts: Part[] }>();
   private validatedBlocks = new Set<string>();
   private pendingProposals = new Map<number, Proposal>();
   private reportedConflicts = new Set<string>();
@@ -494,8 +495,10 @@ export class ConsensusState {
           try {
             // Own messages must be durable before they leave: a transient failure (descriptors
             // exhausted, disk full) is waited out rather than halting consensus for good.
-            if (own) await this.retryTransientIo('own message', () => wal.writeMessage(item.msg, item.peerId, true));
-            else await wal.writeMessage(item.msg, item.peerId, false);
+            // A proposal's block is encoded once for its BlockID, the WAL and the executor.
+            const bytes = item.msg.kind === 'proposal' ? this.blockBytesOf(item.msg.block) : undefined;
+            if (own) await this.retryTransientIo('own message', () => wal.writeMessage(item.msg, item.peerId, true, bytes));
+            else await wal.writeMessage(item.msg, item.peerId, false, bytes);
           } catch (e) {
             if (this.stopped) return;
             if (own) return this.fatal(new ConsensusError('WAL_WRITE_FAILED', `failed to write own message to the WAL: ${(e as Error).message}`));
@@ -503,7 +506,7 @@ export class ConsensusState {
           }
         }
         // Own messages leave only after they are durable in the WAL (state.go: WriteSync before handleMsg).
-        if (own && !this.replaying) this.broadcastFn(item.msg);
+        if (own && !this.replaying) this.broadcastFn(this.withParts(item.msg));
         await this.handleMsg(item.msg, item.peerId, item.verifiedKey);
         return;
       }
@@ -712,13 +715,34 @@ export class ConsensusState {
     else await this.tryAddVote(msg.vote, peerId, verifiedKey);
   }
 
-  private blockIdFor(block: Block): BlockID {
-    let id = this.blockIds.get(block);
-    if (id === undefined) {
-      id = blockIdOf(block).blockId;
-      this.blockIds.set(block, id);
+  private encoded(block: Block): { id: BlockID; bytes: Uint8Array; parts: Part[] } {
+    let e = this.blockIds.get(block);
+    if (e === undefined) {
+      const { blockId, blockBytes, parts } = blockIdOf(block);
+      e = { id: blockId, bytes: blockBytes, parts };
+      this.blockIds.set(block, e);
     }
-    return id;
+    return e;
+  }
+
+  private blockIdFor(block: Block): BlockID {
+    return this.encoded(block).id;
+  }
+
+  /** A proposal message to broadcast, with the block's parts when they are made (the reactor gossips them). */
+  private withParts(msg: ConsensusMessage): ConsensusMessage {
+    if (msg.kind !== 'proposal' || msg.parts !== undefined) return msg;
+    const e = this.blockIds.get(msg.block);
+    return e === undefined ? msg : { ...msg, parts: e.parts };
+  }
+
+  /** The block's proto bytes, or undefined when it does not encode (the caller's own path reports that). */
+  private blockBytesOf(block: Block): Uint8Array | undefined {
+    try {
+      return this.encoded(block).bytes;
+    } catch {
+      return undefined;
+    }
   }
 
   private cacheBlock(blockId: BlockID, block: Block): void {
@@ -765,7 +789,7 @@ export class ConsensusState {
     if (p.signature.length > 0) {
       if (p.round === rs.round) {
         const accepted = await this.setProposal(p, own);
-        if (accepted && !own && this.opts.relayProposals && !this.replaying) this.broadcastFn(msg);
+        if (accepted && !own && this.opts.relayProposals && !this.replaying) this.broadcastFn(this.withParts(msg));
       } else if (p.round > rs.round) {
         this.pendingProposals.set(p.round, p);
         if (this.pendingProposals.size > MAX_PENDING_PROPOSALS) {
@@ -1511,7 +1535,7 @@ export class ConsensusState {
     }
     let newState: State;
     try {
-      newState = await this.executor.applyBlock(this.state, blockId, block, seenCommit);
+      newState = await this.executor.applyBlock(this.state, blockId, block, seenCommit, this.blockBytesOf(block));
     } catch (e) {
       return this.fatal(new ConsensusError('APPLY_BLOCK_FAILED', `failed to apply block ${height}: ${(e as Error).message}`));
     }
@@ -1767,7 +1791,7 @@ export class ConsensusState {
     const me = rs.validators.getByAddress(pv.address);
     if (me === null) return;
     if (rs.proposal !== null && rs.proposalBlock !== null && this.isProposer() && rs.proposalBlockId !== null && blockIdEqual(rs.proposalBlockId, rs.proposal.blockId)) {
-      this.broadcastFn({ kind: 'proposal', proposal: rs.proposal, block: rs.proposalBlock });
+      this.broadcastFn(this.withParts({ kind: 'proposal', proposal: rs.proposal, block: rs.proposalBlock }));
     }
     for (const r of [rs.round - 1, rs.round]) {
       if (r < 0) continue;

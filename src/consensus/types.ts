@@ -4,6 +4,7 @@
  * cometbft/cometbft:consensus/state.go).
  */
 import type { Block, BlockID, Proposal, Vote } from '../types/block.js';
+import type { Part } from '../types/codec.js';
 import type { ConsensusEventTypeValue } from '../names/index.js';
 
 /** RoundStepType; the numbers appear in RoundState JSON, the names in events. */
@@ -109,6 +110,11 @@ export interface ProposalMessage {
   kind: 'proposal';
   proposal: Proposal;
   block: Block;
+  /**
+   * The block's part set, when the sender already made it (consensus hands its own to the P2P
+   * reactor): the reactor gossips these instead of encoding the block again.
+   */
+  parts?: Part[];
 }
 
 export interface VoteMessage {

@@ -23,6 +23,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { crc32c } from './crc32c.js';
 import { ConsensusError, type ConsensusMessage, type TimeoutInfo } from './types.js';
@@ -36,6 +37,9 @@ const fsyncAsync = promisify(fs.fsync);
 
 /** wal.go: maxMsgSize (1 MiB) plus 24 bytes of proto overhead. */
 export const WAL_MAX_RECORD_SIZE = 1024 * 1024 + 24;
+/** WAL records of one proposal written between two event-loop turns (writeMessage). */
+const PARTS_PER_TURN = 4;
+
 /** crc (4) + length (4). */
 const HEADER_SIZE = 8;
 
@@ -160,9 +164,9 @@ export function decodeRecords(buf: Uint8Array): DecodedRecords {
 // Splitting and reassembling proposals
 
 /** The WAL records for one consensus message (a proposal becomes proposal + block parts). */
-export function splitMessage(msg: ConsensusMessage): WALConsensusMessage[] {
+export function splitMessage(msg: ConsensusMessage, blockBytes?: Uint8Array): WALConsensusMessage[] {
   if (msg.kind === 'vote') return [{ kind: 'vote', vote: msg.vote }];
-  const bytes = encodeBlock(msg.block);
+  const bytes = blockBytes ?? encodeBlock(msg.block);
   const total = Math.max(1, Math.ceil(bytes.length / BLOCK_PART_SIZE_BYTES));
   const out: WALConsensusMessage[] = [{ kind: 'proposal', proposal: msg.proposal, parts: total }];
   for (let i = 0; i < total; i++) {
@@ -354,9 +358,15 @@ export class WAL {
     await this.flushAndSync();
   }
 
-  /** Logs one consensus message (proposals split into parts); fsyncs when `sync`. */
-  async writeMessage(msg: ConsensusMessage, peerId: string, sync: boolean): Promise<void> {
-    for (const cm of splitMessage(msg)) this.append({ type: 'msgInfo', peerId, msg: cm });
+  /** Logs one consensus message (proposals split into parts; `blockBytes`: the block's encoding if known); fsyncs when `sync`. */
+  async writeMessage(msg: ConsensusMessage, peerId: string, sync: boolean, blockBytes?: Uint8Array): Promise<void> {
+    const records = splitMessage(msg, blockBytes);
+    for (let i = 0; i < records.length; i++) {
+      // A big block's parts (64 KiB each: framed, checksummed, written) take turns with RPC, which
+      // runs on this thread. Nothing else appends meanwhile: consensus awaits this call.
+      if (i > 0 && i % PARTS_PER_TURN === 0) await yieldToLoop();
+      this.append({ type: 'msgInfo', peerId, msg: records[i]! });
+    }
     if (sync) await this.flushAndSync();
   }
 

@@ -59,6 +59,10 @@ export class AppMempool implements Mempool {
     return this.cosmos.getTx(key) ?? this.evm.getTx(key);
   }
 
+  knownKey(tx: Bytes): Bytes | undefined {
+    return this.cosmos.knownKey(tx) ?? this.evm.knownKey?.(tx);
+  }
+
   *entries(): IterableIterator<MempoolTx> {
     yield* this.cosmos.entries();
     yield* this.evm.entries();
@@ -80,7 +84,8 @@ export class AppMempool implements Mempool {
 
   private cosmosGas(txs: readonly Bytes[]): bigint {
     let g = 0n;
-    for (const t of txs) g += this.cosmos.getTx(txKey(t))?.gasWanted ?? 0n;
+    // The reaped txs are the pool's own objects: looked up by identity, not by hashing each.
+    for (const t of txs) g += (this.cosmos.entryOf(t) ?? this.cosmos.getTx(txKey(t)))?.gasWanted ?? 0n;
     return g;
   }
 

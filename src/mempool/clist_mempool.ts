@@ -140,6 +140,8 @@ export class CListMempool implements Mempool {
   private readonly cache: LruTxCache;
 
   private readonly txs = new Map<string, Entry>();
+  /** Admitted tx objects → their entry (knownKey, entryOf): a block reaped from here is looked up without hashing. */
+  private readonly byTx = new WeakMap<Bytes, Entry>();
   private txsBytes = 0;
   private height: bigint;
 
@@ -197,6 +199,16 @@ export class CListMempool implements Mempool {
 
   getTx(key: Bytes): MempoolTx | undefined {
     return this.txs.get(keyString(key));
+  }
+
+  knownKey(tx: Bytes): Bytes | undefined {
+    return this.byTx.get(tx)?.key;
+  }
+
+  /** The pool's entry for this very tx object (by identity, no hashing), while it is in the pool. */
+  entryOf(tx: Bytes): MempoolTx | undefined {
+    const e = this.byTx.get(tx);
+    return e !== undefined && this.txs.get(e.keyStr) === e ? e : undefined;
   }
 
   /** The pool in insertion order (gossip, unconfirmed_txs). */
@@ -306,6 +318,7 @@ export class CListMempool implements Mempool {
     }
     const entry: Entry = { tx, key, keyStr: ks, height: this.height, gasWanted: res.gasWanted, senders: new Set(info.sender === undefined ? [] : [info.sender]) };
     this.txs.set(ks, entry);
+    this.byTx.set(tx, entry);
     this.txsBytes += tx.length;
     this.metrics?.txSizeBytes?.observe(tx.length);
     this.updateGauges();
@@ -414,7 +427,8 @@ export class CListMempool implements Mempool {
         await yieldToLoop();
         sliceFrom = performance.now();
       }
-      const ks = keyString(txKey(txs[i]!));
+      // The pool's own tx objects (a block this node proposed) are known without hashing.
+      const ks = this.byTx.get(txs[i]!)?.keyStr ?? keyString(txKey(txs[i]!));
       if (results[i]!.code === 0) {
         // A committed tx must not re-enter: keep its key cached.
         this.cache.push(ks);

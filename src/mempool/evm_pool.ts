@@ -253,6 +253,8 @@ export class EvmTxPool implements Mempool {
 
   private readonly accounts = new Map<string, Account>();
   private readonly byKey = new Map<string, EvmPoolEntry>();
+  /** Admitted tx objects → their entry (knownKey): a block reaped from here is looked up without hashing. */
+  private readonly byTx = new WeakMap<Bytes, EvmPoolEntry>();
   private readonly byHash = new Map<string, EvmPoolEntry>();
   private bytes = 0;
   private pendingCount = 0;
@@ -304,6 +306,10 @@ export class EvmTxPool implements Mempool {
 
   getTx(key: Bytes): MempoolTx | undefined {
     return this.byKey.get(keyString(key));
+  }
+
+  knownKey(tx: Bytes): Bytes | undefined {
+    return this.byTx.get(tx)?.key;
   }
 
   /** The tx with this Ethereum hash (0x lowercase), pending or queued. */
@@ -461,6 +467,7 @@ export class EvmTxPool implements Mempool {
   private insert(a: Account, e: EvmPoolEntry): void {
     a.txs.set(e.info.nonce, e);
     this.byKey.set(e.keyStr, e);
+    this.byTx.set(e.tx, e);
     this.byHash.set(e.info.hash, e);
     this.bytes += e.tx.length;
   }
@@ -738,7 +745,7 @@ export class EvmTxPool implements Mempool {
     if (preCheck !== undefined) this.preCheck = preCheck;
     if (postCheck !== undefined) this.postCheck = postCheck;
     for (let i = 0; i < txs.length; i++) {
-      const ks = keyString(txKey(txs[i]!));
+      const ks = this.byTx.get(txs[i]!)?.keyStr ?? keyString(txKey(txs[i]!));
       if (results[i]!.code === 0) this.cache.push(ks);
       const e = this.byKey.get(ks);
       if (e !== undefined) this.unlink(this.accounts.get(e.info.sender)!, e);

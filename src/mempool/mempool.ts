@@ -5,9 +5,9 @@
  * implements the same interface. Consumers that need less declare less (state/execution.ts
  * ExecutorMempool, mempool/broadcast.ts).
  */
-import { createHash } from 'node:crypto';
 import type { ExecTxResult, ResponseCheckTx } from '../abci/types.js';
 import type { Bytes } from '../types/block.js';
+import { txHash } from '../types/hashing.js';
 
 /** Runs before the cache and the app; an Error refuses the tx (`tx pre check: …`). */
 export type PreCheckFunc = (tx: Bytes) => Error | undefined;
@@ -36,9 +36,9 @@ export interface TxInfo {
   sender?: string;
 }
 
-/** TxKey: sha256 of the tx bytes (types/tx.go Tx.Key). */
+/** TxKey: sha256 of the tx bytes (types/tx.go Tx.Key); the tx hash, native where the addon loaded. */
 export function txKey(tx: Bytes): Bytes {
-  return createHash('sha256').update(tx).digest();
+  return txHash(tx);
 }
 
 function varintSize(n: number): number {
@@ -87,6 +87,12 @@ export interface Mempool {
   readonly isRechecking: boolean;
   has(key: Bytes): boolean;
   getTx(key: Bytes): MempoolTx | undefined;
+  /**
+   * The TxKey of this very tx object if the pool admitted it (looked up by identity, no hashing),
+   * else undefined. A proposal's txs are the pool's own objects: their block's data hash and the
+   * update after the commit need no sha256 of thousands of txs on the RPC thread.
+   */
+  knownKey?(tx: Bytes): Bytes | undefined;
   /** The pool's txs in the order a proposal reaps them (gossip walks them too). */
   entries(): IterableIterator<MempoolTx>;
   /** CheckTx through the app; `added` says whether the tx entered the pool. */

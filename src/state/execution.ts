@@ -64,6 +64,8 @@ import { spanBegin, spanEnd } from '../profiling/spans.js';
 /** What the executor needs of the mempool (src/mempool/mempool.ts). */
 export interface ExecutorMempool {
   reapMaxBytesMaxGas(maxBytes: bigint, maxGas: bigint): Bytes[];
+  /** The tx hash of a tx object the pool holds, without hashing it (src/mempool/mempool.ts Mempool.knownKey). */
+  knownKey?(tx: Bytes): Bytes | undefined;
   /** Resolves once CheckTx calls already sent to the app have finished. */
   lock(): Promise<void>;
   unlock(): void;
@@ -126,6 +128,8 @@ export interface ExecutorDeps {
 
 /** Tx events published between two yields to the event loop. */
 const EVENT_SLICE_TXS = 256;
+/** A proposal with at least this many txs gives the event loop a turn between its phases. */
+const YIELD_TXS = 256;
 
 // Size bounds from types/block.go: the largest possible proto overhead of a block, a header and a
 // commit with n signatures. A proposal's txs get what is left of block.max_bytes.
@@ -174,7 +178,17 @@ export function medianTime(commit: Commit, validators: ValidatorSet): bigint {
  * state.MakeBlock: the block at `height` on top of `state` with these txs and evidence, every
  * header hash computed (state/state.go MakeBlock, types/block.go fillHeader).
  */
-export function makeBlock(state: State, height: bigint, time: bigint, lastCommit: Commit, proposerAddress: Uint8Array, txs: Bytes[], evidence: Bytes[]): Block {
+export function makeBlock(
+  state: State,
+  height: bigint,
+  time: bigint,
+  lastCommit: Commit,
+  proposerAddress: Uint8Array,
+  txs: Bytes[],
+  evidence: Bytes[],
+  /** Tx hashes already known (the mempool's keys), so that the data hash does not hash those txs again. */
+  knownTxHash?: (tx: Bytes) => Bytes | undefined,
+): Block {
   const header: Header = {
     version: { block: BLOCK_PROTOCOL, app: state.appVersion },
     chainId: state.chainId,
@@ -182,7 +196,7 @@ export function makeBlock(state: State, height: bigint, time: bigint, lastCommit
     time,
     lastBlockId: state.lastBlockId,
     lastCommitHash: commitHash(lastCommit),
-    dataHash: dataHash(txs),
+    dataHash: dataHash(txs, knownTxHash),
     validatorsHash: state.validators.hash(),
     nextValidatorsHash: state.nextValidators.hash(),
     consensusHash: consensusParamsHash(state.consensusParams),
@@ -267,9 +281,14 @@ export class Executor implements BlockExecutor {
   private readonly deps: ExecutorDeps;
   private readonly writer: BlockWriter;
 
+  /** The mempool's tx hashes by tx object (a block reaped from it needs no hashing of its txs). */
+  private readonly knownTxHash: ((tx: Bytes) => Bytes | undefined) | undefined;
+
   constructor(deps: ExecutorDeps) {
     this.deps = deps;
     this.writer = deps.writer ?? new InlineBlockWriter({ storage: deps.storage, app: deps.app, evidence: deps.evidence, indexer: deps.indexer });
+    const mp = deps.mempool;
+    this.knownTxHash = mp.knownKey === undefined ? undefined : (tx) => mp.knownKey!(tx);
   }
 
   private nextHeight(state: State): bigint {
@@ -281,6 +300,11 @@ export class Executor implements BlockExecutor {
     return this.nextHeight(state) === state.initialHeight ? state.lastBlockTime : medianTime(lastCommit, state.lastValidators);
   }
 
+  /**
+   * A proposal from the mempool. It runs on the thread that answers RPC, so its phases (reap,
+   * PrepareProposal, the block and its hashes) each get their own event-loop turn; the tx hashes
+   * of the data hash are the mempool's keys, not computed again.
+   */
   async createProposalBlock(state: State, lastCommit: Commit, proposerAddress: Uint8Array, _time: bigint): Promise<Block> {
     const height = this.nextHeight(state);
     const params = state.consensusParams;
@@ -288,6 +312,7 @@ export class Executor implements BlockExecutor {
     const maxData = maxDataBytes(params.block.maxBytes, evidenceSize, state.validators.size);
     const reaped = this.deps.mempool.reapMaxBytesMaxGas(maxData, params.block.maxGas);
     const time = this.blockTime(state, lastCommit);
+    if (reaped.length >= YIELD_TXS) await yieldToLoop();
     const txs = await this.deps.app.prepareProposal({
       maxTxBytes: maxData,
       txs: reaped,
@@ -298,7 +323,8 @@ export class Executor implements BlockExecutor {
       nextValidatorsHash: state.nextValidators.hash(),
       proposerAddress,
     });
-    return makeBlock(state, height, time, lastCommit, proposerAddress, txs, evidence);
+    if (txs.length >= YIELD_TXS) await yieldToLoop();
+    return makeBlock(state, height, time, lastCommit, proposerAddress, txs, evidence, this.knownTxHash);
   }
 
   /**
@@ -322,7 +348,7 @@ export class Executor implements BlockExecutor {
     want(bytesEqual(h.lastResultsHash, state.lastResultsHash), 'wrong Block.Header.LastResultsHash');
     want(bytesEqual(h.validatorsHash, state.validators.hash()), 'wrong Block.Header.ValidatorsHash');
     want(bytesEqual(h.nextValidatorsHash, state.nextValidators.hash()), 'wrong Block.Header.NextValidatorsHash');
-    want(bytesEqual(h.dataHash, dataHash(block.data.txs)), 'wrong Header.DataHash');
+    want(bytesEqual(h.dataHash, dataHash(block.data.txs, this.knownTxHash)), 'wrong Header.DataHash');
     // Block.ValidateBasic: every evidence item decodes and passes its own ValidateBasic.
     block.evidence.forEach((item, i) => {
       let reason: string | null;
@@ -369,7 +395,8 @@ export class Executor implements BlockExecutor {
     });
   }
 
-  async applyBlock(state: State, blockId: BlockID, block: Block, seenCommit: Commit): Promise<State> {
+  /** `blockBytes`: the block's proto encoding when the caller has it (consensus made it for the part set). */
+  async applyBlock(state: State, blockId: BlockID, block: Block, seenCommit: Commit, blockBytes?: Uint8Array): Promise<State> {
     const { mempool, bus } = this.deps;
     const height = block.header.height;
     // FinalizeBlock and the block's one write transaction (on the executor thread by default);
@@ -386,7 +413,7 @@ export class Executor implements BlockExecutor {
     const span = { height: String(height), txs: block.data.txs.length };
     let t = spanBegin();
     try {
-      res = await this.writer.write({ state, blockId, block, seenCommit }, lock);
+      res = await this.writer.write({ state, blockId, block, seenCommit, blockBytes }, lock);
       spanEnd(t, 'finalizeBlock+commit', 'block', span);
       t = spanBegin();
       await lock();

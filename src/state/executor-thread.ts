@@ -102,6 +102,8 @@ export interface ExecutorWorkerData {
   logLevels: Record<string, LogLevel>;
   /** CHAIND_CRYPTO as the main thread applied it (workers/crypto-setting.ts applies it on the thread). */
   crypto: CryptoBackendSetting;
+  /** The thread's nice value (0: as the main thread); see ExecutorSpawnOptions.nice. */
+  nice: number;
 }
 
 export type ToWorker =
@@ -241,6 +243,14 @@ export interface ExecutorSpawnOptions {
   logger: Logger;
   /** Default: this thread's setting (src/crypto/backend.ts cryptoBackendSetting), so both threads agree. */
   crypto?: CryptoBackendSetting;
+  /**
+   * The thread's nice value (0..19, default 0). Where the node's threads share a core (a loaded
+   * machine, or fewer cores than busy threads), a block's execution then gives way to the thread
+   * that answers RPC, consensus and CheckTx, whose work comes in short slices; with a core of its
+   * own the executor runs as fast as before. Linux keeps nice per thread; elsewhere it is the
+   * process's and the thread leaves it alone.
+   */
+  nice?: number;
 }
 
 export interface ExecutorInitOptions extends MainViews {
@@ -295,7 +305,7 @@ export class ExecutorThread implements BlockWriter {
       this.loggers.set(m, l);
       logLevels[m] = l.level;
     }
-    const data: ExecutorWorkerData = { dbFile: opts.dbFile, noSync: opts.noSync ?? false, app: opts.appSpec, logLevels, crypto: opts.crypto ?? cryptoBackendSetting() };
+    const data: ExecutorWorkerData = { dbFile: opts.dbFile, noSync: opts.noSync ?? false, app: opts.appSpec, logLevels, crypto: opts.crypto ?? cryptoBackendSetting(), nice: opts.nice ?? 0 };
     this.worker = new Worker(EXECUTOR_WORKER_URL, { workerData: data, name: 'chaind-executor' });
     this.worker.on('message', (m: FromWorker) => this.onMessage(m));
     this.worker.on('error', (e) => this.die(e));

@@ -12,6 +12,7 @@ export interface BlockExecutor {
   /**
    * FinalizeBlock, then one write transaction with the block, its seen commit, the new state, the
    * app state and the indexes; then mempool update and events. Returns the new state.
+   * `blockBytes`, when given, is the block's proto encoding (not encoded again).
    */
-  applyBlock(state: State, blockId: BlockID, block: Block, seenCommit: Commit): Promise<State>;
+  applyBlock(state: State, blockId: BlockID, block: Block, seenCommit: Commit, blockBytes?: Uint8Array): Promise<State>;
 }

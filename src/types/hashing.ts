@@ -10,6 +10,7 @@ import { ProtoDecodeError, ProtoWriter } from './proto.js';
 import { encodeBlockId, encodeCommitSig, encodeConsensusVersion, encodeSimpleValidator, encodeTimestamp, readEvidenceOneof } from './codec.js';
 import { merkleRoot, merkleRootFromLeafHashes, leafHash } from '../crypto/merkle.js';
 import { sha256 } from '../crypto/hash.js';
+import { getCryptoBackend } from '../crypto/backend.js';
 
 const EMPTY = new Uint8Array(0);
 
@@ -71,17 +72,40 @@ export function commitHash(commit: Commit): Uint8Array {
   return merkleRoot(items);
 }
 
-/** Tx.Hash: sha256 of the raw tx (shown upper-case hex in RPC and events). */
+/**
+ * Tx.Hash: sha256 of the raw tx (shown upper-case hex in RPC and events). Through the native
+ * addon where it loaded: node:crypto's createHash costs ~5x more per short input (a hash object
+ * per call), and a block's thousands of tx hashes are computed on the thread that answers RPC.
+ */
 export function txHash(tx: Uint8Array): Uint8Array {
-  return sha256(tx);
+  const b = getCryptoBackend();
+  return b.name === 'native' ? b.sha256(tx) : sha256(tx);
 }
 
-/** Data.Hash = Txs.Hash: merkle whose items are the tx hashes, so leaf = sha256(0x00||sha256(tx)). */
-export function dataHash(txs: readonly Uint8Array[]): Uint8Array {
+/**
+ * Data.Hash = Txs.Hash: merkle whose items are the tx hashes, so leaf = sha256(0x00||sha256(tx)).
+ * `known(tx)` may give a tx's hash without hashing it (the mempool knows the txs it holds), or
+ * undefined; CometBFT keeps the hash in the block's Data once computed (types/block.go Data.Hash),
+ * here the proposer's block reuses what CheckTx hashed.
+ */
+export function dataHash(txs: readonly Uint8Array[], known?: (tx: Uint8Array) => Uint8Array | undefined): Uint8Array {
   const n = txs.length;
-  const leaves = new Array<Uint8Array>(n);
-  for (let i = 0; i < n; i++) leaves[i] = leafHash(sha256(txs[i]!));
-  return merkleRootFromLeafHashes(leaves);
+  const b = getCryptoBackend();
+  if (b.name !== 'native' || n === 0) {
+    const leaves = new Array<Uint8Array>(n);
+    for (let i = 0; i < n; i++) leaves[i] = leafHash(known?.(txs[i]!) ?? sha256(txs[i]!));
+    return merkleRootFromLeafHashes(leaves);
+  }
+  // One buffer of hashes, then one native merkle pass (leaves and inner nodes).
+  const all = new Uint8Array(32 * n);
+  const items = new Array<Uint8Array>(n);
+  for (let i = 0; i < n; i++) {
+    const k = known?.(txs[i]!);
+    if (k !== undefined && k.length === 32) all.set(k, 32 * i);
+    else b.sha256Into(txs[i]!, all, 32 * i);
+    items[i] = all.subarray(32 * i, 32 * i + 32);
+  }
+  return b.merkleRoot(items);
 }
 
 /** ConsensusParams.Hash: plain sha256 of HashedParams{1 block_max_bytes, 2 block_max_gas}. */

@@ -3,7 +3,7 @@ import t from 'tap';
 import { ConfigError, DEFAULT_ENV_SWITCHES, readEnvSwitches } from '../../src/config/index.js';
 
 t.test('defaults when nothing is set', async (t) => {
-  t.same(readEnvSwitches({}), { pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', testDoubleSign: false });
+  t.same(readEnvSwitches({}), { pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', execNice: 0, testDoubleSign: false });
   t.same(readEnvSwitches({}), DEFAULT_ENV_SWITCHES, 'the same as a node started without an environment');
 });
 
@@ -18,6 +18,12 @@ t.test('each switch', async (t) => {
   t.equal(readEnvSwitches({ CHAIND_EXEC: 'Inline' }).exec, 'inline');
   t.equal(readEnvSwitches({}).exec, 'thread');
   t.throws(() => readEnvSwitches({ CHAIND_EXEC: 'worker' }), { name: 'ConfigError', field: 'CHAIND_EXEC' } as any);
+  t.equal(readEnvSwitches({ CHAIND_EXEC_NICE: '10' }).execNice, 10);
+  t.equal(readEnvSwitches({ CHAIND_EXEC_NICE: ' 19 ' }).execNice, 19);
+  t.equal(readEnvSwitches({ CHAIND_EXEC_NICE: '' }).execNice, 0, 'empty: the default');
+  for (const bad of ['20', '-1', '5.5', 'low', '0x5']) {
+    t.throws(() => readEnvSwitches({ CHAIND_EXEC_NICE: bad }), { name: 'ConfigError', field: 'CHAIND_EXEC_NICE' } as any, `CHAIND_EXEC_NICE=${bad}`);
+  }
   t.equal(readEnvSwitches({ CHAIND_TEST_DOUBLE_SIGN: '1' }).testDoubleSign, true);
   t.equal(readEnvSwitches({ CHAIND_TEST_DOUBLE_SIGN: 'yes' }).testDoubleSign, false, 'only 1 turns it on');
 });

@@ -74,7 +74,7 @@ t.test('blocks are written on the executor thread and the main thread sees them'
     chain: { loadBlockMeta: (h) => storage.blocks.loadBlockMeta(h), loadValidators: (h) => storage.state.loadValidators(h) },
     state: state0,
   });
-  const thread = new ExecutorThread({ dbFile: file, noSync: true, appSpec: spec, logger: nullLogger });
+  const thread = new ExecutorThread({ dbFile: file, noSync: true, appSpec: spec, logger: nullLogger, nice: 7 });
   t.teardown(async () => {
     await thread.close();
     await storage.close();
@@ -82,6 +82,18 @@ t.test('blocks are written on the executor thread and the main thread sees them'
   });
   await thread.init({ state: state0, initChain, indexer: true, storage, app, evidence });
   t.equal(thread.backend, getCryptoBackend().name, "the thread's app hashes with this thread's crypto backend (CHAIND_CRYPTO reaches it)");
+  const startNice = process.platform === 'linux' ? Number(fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')[16]) : NaN;
+  if (startNice + 7 <= 19) {
+    // Nice is per thread on Linux: the executor thread's is raised, this (the RPC) thread's is not.
+    const nice = (tid: string) => {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    const mine = nice(String(process.pid));
+    const niced = fs.readdirSync('/proc/self/task').filter((tid) => nice(tid) === mine + 7);
+    t.equal(niced.length, 1, 'one thread (the executor) runs at nice +7');
+    t.equal(nice(String(process.pid)), mine, 'the main thread keeps its nice value');
+  }
 
   const updates: { height: bigint; codes: number[] }[] = [];
   const mempool: ExecutorMempool = {

@@ -220,6 +220,30 @@ t.test('update: committed txs leave, cache follows results, recheck evicts', asy
   await t.rejects(mp.update(3n, [], []), /without lock/);
 });
 
+t.test('the pool knows the keys of the tx objects it admitted; update and reaping use them without hashing', async (t) => {
+  const { mp, app } = make();
+  const objs = ['k1 gas=3', 'k2 gas=4', 'k3 gas=5'].map(enc);
+  for (const o of objs) await mp.checkTx(o);
+  for (const o of objs) t.same(mp.knownKey(o), txKey(o), 'knownKey of an admitted object is its TxKey');
+  t.equal(mp.knownKey(enc('k1 gas=3')), undefined, 'the same bytes in another object: unknown (no hashing)');
+  t.equal(mp.entryOf(objs[1]!)?.gasWanted, 4n, 'entryOf finds the entry by identity');
+  const reaped = mp.reapMaxBytesMaxGas(-1, -1);
+  t.ok(reaped.every((x, i) => x === objs[i]), 'reaping hands out the pool\'s own objects');
+  // A block of the pool's own objects (this node's proposal) and one tx in a copy (a peer's block).
+  app.calls = [];
+  await mp.lock();
+  try {
+    await mp.update(2n, [objs[0]!, Uint8Array.from(objs[1]!)], [{ code: 0 }, { code: 0 }]);
+  } finally {
+    mp.unlock();
+  }
+  t.same(txs(mp), ['k3 gas=5'], 'both committed txs left the pool, found by identity and by hash');
+  t.equal(mp.entryOf(objs[0]!), undefined, 'a committed tx has no entry any more');
+  t.same(mp.knownKey(objs[0]!), txKey(objs[0]!), 'its key stays known (a pure function of its bytes)');
+  await t.rejects(mp.checkTx(enc('k1 gas=3')), ErrTxInCache, 'the committed tx is cached under its key');
+  await t.rejects(mp.checkTx(enc('k2 gas=4')), ErrTxInCache, 'the copy was cached under the same key');
+});
+
 t.test('while rechecking, a new tx waits for the recheck; refused as still rechecking only once the next block wants the lock', async (t) => {
   const { mp, app } = make();
   await mp.checkTx(enc('r1'));

@@ -150,6 +150,22 @@ t.test('tx and data hashes', async (t) => {
   t.not(hex(dataHash(txs)), hex(merkleRoot(txs)));
 });
 
+t.test('data hash of a big block: the backend path agrees with the definition; known tx hashes are used as given', async (t) => {
+  // 1,000 txs of varied length (the native backend hashes them into one buffer, then one merkle pass).
+  const txs = Array.from({ length: 1000 }, (_, i) => enc(`tx-${i}-${'x'.repeat(i % 97)}`));
+  const want = merkleRoot(txs.map((x) => sha256(x)));
+  t.equal(hex(dataHash(txs)), hex(want), 'same root as leaves = sha256 of each tx');
+  t.equal(hex(txHash(txs[5]!)), hex(sha256(txs[5]!)), 'txHash is sha256');
+  // The mempool's keys (one per tx object it holds) stand in for hashing; unknown txs are hashed.
+  const keys = new Map<Uint8Array, Uint8Array>(txs.filter((_, i) => i % 3 === 0).map((x) => [x, sha256(x)]));
+  t.equal(hex(dataHash(txs, (x) => keys.get(x))), hex(want), 'known hashes for a third of the txs: same root');
+  // A known hash is taken as the tx's hash (what the caller vouches for), not recomputed.
+  const fake = new Uint8Array(32).fill(9);
+  const withFake = merkleRoot(txs.map((x, i) => (i === 7 ? fake : sha256(x))));
+  t.equal(hex(dataHash(txs, (x) => (x === txs[7] ? fake : undefined))), hex(withFake), 'the known hash is the leaf');
+  t.equal(hex(dataHash([], () => fake)), EMPTY_HASH, 'no txs: the empty hash');
+});
+
 t.test('last results hash (types/results_test.go TestABCIResults)', async (t) => {
   const a = { code: 0, data: new Uint8Array(0), gasWanted: 0n, gasUsed: 0n };
   t.equal(encodeDeterministicTxResult(a).length, 0, 'first one is empty');

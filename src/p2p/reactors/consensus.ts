@@ -224,7 +224,7 @@ export class ConsensusReactor implements Reactor {
 
   /** ConsensusStateOptions.broadcast. */
   broadcast = (msg: SmMessage): void => {
-    if (msg.kind === 'proposal' && msg.proposal.signature.length > 0) this.noteComplete(msg.proposal, this.partsOf(msg.proposal, msg.block));
+    if (msg.kind === 'proposal' && msg.proposal.signature.length > 0) this.noteComplete(msg.proposal, this.partsOf(msg.proposal, msg.block, msg.parts));
     for (const { peer, ps } of this.peers.values()) this.sendSm(peer, ps, msg);
   };
 
@@ -255,7 +255,7 @@ export class ConsensusReactor implements Reactor {
     }
     const p = msg.proposal;
     const there = ps.height === p.height;
-    const parts = this.partsOf(p, msg.block);
+    const parts = this.partsOf(p, msg.block, msg.parts);
     const root = hexOf(p.blockId.partSetHeader.hash);
     if (p.signature.length > 0) {
       const pk = proposalKey(p.height, p.round);
@@ -273,11 +273,12 @@ export class ConsensusReactor implements Reactor {
     }
   }
 
-  private partsOf(p: Proposal, block: Block): Part[] {
+  /** The proposal's parts: as consensus made them (`made`), else cut from the block once. */
+  private partsOf(p: Proposal, block: Block, made?: Part[]): Part[] {
     const key = `${proposalKey(p.height, p.round)}/${hexOf(p.blockId.hash)}`;
     let parts = this.ownParts.get(key);
     if (!parts) {
-      parts = blockIdOf(block).parts;
+      parts = made ?? blockIdOf(block).parts;
       if (this.ownParts.size > 8) this.ownParts.delete(this.ownParts.keys().next().value!);
       this.ownParts.set(key, parts);
     }
