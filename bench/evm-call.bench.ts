@@ -7,29 +7,25 @@
  * eth_call figure is this plus the RPC thread's parsing, the hand-off to the pool and the answer.
  *
  *   node dist/bench/evm-call.bench.js
+ *   (rounds alternate the interpreter loop of src/evm/fast-steps.ts with the library's own,
+ *   BENCH_CALL_AB=fast by default, and report the pair as a figure; BENCH_CALL_AB= runs neither)
  *   BENCH_CALL_PROFILE=1: samples the last round and prints its top frames
  *   (BENCH_CALL_PROFILE_TOP lines); BENCH_CALL_PROFILE_DIR also keeps the .cpuprofile.
  *
- * Not part of `make test`.
+ * `make bench` runs it (`make test`'s bench smoke too, at 16 holders and one round).
  */
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Address, createContractAddress } from '@ethereumjs/util';
-import type { RequestFinalizeBlock } from '../src/abci/types.js';
-import { utf8 } from '../src/app/bytes.js';
-import { createChainApp } from '../src/app/chain.js';
 import { CallEngine, type CallRequest } from '../src/app/modules/evm/calls.js';
-import { buildAppState } from '../src/config/app-genesis.js';
 import { createEvmCommon } from '../src/evm/common.js';
 import { installFastSteps } from '../src/evm/fast-steps.js';
-import { devAccounts } from '../src/keys/devaccounts.js';
-import { createNames } from '../src/names/index.js';
-import { Storage } from '../src/store/storage.js';
-import { defaultConsensusParams } from '../src/types/params.js';
-import { balanceOfData, deployData, makeKeys, signTx, transferData, type Key } from '../test/helpers/evm.js';
+import { balanceOfData, deployData, makeKeys, signTx, transferData } from '../test/helpers/evm.js';
 import { topFrames, type CpuProfile } from './cpuprofile.js';
+import { openBenchApp } from './evm-app.js';
+import { report } from './report.js';
 
 const HOLDERS = Number(process.env.BENCH_CALL_HOLDERS ?? 1024);
 const ROUNDS = Number(process.env.BENCH_CALL_ROUNDS ?? 5);
@@ -112,31 +108,19 @@ async function profiled<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
-  const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
+  const bench = await openBenchApp();
+  const { app, key } = bench;
   try {
-    const names = createNames({ upstreamNames: false });
-    const app = createChainApp({ db: storage.app.latest, history: storage.app, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n) });
-    const dev = devAccounts();
-    const sender = dev.find((a) => a.keyType === 'eth_secp256k1')!;
-    const key: Key = { priv: sender.privateKey, address: sender.address };
-    const appState = buildAppState({ accounts: dev.map((a) => ({ address: a.address, balance: 10n ** 24n })), names });
-    const params = defaultConsensusParams();
-    await app.initChain({ time: 1_700_000_000_000_000_000n, chainId: 'bench-1', consensusParams: params, validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
-    app.setConsensusParams(params);
-    let h = 0n;
     const block = async (txs: Uint8Array[]) => {
-      const req: RequestFinalizeBlock = { txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h + 1n, time: 1_700_000_000_000_000_000n + (h + 1n) * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) };
-      const res = await app.finalizeBlock(req);
-      storage.transactionSync(() => app.commit());
-      h++;
+      const res = await app.finalizeBlock(bench.request(txs));
+      bench.commit();
       const failed = res.txResults.filter((r) => r.code !== 0).length;
       if (failed > 0) throw new Error(`${failed} set-up txs failed`);
     };
     const common = createEvmCommon({ chainId: 9000n });
     await block([]);
     await block([signTx(common, key, { nonce: 0n, data: deployData(10n ** 30n), gasLimit: 2_000_000n }).serialize()]);
-    const token = createContractAddress(new Address(sender.address), 0n).bytes;
+    const token = createContractAddress(new Address(key.address), 0n).bytes;
     const holders = makeKeys(HOLDERS, 'bench-holder');
     let nonce = 1n;
     await block(holders.map((x) => signTx(common, key, { nonce: nonce++, to: token, data: transferData(x.address, 1000n), gasLimit: 100_000n }).serialize()));
@@ -163,9 +147,10 @@ async function main(): Promise<void> {
     if (first !== want) throw new Error(`balanceOf answered ${String(first)}, want ${want}`);
     // BENCH_CALL_AB=name: rounds alternate between the change `name` off (A) and on (B), A B then
     // B A, so that load that comes and goes hits both alike; medians per side.
-    const ab = process.env.BENCH_CALL_AB;
-    const toggle = ab === undefined ? undefined : AB_TOGGLES[ab];
-    if (ab !== undefined && toggle === undefined) throw new Error(`BENCH_CALL_AB: one of ${Object.keys(AB_TOGGLES).join(', ')}`);
+    // Default `fast`: the figure make bench reports; BENCH_CALL_AB= (empty) runs no A/B.
+    const ab = process.env.BENCH_CALL_AB ?? 'fast';
+    const toggle = ab === '' ? undefined : AB_TOGGLES[ab];
+    if (ab !== '' && toggle === undefined) throw new Error(`BENCH_CALL_AB: one of ${Object.keys(AB_TOGGLES).join(', ')}`);
     const go = async () => {
       const c0 = cpuUs();
       for (const req of reqs) await engine.handle(req);
@@ -218,11 +203,20 @@ async function main(): Promise<void> {
       const ratios = sides[0].map((a, i) => a / sides[1][i]!);
       console.log(`${ab}: off ${med(sides[0]).toFixed(1)} µs, on ${med(sides[1]).toFixed(1)} µs (medians); per-round off/on ${ratios.map((x) => x.toFixed(2)).join(' ')}, median ${med(ratios).toFixed(2)}×`);
       best = med(sides[1]);
+      if (ab === 'fast') {
+        report({
+          area: 'EVM execution',
+          figure: `eth_call balanceOf, the call engine alone (${reqs.length} holders), CPU per call: the interpreter loop of src/evm/fast-steps.ts`,
+          unit: 'µs',
+          peer: "@ethereumjs/evm's own loop",
+          samples: sides[1].map((value, i) => ({ value, peerValue: sides[0][i]! })),
+          better: 'lower',
+        });
+      }
     }
     console.log(`best: ${best.toFixed(1)} CPU µs per call; load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   } finally {
-    await storage.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

@@ -20,23 +20,16 @@
  */
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { Address, createContractAddress } from '@ethereumjs/util';
-import type { RequestFinalizeBlock } from '../src/abci/types.js';
-import { utf8 } from '../src/app/bytes.js';
 import { Bech32Codec } from '../src/app/address.js';
-import { createChainApp } from '../src/app/chain.js';
-import { buildAppState } from '../src/config/app-genesis.js';
 import { createEvmCommon } from '../src/evm/common.js';
 import { installFastSteps } from '../src/evm/fast-steps.js';
 import { devAccounts } from '../src/keys/devaccounts.js';
-import { createNames } from '../src/names/index.js';
-import { Storage } from '../src/store/storage.js';
-import { defaultConsensusParams } from '../src/types/params.js';
-import { deployData, makeKeys, signTx, transferData, type Key } from '../test/helpers/evm.js';
+import { deployData, makeKeys, signTx, transferData } from '../test/helpers/evm.js';
 import { sendTx } from '../test/helpers/txsign.js';
 import { topFrames, type CpuProfile } from './cpuprofile.js';
+import { openBenchApp } from './evm-app.js';
 import { report } from './report.js';
 
 const N = Number(process.env.BENCH_EVM_TRANSFERS ?? 1000);
@@ -80,7 +73,6 @@ async function cosmosCost(): Promise<void> {
   const dev = devAccounts();
   const senders = dev.filter((a) => a.keyType === 'secp256k1');
   const recipients = makeKeys(N * BLOCKS, 'bench-cosmos');
-  const names = createNames({ upstreamNames: false });
   const txs: Uint8Array[] = [];
   for (let i = 0; i < N * BLOCKS; i++) {
     const s = i % senders.length;
@@ -99,24 +91,18 @@ async function cosmosCost(): Promise<void> {
   const perTx: number[] = [];
   for (const evm of [false, true]) {
     if (!COSMOS_MODES.includes(evm ? 'on' : 'off')) continue;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
-    const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
+    const bench = await openBenchApp({ evm });
+    const { app } = bench;
     try {
-      const app = createChainApp({ db: storage.app.latest, history: storage.app, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n), evm: evm ? {} : false });
-      const appState = buildAppState({ accounts: dev.map((a) => ({ address: a.address, balance: 10n ** 24n })), names });
-      const params = defaultConsensusParams();
-      await app.initChain({ time: 1_700_000_000_000_000_000n, chainId: 'bench-1', consensusParams: params, validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
-      app.setConsensusParams(params);
-      const req = (txs: Uint8Array[], h: bigint): RequestFinalizeBlock => ({ txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h, time: 1_700_000_000_000_000_000n + h * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) });
-      await app.finalizeBlock(req([], 1n));
-      storage.transactionSync(() => app.commit());
+      await app.finalizeBlock(bench.request([]));
+      bench.commit();
       let best = Infinity;
       for (let b = 0; b < BLOCKS; b++) {
         const block = txs.slice(b * N, (b + 1) * N);
         const c0 = cpuMs();
-        const res = await profiled(`bank sends, EVM module ${evm ? 'on' : 'off'}, block ${b + 1}`, () => app.finalizeBlock(req(block, BigInt(b) + 2n)));
+        const res = await profiled(`bank sends, EVM module ${evm ? 'on' : 'off'}, block ${b + 1}`, () => app.finalizeBlock(bench.request(block)));
         const c1 = cpuMs();
-        storage.transactionSync(() => app.commit());
+        bench.commit();
         const c2 = cpuMs();
         const failed = res.txResults.filter((r) => r.code !== 0).length;
         console.log(`bank sends, EVM module ${evm ? 'on ' : 'off'}${BLOCKS > 1 ? ` (block ${b + 1})` : ''}: ${N} txs, finalize ${(((c1 - c0) * 1000) / N).toFixed(0)} µs/tx CPU, commit ${(c2 - c1).toFixed(0)} ms CPU, failed ${failed}`);
@@ -124,8 +110,7 @@ async function cosmosCost(): Promise<void> {
       }
       perTx.push(best);
     } finally {
-      await storage.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      await bench.close();
     }
   }
   reportModuleCost(perTx);
@@ -140,28 +125,16 @@ function bech(a: Uint8Array): string {
 }
 
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
-  const storage = Storage.open({ file: path.join(dir, 'chaind.mdb'), noSync: true });
+  const bench = await openBenchApp();
+  const { app, key } = bench;
   try {
-    const names = createNames({ upstreamNames: false });
-    const app = createChainApp({ db: storage.app.latest, history: storage.app, names, bech32Prefix: 'chain', openDatabase: (n) => storage.openNamedDb(n) });
-    const dev = devAccounts();
-    const sender = dev.find((a) => a.keyType === 'eth_secp256k1')!;
-    const key: Key = { priv: sender.privateKey, address: sender.address };
-    const appState = buildAppState({ accounts: dev.map((a) => ({ address: a.address, balance: 10n ** 24n })), names });
-    const params = defaultConsensusParams();
-    await app.initChain({ time: 1_700_000_000_000_000_000n, chainId: 'bench-1', consensusParams: params, validators: [], appStateBytes: utf8(JSON.stringify(appState)), initialHeight: 1n });
-    app.setConsensusParams(params);
-    let h = 0n;
-    const req = (txs: Uint8Array[]): RequestFinalizeBlock => ({ txs, decidedLastCommit: { round: 0, votes: [] }, hash: new Uint8Array(32), height: h + 1n, time: 1_700_000_000_000_000_000n + (h + 1n) * 1_000_000_000n, nextValidatorsHash: new Uint8Array(32), proposerAddress: new Uint8Array(20) });
     const run = async (label: string, txs: Uint8Array[]) => {
       const c0 = cpuMs();
       const w0 = performance.now();
-      const res = txs.length > 1 ? await profiled(label, () => app.finalizeBlock(req(txs))) : await app.finalizeBlock(req(txs));
+      const res = txs.length > 1 ? await profiled(label, () => app.finalizeBlock(bench.request(txs))) : await app.finalizeBlock(bench.request(txs));
       const c1 = cpuMs();
-      storage.transactionSync(() => app.commit());
+      bench.commit();
       const c2 = cpuMs();
-      h++;
       const failed = res.txResults.filter((r) => r.code !== 0).length;
       if (txs.length > 1) {
         console.log(
@@ -176,7 +149,7 @@ async function main(): Promise<void> {
     await run('deploy', [signTx(common, key, { nonce: 0n, data: deployData(10n ** 30n), gasLimit: 2_000_000n }).serialize()]);
     // BENCH_EVM_FAST=0: the library's own interpreter loop (src/evm/fast-steps.ts off), for A/B.
     if (process.env.BENCH_EVM_FAST === '0') await installFastSteps(false);
-    const token = createContractAddress(new Address(sender.address), 0n).bytes;
+    const token = createContractAddress(new Address(key.address), 0n).bytes;
     const holders = makeKeys(HOLDERS, 'bench-holder');
     let nonce = 1n;
     for (let round = 0; round < 2; round++) {
@@ -192,8 +165,7 @@ async function main(): Promise<void> {
     await run('empty', []);
     console.log(`empty block: ${(cpuMs() - c0).toFixed(1)} ms CPU`);
   } finally {
-    await storage.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

@@ -39,6 +39,7 @@ const SMOKE = {
   blocksync: { env: { BS_BLOCKS: '40', BS_TX_BLOCKS: '10' } },
   crypto: { env: { BENCH_MAX_TIME: '0.1' } },
   'evm-exec': { env: { BENCH_EVM_TRANSFERS: '40', BENCH_EVM_HOLDERS: '16', BENCH_EVM_BLOCKS: '1' } },
+  'evm-call': { env: { BENCH_CALL_HOLDERS: '16', BENCH_CALL_ROUNDS: '1' } },
   'evm-module': { env: { BENCH_EVM_TRANSFERS: '40', BENCH_EVM_HOLDERS: '16' } },
   'evm-rpc': { args: ['1'] },
   'exec-latency': { args: ['100', '10'], env: { BENCH_TIMEOUT_COMMIT: '10s', BENCH_PROBE_MS: '20' } },

@@ -17,7 +17,7 @@ import type { Test } from 'tap';
 import { ROOT } from './node.js';
 
 export const SMOKE_GROUPS = {
-  inproc: ['blocksync', 'evm-module', 'p2p-transport', 'search', 'versioned-state'],
+  inproc: ['blocksync', 'evm-call', 'evm-module', 'p2p-transport', 'search', 'versioned-state'],
   /** In one process too, but 20–30 s each even at smoke size (crypto's many figures, evm-exec's native/JS children). */
   heavy: ['crypto', 'evm-exec', 'evm-txpool'],
   txs: ['banksend', 'evm-rpc', 'exec-latency'],
