@@ -7,6 +7,10 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
+
 export interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
@@ -58,4 +62,25 @@ export function topFrames(p: CpuProfile, n = 20): string[] {
     '-- inclusive --',
     ...fmt(new Map([...inclT].filter(([k]) => k !== '(root)'))),
   ];
+}
+
+/**
+ * `fn` under this thread's sampling profiler (a sample every 200 µs): its `top` frames printed
+ * under `title`, and the profile written to `<dir>/<file>` when a directory is given.
+ */
+export async function profileInProcess<T>(fn: () => Promise<T>, opts: { title: string; top: number; dir?: string; file: string }): Promise<T> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    if (opts.dir) fs.writeFileSync(path.join(opts.dir, opts.file), JSON.stringify(profile));
+    console.log(`${opts.title}:`);
+    for (const l of topFrames(profile as unknown as CpuProfile, opts.top)) console.log(`  ${l}`);
+  }
 }

@@ -17,13 +17,12 @@
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { Address, createContractAddress } from '@ethereumjs/util';
 import { CallEngine, type CallRequest } from '../src/app/modules/evm/calls.js';
 import { createEvmCommon } from '../src/evm/common.js';
 import { installFastSteps } from '../src/evm/fast-steps.js';
 import { balanceOfData, deployData, makeKeys, signTx, transferData } from '../test/helpers/evm.js';
-import { topFrames, type CpuProfile } from './cpuprofile.js';
+import { profileInProcess } from './cpuprofile.js';
 import { openBenchApp } from './evm-app.js';
 import { report } from './report.js';
 
@@ -90,21 +89,8 @@ async function heapSampled<T>(fn: () => Promise<T>): Promise<T> {
 async function profiled<T>(fn: () => Promise<T>): Promise<T> {
   if (HEAP) return heapSampled(fn);
   if (!PROFILE) return fn();
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 200 });
-  await session.post('Profiler.start');
-  try {
-    return await fn();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    session.disconnect();
-    const dir = process.env.BENCH_CALL_PROFILE_DIR;
-    if (dir) fs.writeFileSync(path.join(dir, 'evm-call.cpuprofile'), JSON.stringify(profile));
-    console.log('profile of the last round:');
-    for (const l of topFrames(profile as unknown as CpuProfile, Number(process.env.BENCH_CALL_PROFILE_TOP ?? 30))) console.log(`  ${l}`);
-  }
+  const top = Number(process.env.BENCH_CALL_PROFILE_TOP ?? 30);
+  return profileInProcess(fn, { title: 'profile of the last round', top, dir: process.env.BENCH_CALL_PROFILE_DIR, file: 'evm-call.cpuprofile' });
 }
 
 async function main(): Promise<void> {

@@ -18,9 +18,6 @@
  * signing and commit stay out) and prints its top frames by self and inclusive time
  * (BENCH_EVM_PROFILE_TOP lines, 25 by default); BENCH_EVM_PROFILE_DIR also keeps the .cpuprofile.
  */
-import fs from 'node:fs';
-import { Session } from 'node:inspector/promises';
-import path from 'node:path';
 import { Address, createContractAddress } from '@ethereumjs/util';
 import { Bech32Codec } from '../src/app/address.js';
 import { createEvmCommon } from '../src/evm/common.js';
@@ -28,7 +25,7 @@ import { installFastSteps } from '../src/evm/fast-steps.js';
 import { devAccounts } from '../src/keys/devaccounts.js';
 import { deployData, makeKeys, signTx, transferData } from '../test/helpers/evm.js';
 import { sendTx } from '../test/helpers/txsign.js';
-import { topFrames, type CpuProfile } from './cpuprofile.js';
+import { profileInProcess } from './cpuprofile.js';
 import { openBenchApp } from './evm-app.js';
 import { report } from './report.js';
 
@@ -43,21 +40,8 @@ const PROFILE = process.env.BENCH_EVM_PROFILE === '1';
 /** `fn` under the sampling profiler when BENCH_EVM_PROFILE=1; the top frames printed under `label`. */
 async function profiled<T>(label: string, fn: () => Promise<T>): Promise<T> {
   if (!PROFILE) return fn();
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 200 });
-  await session.post('Profiler.start');
-  try {
-    return await fn();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    session.disconnect();
-    const dir = process.env.BENCH_EVM_PROFILE_DIR;
-    if (dir) fs.writeFileSync(path.join(dir, `${label.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`), JSON.stringify(profile));
-    console.log(`profile of FinalizeBlock, ${label}:`);
-    for (const l of topFrames(profile as unknown as CpuProfile, Number(process.env.BENCH_EVM_PROFILE_TOP ?? 25))) console.log(`  ${l}`);
-  }
+  const top = Number(process.env.BENCH_EVM_PROFILE_TOP ?? 25);
+  return profileInProcess(fn, { title: `profile of FinalizeBlock, ${label}`, top, dir: process.env.BENCH_EVM_PROFILE_DIR, file: `${label.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile` });
 }
 
 function cpuMs(): number {
