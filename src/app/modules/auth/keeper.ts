@@ -16,6 +16,7 @@ import { GenesisStateSchema } from '../../../gen/chain/auth/v1beta1/genesis_pb.j
 import { anyToProtoJson, fromProtoJson, toProtoJson } from '../../../proto/json.js';
 import { canonicalTypeName, emitTypeUrl, packAny, type EmitNames } from '../../../proto/registry.js';
 import type { AccountHooks } from '../bank/keeper.js';
+import { ProtoWriter } from '../../../types/proto.js';
 import { accountKey, accountNumberKey, ACCOUNTS_PREFIX, GLOBAL_ACCOUNT_NUMBER_KEY, PARAMS_KEY } from './keys.js';
 import { AUTH_STORE_KEY, defaultParams, FEE_COLLECTOR_NAME, validateParams, type Account, type Params } from './types.js';
 
@@ -53,93 +54,30 @@ const decodedAccounts = new WeakMap<Bytes, Account>();
  * zero values and empty strings left out, a set message field written even when empty).
  */
 export function encodeBaseAccountAny(address: string, pubKeyTypeUrl: string | undefined, pubKeyValue: Bytes | undefined, accountNumber: bigint, sequence: bigint): Bytes {
-  const addr = Buffer.from(address, 'utf8');
-  let pk: Uint8Array | undefined;
+  const w = new ProtoWriter(64 + 3 * address.length + (pubKeyTypeUrl === undefined ? 0 : 3 * pubKeyTypeUrl.length + (pubKeyValue?.length ?? 0)));
+  w.bytesField(1, BASE_ACCOUNT_URL);
+  const value = w.fork(2);
+  w.stringField(1, address);
   if (pubKeyTypeUrl !== undefined) {
-    const url = Buffer.from(pubKeyTypeUrl, 'utf8');
-    const val = pubKeyValue ?? EMPTY;
-    pk = new Uint8Array((url.length > 0 ? 1 + varintLen(url.length) + url.length : 0) + (val.length > 0 ? 1 + varintLen(val.length) + val.length : 0));
-    let o = 0;
-    if (url.length > 0) o = putBytes(pk, o, 0x0a, url);
-    if (val.length > 0) putBytes(pk, o, 0x12, val);
+    const pk = w.fork(2);
+    w.stringField(1, pubKeyTypeUrl);
+    w.bytesField(2, pubKeyValue);
+    w.ldelim(pk);
   }
-  const inner =
-    (addr.length > 0 ? 1 + varintLen(addr.length) + addr.length : 0) +
-    (pk !== undefined ? 1 + varintLen(pk.length) + pk.length : 0) +
-    (accountNumber !== 0n ? 1 + varint64Len(accountNumber) : 0) +
-    (sequence !== 0n ? 1 + varint64Len(sequence) : 0);
-  const outer = 1 + varintLen(BASE_ACCOUNT_URL.length) + BASE_ACCOUNT_URL.length + (inner > 0 ? 1 + varintLen(inner) + inner : 0);
-  const out = new Uint8Array(outer);
-  let o = putBytes(out, 0, 0x0a, BASE_ACCOUNT_URL);
-  if (inner === 0) return out;
-  out[o++] = 0x12;
-  o = putVarint(out, o, inner);
-  if (addr.length > 0) o = putBytes(out, o, 0x0a, addr);
-  if (pk !== undefined) o = putBytes(out, o, 0x12, pk);
-  if (accountNumber !== 0n) {
-    out[o++] = 0x18;
-    o = putVarint64(out, o, accountNumber);
-  }
-  if (sequence !== 0n) {
-    out[o++] = 0x20;
-    o = putVarint64(out, o, sequence);
-  }
-  return out;
+  w.uint64Field(3, accountNumber);
+  w.uint64Field(4, sequence);
+  // Any.value is proto3 bytes: an empty BaseAccount leaves it out (its one-byte tag and the length).
+  if (w.pos === value + 1) w.pos = value - 1;
+  else w.ldelim(value);
+  return w.finish();
 }
 
 /** How many written accounts getAccount may answer without decoding (AccountKeeper.written). */
 const WRITTEN_MEMO_SIZE = 4096;
 
-const EMPTY = new Uint8Array(0);
 const U64_MAX = (1n << 64n) - 1n;
 const isU64 = (v: bigint): boolean => v >= 0n && v <= U64_MAX;
 const BASE_ACCOUNT_URL = Buffer.from(`/${BaseAccountSchema.typeName}`, 'utf8');
-
-function varintLen(n: number): number {
-  let l = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 128);
-    l++;
-  }
-  return l;
-}
-
-function putVarint(b: Uint8Array, o: number, n: number): number {
-  while (n >= 0x80) {
-    b[o++] = (n & 0x7f) | 0x80;
-    n = Math.floor(n / 128);
-  }
-  b[o++] = n;
-  return o;
-}
-
-/** uint64 as protobuf writes it (BigInt.asUintN: a negative value is its two's complement). */
-function varint64Len(v: bigint): number {
-  let n = BigInt.asUintN(64, v);
-  let l = 1;
-  while (n >= 0x80n) {
-    n >>= 7n;
-    l++;
-  }
-  return l;
-}
-
-function putVarint64(b: Uint8Array, o: number, v: bigint): number {
-  let n = BigInt.asUintN(64, v);
-  while (n >= 0x80n) {
-    b[o++] = Number(n & 0x7fn) | 0x80;
-    n >>= 7n;
-  }
-  b[o++] = Number(n);
-  return o;
-}
-
-function putBytes(b: Uint8Array, o: number, tag: number, v: Uint8Array): number {
-  b[o++] = tag;
-  o = putVarint(b, o, v.length);
-  b.set(v, o);
-  return o + v.length;
-}
 
 export class AccountKeeper {
   readonly storeKey: string;
