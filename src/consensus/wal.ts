@@ -22,6 +22,7 @@
  * good record and keeps the original as `wal.CORRUPTED` (consensus/state.go OnStart repairs once).
  */
 import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -34,6 +35,8 @@ import type { Logger } from '../log.js';
 import { nullLogger } from '../log.js';
 
 const fsyncAsync = promisify(fs.fsync);
+const openAsync = promisify(fs.open);
+const closeAsync = promisify(fs.close);
 
 /** wal.go: maxMsgSize (1 MiB) plus 24 bytes of proto overhead. */
 export const WAL_MAX_RECORD_SIZE = 1024 * 1024 + 24;
@@ -257,6 +260,8 @@ export class WAL {
   private readonly now: () => bigint;
   /** Bytes in the head file. */
   private headSize = 0;
+  /** The rotation endHeight is waiting for, if any. */
+  private rotating: Promise<void> | null = null;
 
   constructor(walPath: string, opts: WALOptions = {}) {
     this.path = walPath;
@@ -316,6 +321,21 @@ export class WAL {
     } catch {
       return [];
     }
+    return this.rotatedAmong(names);
+  }
+
+  /** rotatedFiles, reading the directory off this thread. */
+  private async rotatedFilesAsync(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await fsp.readdir(this.dir);
+    } catch {
+      return [];
+    }
+    return this.rotatedAmong(names);
+  }
+
+  private rotatedAmong(names: string[]): string[] {
     const base = path.basename(this.path);
     const re = base === 'wal' ? ROTATED_RE : new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)$`);
     return names
@@ -381,7 +401,12 @@ export class WAL {
    */
   async endHeight(height: bigint): Promise<void> {
     await this.writeSync({ type: 'endHeight', height });
-    this.rotate();
+    const r = (this.rotating = this.rotate());
+    try {
+      await r;
+    } finally {
+      if (this.rotating === r) this.rotating = null;
+    }
   }
 
   /**
@@ -390,55 +415,69 @@ export class WAL {
    * descriptors) leaves the old head in place: rotation is then retried at the next EndHeight,
    * and the records keep going to the current head, which a replay reads all the same.
    */
-  private rotate(): void {
+  private async rotate(): Promise<void> {
+    // Every step runs on libuv's threads: a directory fsync and the renames/unlinks take tens of
+    // milliseconds on a busy disk, once per height, and this thread answers RPC. The caller
+    // (endHeight, awaited by consensus) still waits for all of it, in the same order as before.
     if (this.fd === null) return;
     let next: string;
     try {
-      const rotated = this.rotatedFiles();
+      const rotated = await this.rotatedFilesAsync();
       const lastMatch = rotated.length > 0 ? /\.(\d+)$/.exec(rotated[rotated.length - 1]!) : null;
       const last = lastMatch ? Number(lastMatch[1]) : -1;
       next = `${this.path}.${String(last + 1).padStart(3, '0')}`;
-      fs.renameSync(this.path, next);
+      await fsp.rename(this.path, next);
     } catch (e) {
       this.logger.error('WAL: rotation deferred', { err: (e as Error).message });
       return;
     }
     let fd: number;
     try {
-      fd = fs.openSync(this.path, 'a', 0o600);
+      fd = (await openAsync(this.path, 'a', 0o600)) as number;
     } catch (e) {
       try {
-        fs.renameSync(next, this.path);
+        await fsp.rename(next, this.path);
       } catch (e2) {
         this.logger.error('WAL: cannot move the head back after a failed rotation', { err: (e2 as Error).message });
       }
       this.logger.error('WAL: rotation deferred', { err: (e as Error).message });
       return;
     }
-    fs.closeSync(this.fd);
+    // Closed meanwhile (node stop): the new head is not used.
+    if (this.fd === null) {
+      await closeAsync(fd).catch(() => {});
+      return;
+    }
+    // Records appended while this ran went to the old descriptor, i.e. into `next`, which a
+    // replay reads before the head: their order is kept.
+    const old = this.fd;
     this.fd = fd;
     this.headSize = 0;
-    this.syncDir();
-    const all = this.rotatedFiles();
+    await closeAsync(old).catch(() => {});
+    await this.syncDir();
+    const all = await this.rotatedFilesAsync();
     for (const f of all.slice(0, Math.max(0, all.length - this.keepFiles))) {
       try {
-        fs.unlinkSync(f);
+        await fsp.unlink(f);
       } catch (e) {
         this.logger.error('WAL: cannot delete old file', { file: f, err: (e as Error).message });
       }
     }
   }
 
-  private syncDir(): void {
+  private async syncDir(): Promise<void> {
+    let dfd: number;
     try {
-      const dfd = fs.openSync(this.dir, 'r');
-      try {
-        fs.fsyncSync(dfd);
-      } finally {
-        fs.closeSync(dfd);
-      }
+      dfd = (await openAsync(this.dir, 'r')) as number;
+    } catch {
+      return;
+    }
+    try {
+      await fsyncAsync(dfd);
     } catch {
       // Some filesystems refuse fsync on a directory; the rename is still atomic.
+    } finally {
+      await closeAsync(dfd).catch(() => {});
     }
   }
 
@@ -494,6 +533,8 @@ export class WAL {
   }
 
   async close(): Promise<void> {
+    // A rotation in progress finishes first (it swaps the descriptor).
+    if (this.rotating !== null) await this.rotating.catch(() => {});
     if (this.fd === null) return;
     const fd = this.fd;
     this.fd = null;
