@@ -230,6 +230,9 @@ function main(): void {
   // One message at a time, in arrival order: a chain of promises.
   let queue: Promise<void> = Promise.resolve();
   port.on('message', (m: ToWorker) => {
+    // Memo keys only: taken at once (before any block that follows them), and they leave an
+    // open batch's idle timer alone.
+    if (m.type === 'verified') return void app.sigVerifier.addVerified(m.verified);
     if (idleTimer !== null) clearTimeout(idleTimer);
     idleTimer = null;
     queue = queue.then(async () => {

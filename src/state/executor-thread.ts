@@ -117,6 +117,15 @@ export type ToWorker =
       indexer: boolean;
     }
   | {
+      /**
+       * Valid signature checks this thread's CheckTx made, sent as they accumulate (every
+       * VERIFIED_FLUSH_MS) rather than all with the next block: a block of 5,000 txs otherwise
+       * carried 5,000 keys, ~8 ms of structured cloning on this thread at load ~8 as it commits.
+       */
+      type: 'verified';
+      verified: string[];
+    }
+  | {
       type: 'write';
       id: number;
       state: WireState;
@@ -271,6 +280,9 @@ export interface ExecutorInitOptions extends MainViews {
  */
 export const BATCH_IDLE_MS = 100;
 
+/** How often CheckTx's valid signature checks go to the thread between blocks ('verified'). */
+export const VERIFIED_FLUSH_MS = 50;
+
 const LOG_MODULES = ['state', 'txindex', 'evidence', 'executor'];
 /** How long close() waits for the thread to finish its block and close its environment. */
 const CLOSE_TIMEOUT_MS = 30_000;
@@ -322,8 +334,20 @@ export class ExecutorThread implements BlockWriter {
     if (err !== null) throw new ExecutorThreadError('EXECUTOR_START', `executor thread failed to start: ${err.message}`);
     this.views = { storage: opts.storage, app: opts.app, evidence: opts.evidence };
     if (opts.wantsResponse !== undefined) this.wantsResponse = opts.wantsResponse;
-    // What CheckTx verifies here goes to the thread's verifier with each block.
+    // What CheckTx verifies here goes to the thread's verifier as it accumulates, the rest with
+    // each block.
     opts.app.sigVerifier.shareVerified();
+    this.verifiedTimer = setInterval(() => this.flushVerified(), VERIFIED_FLUSH_MS);
+    this.verifiedTimer.unref();
+  }
+
+  private verifiedTimer: NodeJS.Timeout | null = null;
+
+  /** Sends the valid checks collected since the last flush (none while a batch is open: block sync). */
+  private flushVerified(): void {
+    if (this.views === null || this.dead !== null || this.closing !== null || this.batch !== null) return;
+    const verified = this.views.app.sigVerifier.takeVerified();
+    if (verified.length > 0) this.worker.postMessage({ type: 'verified', verified } satisfies ToWorker);
   }
 
   private onMessage(m: FromWorker): void {
@@ -448,6 +472,8 @@ export class ExecutorThread implements BlockWriter {
 
   /** Lets the thread finish the block it has, close its environment and exit. */
   close(): Promise<void> {
+    if (this.verifiedTimer !== null) clearInterval(this.verifiedTimer);
+    this.verifiedTimer = null;
     this.closing ??= (async () => {
       if (this.dead !== null) return;
       if (this.views === null) return void (await this.worker.terminate());
