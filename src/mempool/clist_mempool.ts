@@ -23,7 +23,7 @@ import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx 
 import type { Bytes } from '../types/block.js';
 import type { Counter, Gauge, Histogram } from '../metrics/types.js';
 import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge } from './errors.js';
-import { computeProtoSizeForTxs, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
+import { computeProtoSizeForTxs, protoSizeOfTx, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
 
 /** [mempool] options; TOML names in the comments (config/config.go MempoolConfig). */
 export interface MempoolConfig {
@@ -358,18 +358,23 @@ export class CListMempool implements Mempool {
    * summed gasWanted fits maxGas; -1 means no limit. Stops at the first tx that does not fit.
    */
   reapMaxBytesMaxGas(maxBytes: bigint | number, maxGas: bigint | number): Bytes[] {
-    const mb = BigInt(maxBytes);
+    // Byte counts as numbers (a block's bytes are far below 2^53), gas as bigint: thousands of
+    // txs per proposal on the RPC thread.
+    const mbBig = BigInt(maxBytes);
+    const mb = mbBig > -1n ? Number(mbBig) : -1;
     const mg = BigInt(maxGas);
-    let size = 0n;
+    let size = 0;
     let gas = 0n;
     const out: Bytes[] = [];
     for (const e of this.txs.values()) {
-      const dataSize = BigInt(computeProtoSizeForTxs([e.tx]));
-      if (mb > -1n && size + dataSize > mb) break;
+      const dataSize = protoSizeOfTx(e.tx);
+      if (mb > -1 && size + dataSize > mb) break;
       size += dataSize;
-      const newGas = gas + e.gasWanted;
-      if (mg > -1n && newGas > mg) break;
-      gas = newGas;
+      if (mg > -1n) {
+        const newGas = gas + e.gasWanted;
+        if (newGas > mg) break;
+        gas = newGas;
+      }
       out.push(e.tx);
     }
     return out;

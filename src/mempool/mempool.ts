@@ -56,8 +56,13 @@ function varintSize(n: number): number {
  */
 export function computeProtoSizeForTxs(txs: readonly Bytes[]): number {
   let n = 0;
-  for (const tx of txs) n += 1 + varintSize(tx.length) + tx.length;
+  for (const tx of txs) n += protoSizeOfTx(tx);
   return n;
+}
+
+/** computeProtoSizeForTxs of one tx. */
+export function protoSizeOfTx(tx: Bytes): number {
+  return 1 + varintSize(tx.length) + tx.length;
 }
 
 /** PreCheckMaxBytes (mempool/mempool.go): the tx must fit the block's data bytes. */
