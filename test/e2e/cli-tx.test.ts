@@ -59,12 +59,15 @@ function txOk(t: Test, r: { code: number | null; out: string; err: string }, wha
   return res;
 }
 
+let nodeOutput: () => string = () => '';
+
 t.before(async () => {
   const init = chaindProcess(['init', 'cli-e2e', '--home', home, '--chain-id', CHAIN_ID, '--dev']);
   if (init.code !== 0) throw new Error(`init failed: ${init.err}`);
   const ports = await allocPorts();
   // Fast blocks: every `--broadcast-mode commit` waits for one.
   const node = startNode(home, ports, {}, ['--consensus.timeout_commit', '200ms']);
+  nodeOutput = node.output;
   t.teardown(async () => {
     node.proc.kill('SIGTERM');
     await Promise.race([node.exited, new Promise((r) => setTimeout(r, 10_000))]);
@@ -131,7 +134,14 @@ t.test('tx bank send --yes --broadcast-mode commit', async (t) => {
   const before = await balanceOf(addr['bob']!);
   t.ok(before !== undefined, 'bob has a balance');
   const r = chaindProcess(['tx', 'bank', 'send', 'alice', addr['bob']!, '12345achain', '--fees', '10achain', '--memo', 'cli e2e', '--yes', '--broadcast-mode', 'commit', ...KR, ...NODE]);
-  txOk(t, r, 'bank send');
+  const sent = txOk(t, r, 'bank send');
+  // The signature CheckTx verified on the RPC thread reaches the executor thread (sent between
+  // blocks or with the block), which does not verify it again.
+  const executed = new RegExp(`executed block height=${sent?.height} txs=1 .*sigs_from_checktx=(\\d+) sigs_verified_here=(\\d+)`);
+  await waitFor('the executor log line of the block', async () => executed.test(nodeOutput()), 30_000);
+  const [, fromCheckTx, verifiedHere] = executed.exec(nodeOutput())!;
+  t.equal(fromCheckTx, '1', "the block's signature came from CheckTx's checks");
+  t.equal(verifiedHere, '0', 'the executor thread verified nothing again');
   t.equal(await balanceOf(addr['bob']!), (before ?? 0n) + 12345n, 'bob received 12345achain');
   t.equal(await balanceOf(addr['alice']!), DEV_BALANCE - 12345n - 10n, 'alice paid amount and fee');
 
