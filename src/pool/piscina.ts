@@ -5,6 +5,7 @@
  * big calls are chunked, jobs carry timestamps back, and a bounded queue gives back-pressure.
  * The constants and the costs behind them are in ./constants.ts.
  */
+import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { cryptoBackendSetting, type CryptoBackendSetting } from '../crypto/backend.js';
@@ -36,8 +37,35 @@ export const CRYPTO_WORKER_URL = new URL('../../workers/crypto.worker.js', impor
  * needs require(esm): the only CommonJS-to-ES-module require in them was piscina's own.
  */
 const POOL_EXEC_ARGV = process.allowedNodeEnvironmentFlags.has('--experimental-require-module')
-  ? [...process.execArgv.filter((a) => !/^--(no-)?experimental-require-module$/.test(a)), '--no-experimental-require-module']
-  : process.execArgv;
+  ? [...workerExecArgv(process.execArgv).filter((a) => !/^--(no-)?experimental-require-module$/.test(a)), '--no-experimental-require-module']
+  : workerExecArgv(process.execArgv);
+
+/**
+ * The process's Node options without V8's own flags. A worker given `execArgv` refuses V8 flags
+ * (`node --max-old-space-size=4096 …/main.js start` failed: "Initiated Worker with invalid execArgv
+ * flags"); they are process-wide and reach the worker's isolate anyway. V8's flag names come from
+ * `node --v8-options`, read only when the process was started with flags outside the common Node
+ * ones below (as a test runner's --import or a bench's --cpu-prof).
+ */
+export function workerExecArgv(argv: readonly string[], v8Flags: () => ReadonlySet<string> = v8FlagNames): string[] {
+  const plainNode = /^--(import|require|loader|experimental-|no-experimental-|enable-source-maps|conditions|cpu-prof|heap-prof|inspect|no-warnings|no-deprecation|trace-warnings|trace-uncaught|unhandled-rejections)/;
+  const out: string[] = [];
+  let set: ReadonlySet<string> | undefined;
+  for (const a of argv) {
+    if (a.startsWith('--') && !plainNode.test(a)) {
+      set ??= v8Flags();
+      const name = a.slice(2).split('=')[0]!.replace(/_/g, '-');
+      if (set.has(name) || (name.startsWith('no-') && set.has(name.slice(3)))) continue;
+    }
+    out.push(a);
+  }
+  return out;
+}
+
+function v8FlagNames(): ReadonlySet<string> {
+  const r = spawnSync(process.execPath, ['--v8-options'], { encoding: 'utf8' });
+  return new Set(Array.from((r.stdout ?? '').matchAll(/^ {2}--([a-z0-9-]+) /gm), (m) => m[1]!));
+}
 
 /** What the worker reads from Piscina's workerData. */
 export interface CryptoWorkerData {

@@ -238,3 +238,16 @@ t.test('a worker whose backend cannot load answers POOL_WORKER_ERROR', async (tt
 t.test('createCryptoPool rejects an unknown kind', async (tt) => {
   tt.throws(() => createCryptoPool({ kind: 'gpu' as CryptoPoolKind }), TypeError);
 });
+
+t.test("the pool threads' execArgv: V8's flags dropped (a worker refuses them), Node's kept", async (t) => {
+  const { workerExecArgv } = await import('../../src/pool/piscina.js');
+  const { Worker } = await import('node:worker_threads');
+  const argv = ['--max-old-space-size=4096', '--import', 'x.js', '--trace-gc', '--no-parallel-scavenge', '--stack_trace_limit=50', '--enable-source-maps', '--expose-gc'];
+  const kept = workerExecArgv(argv);
+  t.same(kept, ['--import', 'x.js', '--enable-source-maps']);
+  // The whole list is what node refuses; what is kept starts a worker.
+  t.throws(() => new Worker('0', { eval: true, execArgv: ['--max-old-space-size=4096'] }), { code: 'ERR_WORKER_INVALID_EXEC_ARGV' });
+  const w = new Worker('0', { eval: true, execArgv: kept.filter((a) => a !== '--import' && a !== 'x.js') });
+  t.equal(await new Promise((res) => w.once('exit', res)), 0, 'a worker with the kept flags runs');
+  t.same(workerExecArgv(['--import', 'y.js', '--cpu-prof'], () => { throw new Error('not read for common Node flags'); }), ['--import', 'y.js', '--cpu-prof']);
+});
