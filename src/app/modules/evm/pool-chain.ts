@@ -23,7 +23,7 @@ export function evmPoolChain(keeper: EvmKeeper, queryContext: () => Context): Ev
       const feeCap = t.maxFeePerGas ?? t.gasPrice ?? 0n;
       const tip = t.maxPriorityFeePerGas ?? t.gasPrice ?? 0n;
       return {
-        hash: bytesToHex(tx.hash()).toLowerCase(),
+        hash: bytesToHex(keeper.ethHash(etx)).toLowerCase(),
         sender,
         nonce: tx.nonce,
         gasLimit: tx.gasLimit,
