@@ -233,7 +233,8 @@ function writeHead(out: Uint8Array, len: number, short: number): number {
   return h;
 }
 
-function rlpString(b: Uint8Array): Uint8Array {
+/** RLP of a byte string (a single byte under 0x80 is its own encoding). */
+export function rlpString(b: Uint8Array): Uint8Array {
   if (b.length === 1 && b[0]! < 0x80) return b;
   const out = allocBytes(headSize(b.length) + b.length);
   out.set(b, writeHead(out, b.length, 0x80));
@@ -241,7 +242,7 @@ function rlpString(b: Uint8Array): Uint8Array {
 }
 
 /** An RLP list of already-encoded items. */
-function rlpList(items: Uint8Array[]): Uint8Array {
+export function rlpList(items: Uint8Array[]): Uint8Array {
   let len = 0;
   for (const it of items) len += it.length;
   const out = allocBytes(headSize(len) + len);
