@@ -218,6 +218,13 @@ t.test('ERC-20 deploy, legacy and EIP-1559 transfers, a revert, receipts and log
   t.same(logs[0]!.address, token);
   t.equal(logs[1]!.txIndex, 1);
   t.equal(attrs(r2.txResults[1]!, 'tx_log').length, 1);
+  // The tx_log attribute is the log as JSON, in this key order (Cosmos EVM's event).
+  const l1 = logs[1]!;
+  t.equal(
+    attrs(r2.txResults[1]!, 'tx_log')[0]!.txLog,
+    JSON.stringify({ address: bytesToHex(l1.address), topics: l1.topics.map((x) => bytesToHex(x)), data: bytesToHex(l1.data), blockNumber: 3, transactionHash: bytesToHex(t2.hash()), transactionIndex: 1, logIndex: 1, removed: false }),
+    'the tx_log event: the log as JSON',
+  );
   t.equal(n.app.evm!.keeper.blockSummary(3n)!.txCount, 2);
 
   // A revert: transfer more than B holds. Included with status 0, gas charged, nonce used.
