@@ -488,7 +488,7 @@ export class EvmKeeper implements AccountModel {
       }
       if (ctx.isCheckTx) {
         setSequence(this, ctx, from, seq + 1n);
-        setBankBalance(this, ctx, from, balance - cost);
+        setBankBalance(this, ctx, from, balance - cost, balance !== 0n);
       }
     } finally {
       ctx.setGasMeter(meter);
