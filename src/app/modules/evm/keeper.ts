@@ -478,7 +478,8 @@ export class EvmKeeper implements AccountModel {
       const from = this.sender(etx);
       const intrinsic = tx.getIntrinsicGas();
       if (tx.gasLimit < intrinsic) throw evmError('outOfGas', `intrinsic gas too low: have ${tx.gasLimit}, want ${intrinsic}`);
-      const seq = this.auth.getAccount(ctx, from)?.sequence ?? 0n;
+      const acc = this.auth.getAccount(ctx, from);
+      const seq = acc?.sequence ?? 0n;
       if (tx.nonce < seq) throw evmError('wrongSequence', `nonce too low: address ${hex0x(from)}, tx: ${tx.nonce} state: ${seq}`);
       if (tx.nonce > seq) throw evmError('wrongSequence', `nonce too high: address ${hex0x(from)}, tx: ${tx.nonce} state: ${seq}`);
       const balance = this.bank.getBalance(ctx, from, this.denom).amount;
@@ -487,7 +488,7 @@ export class EvmKeeper implements AccountModel {
         throw evmError('insufficientFunds', `insufficient funds for gas * price + value: address ${hex0x(from)} have ${balance} want ${cost}`);
       }
       if (ctx.isCheckTx) {
-        setSequence(this, ctx, from, seq + 1n);
+        setSequence(this, ctx, from, seq + 1n, acc ?? null);
         setBankBalance(this, ctx, from, balance - cost, balance !== 0n);
       }
     } finally {

@@ -64,9 +64,12 @@ export function setBankBalance(m: AccountModel, ctx: Context, addr: Bytes, amoun
   if (!wasNonZero) s.set(denomAddressKey(m.denom, addr), ZERO);
 }
 
-/** Sets the auth sequence, creating the auth account (next account number) when there is none. */
-export function setSequence(m: AccountModel, ctx: Context, addr: Bytes, sequence: bigint): void {
-  const acc = m.auth.getAccount(ctx, addr);
+/**
+ * Sets the auth sequence, creating the auth account (next account number) when there is none.
+ * `known`: the account as the caller just read it from this `ctx` (null: none), not read again.
+ */
+export function setSequence(m: AccountModel, ctx: Context, addr: Bytes, sequence: bigint, known?: ReturnType<AccountKeeper['getAccount']> | null): void {
+  const acc = known === undefined ? m.auth.getAccount(ctx, addr) : (known ?? undefined);
   if (acc === undefined) {
     const created = m.auth.newAccountWithAddress(ctx, addr);
     m.auth.setAccount(ctx, { ...created, sequence });
