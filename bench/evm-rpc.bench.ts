@@ -27,6 +27,20 @@
  * same rule applies to both chains. The funder's set-up txs go out in waves of SETUP_WAVE for the
  * same reason.
  *
+ * What caps the transfer rate (measured 2026-11-26, see the erc20 report): a sender's next tx waits
+ * for the block holding its previous one, so every sender has one tx per block cycle at most, and
+ * rate ≤ SENDERS / cycle. On chaind a cycle is timeout_commit (200 ms) + the executor's
+ * FinalizeBlock and Commit of the block's transfers (~1.7 ms CPU each in-process, 0.7–2.5 ms wall
+ * in the node depending on load) + the main thread's admission of the senders' next txs. When
+ * those next txs do not all arrive within the 200 ms window, the 400 senders split into two
+ * cohorts that alternate blocks (e.g. 238 and 162) and a cycle holds two timeout_commits. One
+ * cohort at 1.7 ms a tx gives ≤ 400 / (0.2 + 0.68) s ≈ 455 tx/s; two cohorts ≈ 370 tx/s; 600 tx/s
+ * needs one cohort and ≤ ~1.1 ms of block execution a tx on a core of its own. The whole node
+ * (main thread, executor, V8's GC helper threads) costs ~3 ms CPU a transfer, and this bench's
+ * client shares the same 2 cores. More senders would amortize the cycle (rate ≤ N / (0.2 + N·c)),
+ * but anvil stalls again with a deep pool: 2,000 senders (one tx each) left 1,656 ready txs
+ * unmined in its pool; the default stays 400.
+ *
  * Usage: node dist/bench/evm-rpc.bench.js [seconds per throughput run, default 4]
  *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end
  *        (with --transfers, only the samples from the first transfer sent to the last committed).
