@@ -27,8 +27,23 @@
  * same rule applies to both chains. The funder's set-up txs go out in waves of SETUP_WAVE for the
  * same reason.
  *
+ * What caps the transfer rate (measured 2026-11-26, see the erc20 report): a sender's next tx waits
+ * for the block holding its previous one, so every sender has one tx per block cycle at most, and
+ * rate ≤ SENDERS / cycle. On chaind a cycle is timeout_commit (200 ms) + the executor's
+ * FinalizeBlock and Commit of the block's transfers (~1.7 ms CPU each in-process, 0.7–2.5 ms wall
+ * in the node depending on load) + the main thread's admission of the senders' next txs. When
+ * those next txs do not all arrive within the 200 ms window, the 400 senders split into two
+ * cohorts that alternate blocks (e.g. 238 and 162) and a cycle holds two timeout_commits. One
+ * cohort at 1.7 ms a tx gives ≤ 400 / (0.2 + 0.68) s ≈ 455 tx/s; two cohorts ≈ 370 tx/s; 600 tx/s
+ * needs one cohort and ≤ ~1.1 ms of block execution a tx on a core of its own. The whole node
+ * (main thread, executor, V8's GC helper threads) costs ~3 ms CPU a transfer, and this bench's
+ * client shares the same 2 cores. More senders would amortize the cycle (rate ≤ N / (0.2 + N·c)),
+ * but anvil stalls again with a deep pool: 2,000 senders (one tx each) left 1,656 ready txs
+ * unmined in its pool; the default stays 400.
+ *
  * Usage: node dist/bench/evm-rpc.bench.js [seconds per throughput run, default 4]
- *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end.
+ *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end
+ *        (with --transfers, only the samples from the first transfer sent to the last committed).
  *        CHAIND_BENCH_CLI=<dist/src/cli/main.js of another build>: bench that build (a before/after).
  *        CHAIND_BENCH_ANVIL_BLOCK_TIME=<s>: anvil mines on an interval instead of per tx.
  *        CHAIND_BENCH_ANVIL_LOG=<file>: anvil logs there (without --silent; RUST_LOG=warn adds its
@@ -327,6 +342,8 @@ async function setUpToken(c: Chain): Promise<void> {
 }
 
 interface TransferRun {
+  /** From the first submission to the last commit, monotonic µs (to cut the profiles to it). */
+  window: [number, number];
   txPerS: number;
   /** The server's CPU time (all threads) per transfer, µs, and chaind's busiest threads. */
   cpuUsPerTx: number;
@@ -407,6 +424,7 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
           }, 500);
         });
   const t0 = performance.now();
+  const mono0 = monoUs();
   let retries = 0;
   try {
     await Promise.all(
@@ -425,6 +443,7 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
     await watcher;
   }
   const seconds = (lastCommit - t0) / 1000;
+  const window: [number, number] = [mono0, mono0 + (lastCommit - t0) * 1000];
   const cpuUsPerTx = ((cpuTicks(c.pid) - c0) * (1e6 / CLOCK_TICKS)) / N_TRANSFERS;
   const threads = th0 ? threadCpu(th0, threadTicks(c.pid)) : undefined;
   const balance = await during;
@@ -434,18 +453,41 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
     for (let i = 0; i < hs.length; i += 50) if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[i]])).status !== '0x1') failed++;
     if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[hs.length - 1]])).status !== '0x1') failed++;
   }
-  return { txPerS: N_TRANSFERS / seconds, cpuUsPerTx, ...(threads ? { threads } : {}), seconds, failed, blocks: Number(height - h0), blocksWithTransfers, mostInABlock, balance, retries };
+  return { window, txPerS: N_TRANSFERS / seconds, cpuUsPerTx, ...(threads ? { threads } : {}), seconds, failed, blocks: Number(height - h0), blocksWithTransfers, mostInABlock, balance, retries };
 }
 
 // ---- profile ------------------------------------------------------------------------------------
 
-function printProfiles(dir: string): void {
+/**
+ * The samples of `p` taken inside `window` (µs of the monotonic clock, as process.hrtime gives
+ * it: V8 stamps its profiles with the same clock, so a child's profile and this process agree).
+ */
+function cutProfile(p: CpuProfile & { startTime?: number }, window?: [number, number]): CpuProfile {
+  if (window === undefined || p.startTime === undefined) return p;
+  const samples: number[] = [];
+  const timeDeltas: number[] = [];
+  let t = p.startTime;
+  p.samples.forEach((s, i) => {
+    t += p.timeDeltas[i] ?? 0;
+    if (t < window[0] || t > window[1]) return;
+    samples.push(s);
+    timeDeltas.push(p.timeDeltas[i] ?? 0);
+  });
+  return { ...p, samples, timeDeltas };
+}
+
+/** Monotonic µs (the clock of V8's profiles). */
+const monoUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** `window`: only the samples inside it (the ERC-20 transfers on chaind), when given. */
+function printProfiles(dir: string, window?: [number, number]): void {
   if (!fs.existsSync(dir)) {
     console.log('(no profiles written)');
     return;
   }
+  if (window !== undefined) console.log(`\nprofiles cut to the ERC-20 transfers on chaind (${((window[1] - window[0]) / 1e6).toFixed(2)} s)`);
   for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
-    const p = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CpuProfile;
+    const p = cutProfile(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CpuProfile, window);
     // A Piscina worker waiting for a task sits in Atomics.wait inside atomicsWaitLoop: idle.
     for (const n of p.nodes) if (n.callFrame.functionName === 'atomicsWaitLoop') n.callFrame = { ...n.callFrame, functionName: '(idle)', url: '' };
     const lines = topFrames(p, Number(process.env.CHAIND_BENCH_TOP ?? 25));
@@ -486,6 +528,7 @@ async function main(): Promise<void> {
   const chaind = await startChaind();
   const anvil = await startAnvil();
   const chains: Chain[] = [chaind, anvil];
+  let transferWindow: [number, number] | undefined;
   try {
     await rpc(anvil.port, 'anvil_setBalance', [hex(funder.address), '0x' + (10n ** 24n).toString(16)]);
     await Promise.all(chains.map(setUpToken));
@@ -528,6 +571,7 @@ async function main(): Promise<void> {
 
     if (READS_ONLY) return;
     const tc = await transfers(chaind, signed, hashes);
+    transferWindow = tc.window;
     console.log(`chaind: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks, at most ${tc.mostInABlock} transfers in one), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, load ${load()}`);
     const ta = await transfers(anvil, signed, hashes);
     row(`ERC-20 transfers committed, ${N_TRANSFERS} from ${SENDERS} senders (one tx each in the pool)`, tc.txPerS, ta.txPerS, 'tx/s', '≥ 600 tx/s');
@@ -542,7 +586,7 @@ async function main(): Promise<void> {
     anvil.proc.kill('SIGKILL');
     chaind.proc.kill('SIGINT');
     await new Promise((r) => chaind.proc.once('exit', r));
-    if (PROFILE) printProfiles(chaind.profDir);
+    if (PROFILE) printProfiles(chaind.profDir, TRANSFERS_ONLY ? transferWindow : undefined);
     if (process.env.CHAIND_BENCH_KEEP) console.log(`kept ${chaind.home} (node.log)`);
     else fs.rmSync(chaind.home, { recursive: true, force: true });
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -114,9 +114,11 @@ function main(): void {
       // A fresh snapshot: the block reads what the last commit wrote, whoever wrote it.
       storage.resetReadTxn();
       app.sigVerifier.addVerified(m.verified);
+      app.evm?.keeper.addSenderHints(m.evmHints);
       const block = decodeBlock(m.blockBytes);
       const t0 = performance.now();
       const before = { ...app.sigVerifier.stats };
+      const hb = { ...(app.evm?.keeper.hintStats ?? { hinted: 0, recovered: 0 }) };
       const { resp, newState } = await writer.writeWith(
         { state: stateFromWire(m.state), blockId: m.blockId, block, seenCommit: m.seenCommit, blockBytes: m.blockBytes },
         m.votes,
@@ -130,6 +132,7 @@ function main(): void {
         ms: Math.round(performance.now() - t0),
         sigs_from_checktx: st.memoHits - before.memoHits,
         sigs_verified_here: st.syncVerified - before.syncVerified,
+        ...(app.evm === undefined ? {} : { evm_senders_hinted: app.evm.keeper.hintStats.hinted - hb.hinted, evm_senders_recovered: app.evm.keeper.hintStats.recovered - hb.recovered }),
       });
     } catch (e) {
       const err = e as Error & { code?: unknown };
@@ -170,6 +173,7 @@ function main(): void {
         batchStart = performance.now();
       }
       app.sigVerifier.addVerified(m.verified);
+      app.evm?.keeper.addSenderHints(m.evmHints);
       const block = decodeBlock(m.blockBytes);
       height = block.header.height;
       // After the first block the state is the one the block before left (in this batch, or in a

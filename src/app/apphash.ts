@@ -37,14 +37,33 @@ import { concatBytes, utf8, type Bytes } from './bytes.js';
 export const LTHASH_LANES = 1024;
 export const LTHASH_BYTES = LTHASH_LANES * 2;
 
-function element(key: Bytes, value: Bytes): Uint16Array {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(key.length, 0);
-  const d = createHash('shake256', { outputLength: LTHASH_BYTES }).update(len).update(key).update(value).digest();
-  const out = new Uint16Array(LTHASH_LANES);
-  // Read little-endian explicitly: a typed-array view would follow the host's byte order.
-  for (let i = 0; i < LTHASH_LANES; i++) out[i] = d[2 * i]! | (d[2 * i + 1]! << 8);
-  return out;
+/** Whether this host stores a u16 little-endian (then a digest is read as lanes in place). */
+const HOST_LE = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
+/** The SHAKE256 output of element(k, v): 2048 bytes, lane i little-endian at 2i. */
+function elementBytes(key: Bytes, value: Bytes): Buffer {
+  const n = key.length;
+  const len = Uint8Array.of(n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
+  return createHash('shake256', { outputLength: LTHASH_BYTES }).update(len).update(key).update(value).digest();
+}
+
+/**
+ * Adds (sign 1) or subtracts (sign -1) element(k, v) lane-wise into `l`. On a little-endian host
+ * the digest is read as u16 lanes where it lies (no lane array per element: this runs twice for
+ * every key a block changes); otherwise byte by byte, little-endian explicitly.
+ */
+function addElement(l: Uint16Array, key: Bytes, value: Bytes, sign: 1 | -1): void {
+  const d = elementBytes(key, value);
+  if (HOST_LE && (d.byteOffset & 1) === 0) {
+    const e = new Uint16Array(d.buffer, d.byteOffset, LTHASH_LANES);
+    if (sign === 1) for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! + e[i]!;
+    else for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! - e[i]!;
+    return;
+  }
+  for (let i = 0; i < LTHASH_LANES; i++) {
+    const e = d[2 * i]! | (d[2 * i + 1]! << 8);
+    l[i] = sign === 1 ? l[i]! + e : l[i]! - e;
+  }
 }
 
 /** A module's multiset hash. Uint16Array arithmetic wraps, which is exactly mod 2^16. */
@@ -78,15 +97,11 @@ export class LtHash {
   }
 
   add(key: Bytes, value: Bytes): void {
-    const e = element(key, value);
-    const l = this.lanes;
-    for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! + e[i]!;
+    addElement(this.lanes, key, value, 1);
   }
 
   remove(key: Bytes, value: Bytes): void {
-    const e = element(key, value);
-    const l = this.lanes;
-    for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! - e[i]!;
+    addElement(this.lanes, key, value, -1);
   }
 
   /** moduleRoot: SHA-256 of the serialized sum. */

@@ -135,6 +135,8 @@ export type ToWorker =
       votes: ConflictingVotes[];
       /** Valid signature checks this thread's CheckTx made since the last block. */
       verified: string[];
+      /** EVM senders and tx hashes this thread's admission recovered (EvmKeeper.takeSenderHints). */
+      evmHints?: Uint8Array;
       /**
        * Whether the answer carries the FinalizeBlock response (only events need it here). Without
        * it the thread spares serializing a response nobody reads; a late reader loads the one the
@@ -156,6 +158,7 @@ export type ToWorker =
       seenCommit: Commit;
       votes: ConflictingVotes[];
       verified: string[];
+      evmHints?: Uint8Array;
     }
   | { /** Commits the open batch: answered `batchWritten`. */ type: 'commitBatch'; id: number }
   | {
@@ -337,6 +340,7 @@ export class ExecutorThread implements BlockWriter {
     // What CheckTx verifies here goes to the thread's verifier as it accumulates, the rest with
     // each block.
     opts.app.sigVerifier.shareVerified();
+    opts.app.evm?.keeper.shareSenderHints();
     this.verifiedTimer = setInterval(() => this.flushVerified(), VERIFIED_FLUSH_MS);
     this.verifiedTimer.unref();
   }
@@ -434,6 +438,7 @@ export class ExecutorThread implements BlockWriter {
       seenCommit,
       votes: [...votes],
       verified: app.sigVerifier.takeVerified(),
+      evmHints: app.evm?.keeper.takeSenderHints(),
       pack: this.wantsResponse(),
     };
     const whole = blockBytes.byteOffset === 0 && blockBytes.byteLength === blockBytes.buffer.byteLength;
@@ -535,6 +540,7 @@ class ThreadBatch implements BlockBatch {
           seenCommit,
           votes,
           verified: this.views.app.sigVerifier.takeVerified(),
+          evmHints: this.views.app.evm?.keeper.takeSenderHints(),
         },
         own && whole ? [blockBytes.buffer as ArrayBuffer] : [],
       );

@@ -16,6 +16,7 @@ import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Address, bytesToHex, createContractAddress, hexToBytes } from '@ethereumjs/util';
 import type { ChainApp } from '../../src/app/chain.js';
 import { consensusReceipt, decodeHeader, decodeStoredHeader, encodeHeader, encodeStoredHeader, makeHeader, orderedTrieRoot, sealHeader, EMPTY_ROOT_HASH } from '../../src/app/modules/evm/header.js';
+import { decodeLog, decodeReceipt, encodeLog, encodeLogRlp, encodeReceipt, encodeReceiptRlp, type StoredReceipt } from '../../src/app/modules/evm/receipts.js';
 import { getCryptoBackend } from '../../src/crypto/backend.js';
 import { createEvmCommon } from '../../src/evm/common.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
@@ -255,4 +256,24 @@ t.test('an in-process node: header hashes, parent links, lookups and BLOCKHASH a
   t.equal(keeper.heightOfBlockHash(hexToBytes(b2.hash)), h2, 'EVM hash → height');
   t.equal(bytesToHex(keeper.blockHashAt(h2)!), b2.hash, 'height → EVM hash');
   t.equal(rawHeader(deps, latest + 1000n), undefined, 'no header above the head');
+});
+
+t.test('stored receipts and logs: the single-allocation encoders give RLP.encode\'s bytes, and decode back', async (t) => {
+  const b = (n: number, fill: number) => new Uint8Array(n).fill(fill);
+  const receipts: StoredReceipt[] = [
+    { type: 0, status: 0, cumulativeGasUsed: 0n, gasUsed: 0n, logsBloom: b(256, 0), logs: [], contractAddress: undefined, ethHash: b(32, 1), cometHash: b(32, 2), from: b(20, 3), to: undefined, index: 0, firstLogIndex: 0, effectiveGasPrice: 0n, error: '' },
+    { type: 2, status: 1, cumulativeGasUsed: 51_234n, gasUsed: 51_234n, logsBloom: b(256, 0x80), logs: [[b(20, 4), [b(32, 5), b(32, 6), b(32, 7)], b(32, 8)]], contractAddress: undefined, ethHash: b(32, 9), cometHash: b(32, 10), from: b(20, 11), to: b(20, 12), index: 127, firstLogIndex: 128, effectiveGasPrice: 10n ** 9n, error: '' },
+    { type: 1, status: 1, cumulativeGasUsed: (1n << 64n) + 5n, gasUsed: 1n, logsBloom: b(256, 0xff), logs: [[b(20, 1), [], new Uint8Array(0)], [b(20, 2), [b(32, 0)], b(300, 0x7f)], [b(20, 3), [b(32, 1)], Uint8Array.of(0x05)]], contractAddress: b(20, 13), ethHash: b(32, 14), cometHash: b(32, 15), from: b(20, 16), to: undefined, index: 65_536, firstLogIndex: 70_000, effectiveGasPrice: 2n ** 255n, error: 'execution reverted: ünïcode and a long message '.repeat(3) },
+    { type: 4, status: 0, cumulativeGasUsed: 127n, gasUsed: 128n, logsBloom: b(256, 1), logs: [], contractAddress: undefined, ethHash: b(32, 17), cometHash: b(32, 18), from: b(20, 19), to: b(20, 20), index: 1, firstLogIndex: 1, effectiveGasPrice: 55n, error: 'out of gas' },
+  ];
+  for (const [i, r] of receipts.entries()) {
+    const fast = encodeReceipt(r);
+    t.equal(bytesToHex(fast), bytesToHex(encodeReceiptRlp(r)), `receipt ${i}: same bytes`);
+    t.same(decodeReceipt(fast), { ...r, logs: r.logs.map(([a, tp, d]) => [a, tp, d]) }, `receipt ${i}: decodes back`);
+    r.logs.forEach(([address, topics, data], j) => {
+      const l = { address, topics, data, txIndex: r.index + j };
+      t.equal(bytesToHex(encodeLog(l)), bytesToHex(encodeLogRlp(l)), `receipt ${i} log ${j}: same bytes`);
+      t.same(decodeLog(encodeLog(l)), l);
+    });
+  }
 });

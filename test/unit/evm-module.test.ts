@@ -218,6 +218,13 @@ t.test('ERC-20 deploy, legacy and EIP-1559 transfers, a revert, receipts and log
   t.same(logs[0]!.address, token);
   t.equal(logs[1]!.txIndex, 1);
   t.equal(attrs(r2.txResults[1]!, 'tx_log').length, 1);
+  // The tx_log attribute is the log as JSON, in this key order (Cosmos EVM's event).
+  const l1 = logs[1]!;
+  t.equal(
+    attrs(r2.txResults[1]!, 'tx_log')[0]!.txLog,
+    JSON.stringify({ address: bytesToHex(l1.address), topics: l1.topics.map((x) => bytesToHex(x)), data: bytesToHex(l1.data), blockNumber: 3, transactionHash: bytesToHex(t2.hash()), transactionIndex: 1, logIndex: 1, removed: false }),
+    'the tx_log event: the log as JSON',
+  );
   t.equal(n.app.evm!.keeper.blockSummary(3n)!.txCount, 2);
 
   // A revert: transfer more than B holds. Included with status 0, gas charged, nonce used.
@@ -383,6 +390,41 @@ t.test('sender recovery on the worker pool: one call for the block, same senders
   t.same(r.txResults.map((x) => x.code), [0, 0], 'both run with pool-recovered senders');
   t.equal(sequence(n, A.address), 1n);
   t.equal(sequence(n, B.address), 1n);
+});
+
+t.test('sender hints: what CheckTx recovered and hashed on one app is handed to another (the executor thread) with the block', async (t) => {
+  const a = await startNode(t);
+  const b = await startNode(t);
+  await a.block([]);
+  await b.block([]);
+  const ka = a.app.evm!.keeper;
+  const kb = b.app.evm!.keeper;
+  t.equal(ka.takeSenderHints(), undefined, 'nothing collected before sharing is on');
+  ka.shareSenderHints();
+  const txs = [signed(A.privateKey, { nonce: 0n, to: B.address, value: 3n, gasLimit: 21_000n }), signed(B.privateKey, { type: 0, nonce: 0n, to: C.address, value: 4n, gasLimit: 21_000n })];
+  for (const x of txs) t.equal((await a.check(x.serialize())).code, 0);
+  const packed = ka.takeSenderHints()!;
+  t.equal(packed.length, 8 + 2 * 84, 'two hints: SHA-256 of the bytes, sender, tx hash each');
+  t.equal(ka.takeSenderHints(), undefined, 'taken once');
+  // Another chain id's hints are ignored.
+  const foreign = Uint8Array.from(packed);
+  foreign[7]! ^= 1;
+  kb.addSenderHints(foreign);
+  const untouched = kb.decode(Uint8Array.from(txs[0]!.serialize()));
+  await kb.preVerify([kb.decode(Uint8Array.from(txs[1]!.serialize()))]);
+  t.equal(kb.hintStats.hinted, 0, 'a foreign chain id: no hint used');
+  kb.addSenderHints(packed);
+  // Fresh copies of the bytes, as the executor thread decodes them from the block.
+  const copies = txs.map((x) => Uint8Array.from(x.serialize()));
+  const rb = await b.block(copies);
+  const ra = await a.block(txs.map((x) => x.serialize()));
+  t.equal(kb.hintStats.hinted, 2, 'both senders came from the hints');
+  t.same(rb.txResults.map((r) => r.code), [0, 0]);
+  t.equal(hex(rb.appHash), hex(ra.appHash), 'the same app hash as the app that recovered them itself');
+  t.same(kb.blockReceipts(b.height()).map((r) => hex(r.ethHash)), txs.map((x) => hex(x.hash())), 'receipts under the real tx hashes');
+  t.same(kb.blockReceipts(b.height()).map((r) => hex(r.from)), [hex(A.address), hex(B.address)]);
+  t.equal(sequence(b, B.address), 1n);
+  t.equal(untouched.sender, undefined);
 });
 
 t.test('decode by identity: one EvmTx per byte array (CheckTx decodes once), a copy decodes afresh; the jump-destination cache installs', async (t) => {

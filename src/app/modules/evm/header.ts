@@ -34,6 +34,7 @@ import { bigIntToUnpaddedBytes, bytesToBigInt } from '@ethereumjs/util';
 import type { CryptoBackend } from '../../../crypto/backend.js';
 import type { Bytes } from '../../bytes.js';
 import type { StoredReceipt } from './receipts.js';
+import { allocBytes } from '../../../evm/slab.js';
 
 const hexBytes = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
 
@@ -200,7 +201,7 @@ export function consensusReceipt(r: Pick<StoredReceipt, 'type' | 'status' | 'cum
   const logs = rlpList(r.logs.map(([a, t, d]) => rlpList([rlpString(a), rlpList(t.map(rlpString)), rlpString(d)])));
   const body = rlpList([rlpString(r.status === 1 ? Uint8Array.of(1) : new Uint8Array(0)), rlpString(q(r.cumulativeGasUsed)), rlpString(r.logsBloom), logs]);
   if (r.type === 0) return body;
-  const out = new Uint8Array(1 + body.length);
+  const out = allocBytes(1 + body.length);
   out[0] = r.type;
   out.set(body, 1);
   return out;
@@ -232,18 +233,19 @@ function writeHead(out: Uint8Array, len: number, short: number): number {
   return h;
 }
 
-function rlpString(b: Uint8Array): Uint8Array {
+/** RLP of a byte string (a single byte under 0x80 is its own encoding). */
+export function rlpString(b: Uint8Array): Uint8Array {
   if (b.length === 1 && b[0]! < 0x80) return b;
-  const out = new Uint8Array(headSize(b.length) + b.length);
+  const out = allocBytes(headSize(b.length) + b.length);
   out.set(b, writeHead(out, b.length, 0x80));
   return out;
 }
 
 /** An RLP list of already-encoded items. */
-function rlpList(items: Uint8Array[]): Uint8Array {
+export function rlpList(items: Uint8Array[]): Uint8Array {
   let len = 0;
   for (const it of items) len += it.length;
-  const out = new Uint8Array(headSize(len) + len);
+  const out = allocBytes(headSize(len) + len);
   let o = writeHead(out, len, 0xc0);
   for (const it of items) {
     out.set(it, o);

@@ -23,7 +23,7 @@ export function evmPoolChain(keeper: EvmKeeper, queryContext: () => Context): Ev
       const feeCap = t.maxFeePerGas ?? t.gasPrice ?? 0n;
       const tip = t.maxPriorityFeePerGas ?? t.gasPrice ?? 0n;
       return {
-        hash: bytesToHex(tx.hash()).toLowerCase(),
+        hash: bytesToHex(keeper.ethHash(etx)).toLowerCase(),
         sender,
         nonce: tx.nonce,
         gasLimit: tx.gasLimit,
@@ -34,8 +34,10 @@ export function evmPoolChain(keeper: EvmKeeper, queryContext: () => Context): Ev
       };
     },
     account(sender: string) {
-      const a = keeper.account(queryContext(), hexToBytes(sender as `0x${string}`));
-      return { nonce: a?.nonce ?? 0n, balance: a?.balance ?? 0n };
+      // The nonce and balance only (readAccount would also read the code hash and storage root).
+      const ctx = queryContext();
+      const a = hexToBytes(sender as `0x${string}`);
+      return { nonce: keeper.auth.getAccount(ctx, a)?.sequence ?? 0n, balance: keeper.bank.getBalance(ctx, a, keeper.denom).amount };
     },
   };
 }

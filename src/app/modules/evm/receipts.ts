@@ -6,6 +6,7 @@
 import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, bytesToBigInt } from '@ethereumjs/util';
 import type { Bytes } from '../../bytes.js';
+import { rlpList, rlpString } from './header.js';
 
 export type StoredLog = [address: Bytes, topics: Bytes[], data: Bytes];
 
@@ -38,7 +39,49 @@ const n = (x: bigint | number) => bigIntToUnpaddedBytes(BigInt(x));
 const num = (b: Uint8Array) => Number(bytesToBigInt(b));
 const EMPTY = new Uint8Array(0);
 
+/** Unpadded big-endian bytes of a non-negative integer (bigIntToUnpaddedBytes without its hex round trip). */
+function uintBytes(x: bigint | number): Uint8Array {
+  let v = BigInt(x);
+  if (v === 0n) return EMPTY;
+  if (v < 0n) throw new Error('receipt field below zero');
+  let len = 0;
+  for (let t = v; t > 0n; t >>= 8n) len++;
+  const out = new Uint8Array(len);
+  for (let i = len - 1; i >= 0; i--, v >>= 8n) out[i] = Number(v & 0xffn);
+  return out;
+}
+
+const uint = (x: bigint | number) => rlpString(uintBytes(x));
+const utf8Encoder = new TextEncoder();
+
+/**
+ * The stored receipt: RLP([type, status, cumulativeGasUsed, gasUsed, bloom, logs, contract,
+ * ethHash, cometHash, from, to, index, firstLogIndex, effectiveGasPrice, error]), the same bytes
+ * RLP.encode gives (test/unit/evm-header.test.ts compares them) written with header.ts's
+ * single-allocation helpers: one receipt per tx in every block.
+ */
 export function encodeReceipt(r: StoredReceipt): Bytes {
+  return rlpList([
+    uint(r.type),
+    uint(r.status),
+    uint(r.cumulativeGasUsed),
+    uint(r.gasUsed),
+    rlpString(r.logsBloom),
+    rlpList(r.logs.map(([a, t, d]) => rlpList([rlpString(a), rlpList(t.map(rlpString)), rlpString(d)]))),
+    rlpString(r.contractAddress ?? EMPTY),
+    rlpString(r.ethHash),
+    rlpString(r.cometHash),
+    rlpString(r.from),
+    rlpString(r.to ?? EMPTY),
+    uint(r.index),
+    uint(r.firstLogIndex),
+    uint(r.effectiveGasPrice),
+    rlpString(utf8Encoder.encode(r.error)),
+  ]);
+}
+
+/** encodeReceipt with @ethereumjs/rlp (the reference the fast encoder is tested against). */
+export function encodeReceiptRlp(r: StoredReceipt): Bytes {
   return RLP.encode([
     n(r.type),
     n(r.status),
@@ -105,6 +148,11 @@ export interface IndexedLog {
 }
 
 export function encodeLog(l: IndexedLog): Bytes {
+  return rlpList([rlpString(l.address), rlpList(l.topics.map(rlpString)), rlpString(l.data), uint(l.txIndex)]);
+}
+
+/** encodeLog with @ethereumjs/rlp (the reference). */
+export function encodeLogRlp(l: IndexedLog): Bytes {
   return RLP.encode([l.address, l.topics, l.data, n(l.txIndex)]);
 }
 

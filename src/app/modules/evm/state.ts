@@ -46,8 +46,14 @@ export function readAccount(m: AccountModel, ctx: Context, addr: Bytes): Account
   return { nonce: acc?.sequence ?? 0n, balance, storageRoot: m.storageRoot(addr) ?? KECCAK256_RLP, codeHash: ch ?? KECCAK256_NULL };
 }
 
-/** bank's setBalance (zero deletes the balance and its denom→owner entry), on the bank store. */
-export function setBankBalance(m: AccountModel, ctx: Context, addr: Bytes, amount: bigint): void {
+/**
+ * bank's setBalance (zero deletes the balance and its denom→owner entry), on the bank store.
+ * `wasNonZero`: the caller read a non-zero balance of this address in this state, so its
+ * denom→owner entry is there already (bank writes the two together, always with the same value):
+ * it is not written again (one store write and one committed-state read at the block's end less
+ * per fee paid).
+ */
+export function setBankBalance(m: AccountModel, ctx: Context, addr: Bytes, amount: bigint, wasNonZero = false): void {
   const s = ctx.store(m.bank.storeKey);
   if (amount === 0n) {
     s.delete(balanceKey(addr, m.denom));
@@ -55,12 +61,15 @@ export function setBankBalance(m: AccountModel, ctx: Context, addr: Bytes, amoun
     return;
   }
   s.set(balanceKey(addr, m.denom), utf8(amount.toString()));
-  s.set(denomAddressKey(m.denom, addr), ZERO);
+  if (!wasNonZero) s.set(denomAddressKey(m.denom, addr), ZERO);
 }
 
-/** Sets the auth sequence, creating the auth account (next account number) when there is none. */
-export function setSequence(m: AccountModel, ctx: Context, addr: Bytes, sequence: bigint): void {
-  const acc = m.auth.getAccount(ctx, addr);
+/**
+ * Sets the auth sequence, creating the auth account (next account number) when there is none.
+ * `known`: the account as the caller just read it from this `ctx` (null: none), not read again.
+ */
+export function setSequence(m: AccountModel, ctx: Context, addr: Bytes, sequence: bigint, known?: ReturnType<AccountKeeper['getAccount']> | null): void {
+  const acc = known === undefined ? m.auth.getAccount(ctx, addr) : (known ?? undefined);
   if (acc === undefined) {
     const created = m.auth.newAccountWithAddress(ctx, addr);
     m.auth.setAccount(ctx, { ...created, sequence });
@@ -108,7 +117,7 @@ export function applyChanges(m: AccountModel, ctx: Context, changes: StateChange
     }
     if (old === undefined || old.nonce !== rec.nonce || !m.auth.hasAccount(ctx, addr)) setSequence(m, ctx, addr, rec.nonce);
     net += rec.balance - (old?.balance ?? 0n);
-    if ((old?.balance ?? 0n) !== rec.balance) setBankBalance(m, ctx, addr, rec.balance);
+    if ((old?.balance ?? 0n) !== rec.balance) setBankBalance(m, ctx, addr, rec.balance, (old?.balance ?? 0n) !== 0n);
     if (!equalsBytes(old?.codeHash ?? KECCAK256_NULL, rec.codeHash)) {
       if (equalsBytes(rec.codeHash, KECCAK256_NULL)) evm.delete(codeHashKey(addr));
       else evm.set(codeHashKey(addr), rec.codeHash);
