@@ -184,12 +184,35 @@ function hexNumber(s: string, maxDigits: number, rangeErr: string): bigint | str
   return BigInt(`0x${raw}`);
 }
 
+/** A hex digit's value, or -1. */
+function nibble(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const l = c | 0x20;
+  return l >= 0x61 && l <= 0x66 ? l - 0x57 : -1;
+}
+
+/** Texts up to this length (a hash's 66) are decoded here; longer ones by Buffer's decoder. */
+const HEX_LOOP_MAX_CHARS = 130;
+
 /** hexutil checkText(input, wantPrefix=true) + decoding. Empty input is empty bytes. */
 function hexBytes(s: string): Uint8Array | string {
-  if (s.length === 0) return new Uint8Array(0);
+  const n = s.length;
+  if (n === 0) return new Uint8Array(0);
   if (!has0x(s)) return HEX.MISSING_PREFIX;
+  if (n % 2 !== 0) return HEX.ODD_LENGTH;
+  if (n <= HEX_LOOP_MAX_CHARS) {
+    // Addresses and hashes, the common parameters: no slice, regex or intermediate Buffer.
+    const out = new Uint8Array((n - 2) >> 1);
+    for (let i = 2, j = 0; i < n; i += 2, j++) {
+      const hi = nibble(s.charCodeAt(i));
+      const lo = nibble(s.charCodeAt(i + 1));
+      if (hi < 0 || lo < 0) return HEX.SYNTAX;
+      out[j] = (hi << 4) | lo;
+    }
+    return out;
+  }
   const raw = s.slice(2);
-  if (raw.length % 2 !== 0) return HEX.ODD_LENGTH;
+  // (Not Buffer's decoder alone as the check: it reads U+0130 as 0x30.)
   if (!HEX_DIGITS.test(raw)) return HEX.SYNTAX;
   return new Uint8Array(Buffer.from(raw, 'hex'));
 }
@@ -294,6 +317,11 @@ export interface GethMessage {
   params: unknown;
   hasParams: boolean;
   hasResult: boolean;
+  /**
+   * Members named `method` in any case: when 1, `method` is that member's text (or '' when it is
+   * no string), so whether the message calls a private method is whether `method` is one.
+   */
+  methodKeys: number;
 }
 
 const hasValidId = (m: GethMessage) => m.id !== undefined && (m.id === null || typeof m.id !== 'object');
@@ -304,12 +332,13 @@ const isResponse = (m: GethMessage) => m.version && hasValidId(m) && m.method ==
 
 /** encoding/json's decoding of a value into jsonrpcMessage: fields matched case-insensitively. */
 export function toMessage(v: unknown): GethMessage {
-  const m: GethMessage = { version: false, id: undefined, method: '', params: undefined, hasParams: false, hasResult: false };
+  const m: GethMessage = { version: false, id: undefined, method: '', params: undefined, hasParams: false, hasResult: false, methodKeys: 0 };
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return m;
   const o = v as Record<string, unknown>;
   for (const key in o) {
     const x = o[key];
-    switch (key.toLowerCase()) {
+    // The members' usual spelling first: no toLowerCase for them.
+    switch (key === 'jsonrpc' || key === 'id' || key === 'method' || key === 'params' ? key : key.toLowerCase()) {
       case 'jsonrpc':
         m.version = x === '2.0';
         break;
@@ -318,6 +347,7 @@ export function toMessage(v: unknown): GethMessage {
         break;
       case 'method':
         m.method = typeof x === 'string' ? x : '';
+        m.methodKeys++;
         break;
       case 'params':
         m.params = x;
