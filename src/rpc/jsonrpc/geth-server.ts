@@ -27,9 +27,12 @@ import { connectionClose, CONN_DROPPED_BY_UWS, listen, pauseUntilAnswer, sendJso
 import { StreamScope } from '../../evm/tracers/raw-json.js';
 import { replyChunked } from './chunked-reply.js';
 import type { RpcMetrics } from './dispatch.js';
-import { GETH_CODES, GETH_TIMEOUT_MARGIN_MS, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, toMessage, type CallTimeLimit, type GethCallSite } from './geth.js';
+import { GETH_CODES, GETH_NO_VALUE, GETH_TIMEOUT_MARGIN_MS, gethErrorEnvelope, GethJsonRpc, GethSyntaxError, gethTable, parseGethBody, parseGethValue, toMessage, type CallTimeLimit, type GethCallSite } from './geth.js';
 import type { Route, RouteTable } from './methods.js';
 import { UwsConnection, WS_MAX_QUEUED_REQUESTS, WS_MIN_PUSH_HIGH_WATER, WS_WRITE_WAIT_MS, type WsLimits, type WsUserData } from './ws.js';
+
+/** A body read past the limit: geth's MaxBytesReader error, answered as any other read error. */
+const READ_ERROR = new GethSyntaxError('');
 
 /** rpc/http.go defaultBodyLimit. */
 export const GETH_HTTP_BODY_LIMIT = 5 * 1024 * 1024;
@@ -359,20 +362,21 @@ export class GethRpcServer {
   /** `body` null: the limit was passed while reading (geth's MaxBytesReader: a read error). */
   private serveHttp(res: HttpResponse, ex: Exchange, body: Buffer | null, corked: boolean): void {
     try {
-      const parsed = body === null ? { ok: false as const, error: '' } : parseGethBody(body);
-      if (parsed === null) {
+      const value = body === null ? READ_ERROR : parseGethValue(body);
+      if (value === GETH_NO_VALUE) {
         this.reply(res, ex, '200 OK', JSON_HEADERS, '', undefined, corked);
         return;
       }
-      if (!parsed.ok) {
+      if (value instanceof GethSyntaxError) {
         // rpc/server.go serveSingleRequest: any read error other than EOF is "parse error".
         this.reply(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, 'parse error'), undefined, corked);
         return;
       }
-      if (!parsed.batch) {
-        this.serveSingle(res, ex, parsed.messages[0], corked);
+      if (!Array.isArray(value)) {
+        this.serveSingle(res, ex, value, corked);
         return;
       }
+      const parsed = { messages: value, batch: true };
       if (this.needsAuth(parsed.messages)) {
         const refused = this.auth!.verify(ex.authorization);
         if (refused !== null) {

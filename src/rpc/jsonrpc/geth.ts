@@ -27,7 +27,8 @@
 import type { Logger } from '../../log.js';
 import { mayNestDeeperThan, RPC_JSON_MAX_DEPTH, scanJson } from '../server/gojson.js';
 import type { Args, ArgValue } from './cometbft-params.js';
-import { invoke, recordRejected, UNKNOWN_METHOD, type RpcMetrics } from './dispatch.js';
+import { invoke, isThenable, recordRejected, UNKNOWN_METHOD, type RpcMetrics } from './dispatch.js';
+import { tracing } from '../../profiling/spans.js';
 import { RouteTable, type Route, type RouteContext, type Transport } from './methods.js';
 import type { WsConnection } from './ws.js';
 import { RawJson, type StreamScope } from '../../evm/tracers/raw-json.js';
@@ -404,8 +405,19 @@ function successEnvelope(id: unknown, result: unknown): string {
 /** What parsing a body or frame gave: the messages, whether it was a batch, or Go's syntax error. */
 export type GethParsed = { ok: true; messages: unknown[]; batch: boolean } | { ok: false; error: string };
 
-/** json.Decoder.Decode of the first JSON value, then parseMessage (rpc/json.go). Empty input is EOF. */
-export function parseGethBody(buf: Uint8Array): GethParsed | null {
+/** parseGethValue's answer for input with no value (only white space): Go's io.EOF. */
+export const GETH_NO_VALUE: unique symbol = Symbol('no JSON value');
+
+/** parseGethValue's answer for input that does not decode: Go's syntax error text. */
+export class GethSyntaxError {
+  constructor(readonly error: string) {}
+}
+
+/**
+ * json.Decoder.Decode of the first JSON value (rpc/json.go): the value, GETH_NO_VALUE for empty
+ * input, or a GethSyntaxError. A batch is exactly an array value (it begins with `[`).
+ */
+export function parseGethValue(buf: Uint8Array): unknown {
   const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   let first = -1;
   for (let i = 0; i < b.length; i++) {
@@ -415,21 +427,29 @@ export function parseGethBody(buf: Uint8Array): GethParsed | null {
       break;
     }
   }
-  if (first === -1) return null;
+  if (first === -1) return GETH_NO_VALUE;
   let value: unknown;
   let parsed = false;
   try {
-    value = JSON.parse(b.toString('utf8'));
+    value = JSON.parse(b.toString());
     parsed = true;
   } catch {
     /* Go's decoder decides: the first value may be followed by more */
   }
   if (!parsed || mayNestDeeperThan(b, RPC_JSON_MAX_DEPTH)) {
     const r = scanJson(b, 'decode', RPC_JSON_MAX_DEPTH);
-    if (!r.ok) return { ok: false, error: r.error };
-    if (!parsed) value = JSON.parse(b.subarray(0, r.end).toString('utf8'));
+    if (!r.ok) return new GethSyntaxError(r.error);
+    if (!parsed) value = JSON.parse(b.subarray(0, r.end).toString());
   }
-  if (first === 0x5b && Array.isArray(value)) return { ok: true, messages: value, batch: true };
+  return value;
+}
+
+/** parseGethValue, then parseMessage (rpc/json.go): the messages and whether they were a batch. Empty input is EOF (null). */
+export function parseGethBody(buf: Uint8Array): GethParsed | null {
+  const value = parseGethValue(buf);
+  if (value === GETH_NO_VALUE) return null;
+  if (value instanceof GethSyntaxError) return { ok: false, error: value.error };
+  if (Array.isArray(value)) return { ok: true, messages: value, batch: true };
   return { ok: true, messages: [value], batch: false };
 }
 
@@ -627,7 +647,22 @@ export class GethJsonRpc {
       return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.INVALID_PARAMS, e.message));
     }
     const id = m.id as string | number;
-    const o = invoke(route, args, new GethCallContext(id, site), this.metrics);
+    const ctx = new GethCallContext(id, site);
+    if (this.metrics === undefined && !tracing()) {
+      // invoke()'s plain path without its outcome object: the handler's result or throw as is.
+      let r: unknown;
+      try {
+        r = route.handler(args, ctx);
+      } catch (e) {
+        return answerOf(notification, this.failed(route, m.id, e));
+      }
+      if (!isThenable(r)) return answerOf(notification, successEnvelope(m.id, r));
+      return Promise.resolve(r).then(
+        (result) => answerOf(notification, successEnvelope(m.id, result)),
+        (e: unknown) => answerOf(notification, this.failed(route, m.id, e)),
+      );
+    }
+    const o = invoke(route, args, ctx, this.metrics);
     if (o instanceof Promise) return o.then((done) => answerOf(notification, done.ok ? successEnvelope(m.id, done.result) : this.failed(route, m.id, done.thrown)));
     return answerOf(notification, o.ok ? successEnvelope(m.id, o.result) : this.failed(route, m.id, o.thrown));
   }
