@@ -34,6 +34,15 @@ import { UwsConnection, WS_MAX_QUEUED_REQUESTS, WS_MIN_PUSH_HIGH_WATER, WS_WRITE
 /** A body read past the limit: geth's MaxBytesReader error, answered as any other read error. */
 const READ_ERROR = new GethSyntaxError('');
 
+/**
+ * The header names every request reads, as bytes: uWS takes a name given as a string through a
+ * UTF-8 copy (an allocation per call), one given as bytes as it is.
+ */
+const H_AUTHORIZATION = Buffer.from('authorization');
+const H_CONNECTION = Buffer.from('connection');
+const H_CONTENT_LENGTH = Buffer.from('content-length');
+const H_CONTENT_TYPE = Buffer.from('content-type');
+
 /** rpc/http.go defaultBodyLimit. */
 export const GETH_HTTP_BODY_LIMIT = 5 * 1024 * 1024;
 /** rpc/websocket.go wsDefaultReadLimit. */
@@ -297,14 +306,14 @@ export class GethRpcServer {
   /** `known`: the method, when the route says it (only its comparisons below matter). */
   private onHttp(res: HttpResponse, req: HttpRequest, known: string | undefined): void {
     const method = known ?? req.getCaseSensitiveMethod();
-    const ex = new Exchange(res, method === 'HEAD', this.auth ? req.getHeader('authorization') : '', this.callLimitMs);
+    const ex = new Exchange(res, method === 'HEAD', this.auth ? req.getHeader(H_AUTHORIZATION) : '', this.callLimitMs);
     // uWS does not count a HEAD answer (endWithoutBody) as one: HEAD always attaches.
     if (ex.head) res.onAborted(ex.aborts());
     // What uWS and net/http do with the connection after the answer (../server/uws.ts
     // connectionClose): `Connection: close` is written whenever the connection ends after it.
-    const connection = req.getHeader('connection');
+    const connection = req.getHeader(H_CONNECTION);
     if (connection !== '') ex.connClose = connectionClose(connection);
-    const clHeader = req.getHeader('content-length');
+    const clHeader = req.getHeader(H_CONTENT_LENGTH);
     // uWS drops the connection right after this handler on a Content-Length it cannot read; the
     // 400 below is written so that it leaves first (CONN_DROPPED_BY_UWS).
     if (uwsRefusesContentLength(clHeader)) ex.connClose = CONN_DROPPED_BY_UWS;
@@ -326,7 +335,7 @@ export class GethRpcServer {
       this.reply(res, ex, '413 Request Entity Too Large', TEXT_HEADERS, `content length too large (${cl}>${this.bodyLimit})\n`, { close: true }, true);
       return;
     }
-    if (method !== 'OPTIONS' && !ACCEPTED_CONTENT_TYPES.has(mediaType(req.getHeader('content-type')))) {
+    if (method !== 'OPTIONS' && !ACCEPTED_CONTENT_TYPES.has(mediaType(req.getHeader(H_CONTENT_TYPE)))) {
       this.reply(res, ex, '415 Unsupported Media Type', TEXT_HEADERS, 'invalid content type, only application/json is supported\n', undefined, true);
       return;
     }
