@@ -5,12 +5,11 @@
  * microtask drain. Without a bound, one flood keeps the loop for seconds and consensus timers
  * (timeout_commit, the propose and vote timeouts) fire late: no block meanwhile.
  *
- * LoopSlice bounds it: a turn opens with the first request served after the previous turn
- * ended; requests are served at once while less than `sliceMs` has passed since, and deferred
- * after that to a FIFO that setImmediate drains, one slice per loop iteration; the turn ends in
- * the check phase of the iteration whose slice was spent. Timers run in every iteration between
- * slices, so consensus gets its turn within ~2 slices whatever the RPC load. The bookkeeping per
- * request is at most one clock read and a comparison.
+ * LoopSlice bounds it: a turn opens with the first request served after the loop came back from
+ * its check phase; requests are served at once while less than `sliceMs` has passed since, and
+ * deferred after that to a FIFO that setImmediate drains, one slice per loop iteration. Timers run
+ * in every iteration between slices, so consensus gets its turn within ~2 slices whatever the RPC
+ * load. The bookkeeping per request is one clock read and a comparison.
  *
  * A deferred HTTP request has its socket paused (HttpResponse.pause) until it is served: no more
  * requests are read from that client meanwhile. uWS refuses async pipelining, so requests the
@@ -46,19 +45,12 @@ export class LoopSlice {
       this.turnStart = performance.now();
       this.served = 0;
       this.overdraft = 0;
+      this.arm();
     }
     // FIFO: while earlier requests wait, later ones wait behind them.
     if (this.head < this.waiting.length) return false;
     if (++this.served <= MIN_PER_TURN) return true;
-    if (performance.now() - this.turnStart < this.sliceMs) return true;
-    // The slice is spent: the turn ends in this iteration's check phase (where what is deferred
-    // runs). Armed only now, not when the turn opened: a setImmediate per loop iteration that
-    // served a request cost more than the requests of a light load (an extra non-blocking poll
-    // and a callback into JS each). A turn not armed thus lasts across iterations until its
-    // slice is spent, and then ends as a spent one does: the bound per iteration is unchanged,
-    // and a turn can only end sooner.
-    this.arm();
-    return false;
+    return performance.now() - this.turnStart < this.sliceMs;
   }
 
   /**
@@ -97,9 +89,8 @@ export class LoopSlice {
   }
 
   /**
-   * The check phase of the loop iteration that spent the turn's slice or deferred work: deferred
-   * work gets what is left of the slice (at least one item, so that it always progresses), then
-   * the turn closes and
+   * The check phase of the loop iteration whose turn is open: deferred work gets what is left of
+   * the turn's slice (at least one item, so that it always progresses), then the turn closes and
    * the next iteration (timers first) opens a fresh one. One slice per iteration in all: an
    * iteration under flood lasts about sliceMs plus consensus' own work.
    */
