@@ -84,7 +84,13 @@ t.test('HTTP: private methods need a valid token; a refused request does nothing
   // A batch with one private call is refused whole: its public call does not run either.
   await refused({}, 'missing token', [call('eth_chainId', 1), call('eth_sign', 2)]);
   await refused({}, 'missing token', call('eth_sign'));
+  // One message, `method` members in several spellings (Go matches them case-insensitively and
+  // keeps the last): any private one among them needs the token, whichever the last is.
+  await refused({}, 'missing token', { jsonrpc: '2.0', id: 1, Method: 'personal_listAccounts', method: 'eth_chainId' });
+  await refused({}, 'missing token', { jsonrpc: '2.0', id: 1, METHOD: 'eth_sign', method: 7 });
   t.same(calls, before, 'no method ran');
+  const last = await post(s.port, { jsonrpc: '2.0', id: 3, METHOD: 'eth_chainId', method: 'eth_chainId' });
+  t.same(JSON.parse(last.text), { jsonrpc: '2.0', id: 3, result: '0x1' }, 'public in every spelling: no token needed');
 
   const pub = await post(s.port, call('eth_chainId'));
   t.equal(pub.status, 200, 'a public method needs no token');
@@ -95,7 +101,7 @@ t.test('HTTP: private methods need a valid token; a refused request does nothing
   t.same(JSON.parse(ok.text), [{ jsonrpc: '2.0', id: 1, result: [] }, { jsonrpc: '2.0', id: 2, result: '0x1' }]);
   const fresh = await post(s.port, call('eth_sign'), { Authorization: `bearer  ${handMade({ iat: now() - 30 })} ` });
   t.equal(fresh.status, 200, 'iat 30 s old, no exp, "bearer" in lower case, spaces around: accepted');
-  t.same(calls, { private: before.private + 2, public: before.public + 2 });
+  t.same(calls, { private: before.private + 2, public: before.public + 3 });
 });
 
 t.test('websocket: the token is checked at the upgrade', async (t) => {

@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import t from 'tap';
-import { GethRpcError, gethMethod } from '../../src/rpc/jsonrpc/geth.js';
+import { decodeGethArg, GethRpcError, gethMethod } from '../../src/rpc/jsonrpc/geth.js';
 import { GethRpcServer } from '../../src/rpc/jsonrpc/geth-server.js';
 import { RouteTable } from '../../src/rpc/jsonrpc/methods.js';
 import { WsClient } from '../helpers/ws.js';
@@ -303,4 +303,41 @@ t.test('the HTTP port still answers raw keep-alive requests after a bad one and 
   t.match(acc, /"code":-32700,"message":"parse error"/);
   t.match(acc, /HTTP\/1\.1 415 Unsupported Media Type/);
   t.notMatch(acc, /invalid content type/, 'the HEAD answer has no body');
+});
+
+t.test('hex parameters: addresses, hashes and data decode as hexutil does, short and long', async (t) => {
+  const bytes = (type: 'address' | 'hash' | 'data', v: string) => Buffer.from(decodeGethArg(type, v) as Uint8Array).toString('hex');
+  const fails = (type: 'address' | 'hash' | 'data', v: string) => {
+    try {
+      decodeGethArg(type, v);
+      return 'decoded';
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  t.equal(bytes('address', '0x' + 'aB'.repeat(20)), 'ab'.repeat(20), 'mixed case');
+  t.equal(bytes('address', '0X' + '01'.repeat(20)), '01'.repeat(20), '0X prefix');
+  t.equal(bytes('hash', '0x' + 'Ff'.repeat(32)), 'ff'.repeat(32));
+  t.equal(bytes('data', '0x'), '');
+  t.equal(bytes('data', ''), '', 'empty text: no bytes');
+  const long = '0123456789abcdefABCDEF'.repeat(10);
+  t.equal(bytes('data', `0x${long}`), long.toLowerCase(), 'past the short path');
+  const syntax = 'json: cannot unmarshal invalid hex string into Go value of type';
+  for (const [what, bad] of [
+    ['first digit', 'g' + '0'.repeat(39)],
+    ['last digit', '0'.repeat(39) + 'g'],
+    ['a letter past f', '0'.repeat(20) + 'G' + '0'.repeat(19)],
+    ['U+0130, whose low byte is a digit', '0'.repeat(38) + '\u01300'],
+    ['a space', '0'.repeat(38) + ' 0'],
+  ] as const) {
+    t.match(fails('address', `0x${bad}`), syntax, `address, ${what}`);
+    t.match(fails('data', `0x${bad}${long}`), syntax, `long data, ${what}`);
+  }
+  t.equal(fails('address', '0x' + 'ab'.repeat(19)), 'hex string has length 38, want 40 for common.Address');
+  t.match(fails('address', 'ab'.repeat(20)), 'hex string without 0x prefix');
+  t.match(fails('hash', '0x' + 'a'.repeat(63)), 'hex string of odd length');
+  t.match(fails('data', '0x' + 'a'.repeat(201)), 'hex string of odd length');
+  const decoded = decodeGethArg('address', '0x' + '11'.repeat(20)) as Uint8Array;
+  t.equal(decoded.byteOffset, 0, 'bytes of their own');
+  t.equal(decoded.buffer.byteLength, 20);
 });

@@ -3,7 +3,7 @@
  * once with its parameters (geth.ts decodes them as geth's Go types would), and the methods the
  * spec marks N, which answer an error (spec §7), never a result.
  */
-import { bytesToKey } from '../../app/bytes.js';
+import { bytesEqual } from '../../crypto/bytes.js';
 import { ErrTxInCache } from '../../mempool/errors.js';
 import { GETH_CODES, GethRpcError, gethMethod } from '../jsonrpc/geth.js';
 import type { Route } from '../jsonrpc/methods.js';
@@ -87,6 +87,13 @@ function storageKey(v: unknown): Uint8Array {
   return out;
 }
 
+/** A 32-bit hash of an address's bytes (balanceOf's map key). */
+function addressHash(a: Uint8Array): number {
+  let h = 0;
+  for (let i = 0; i < a.length; i++) h = (Math.imul(h, 31) + a[i]!) | 0;
+  return h;
+}
+
 /** The geth text for a CheckTx refusal: the keeper's reason without the SDK's trailing description. */
 function checkTxMessage(log: string): string {
   return log.replace(/: [a-z][a-z -]*$/, '');
@@ -130,27 +137,29 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
   };
 
   /**
-   * eth_getBalance answers of the latest height, by address (its 20 bytes as latin1 text). The
-   * state of a height never changes, and the app moves its last height only once that height's
-   * state is readable (BaseApp.commit on this thread; reload after the executor thread's commit):
-   * so the map is emptied whenever the last height differs from the one it was filled at (a
-   * rollback after an aborted block moves it too). Bounded: emptied when full.
+   * eth_getBalance answers of the latest height, by address. The state of a height never
+   * changes, and the app moves its last height only once that height's state is readable
+   * (BaseApp.commit on this thread; reload after the executor thread's commit): so the map is
+   * emptied whenever the last height differs from the one it was filled at (a rollback after an
+   * aborted block moves it too). Bounded: emptied when full. Keyed by a hash of the 20 bytes (a
+   * number: no key string to make per call), each entry holding its address: an entry of another
+   * address under the same hash is a miss, and the new answer takes its place.
    */
-  let balances = { height: -1n, answers: new Map<string, string>() };
+  let balances = { height: -1n, answers: new Map<number, { address: Uint8Array; answer: string }>() };
   const balanceOf = (address: Uint8Array, b: unknown): string => {
     const latest = deps.lastHeight();
     // `latest` or none (what stateHeight makes of them once a block exists), else the general way.
     const h = (b === 'latest' || b === undefined) && latest > 0n ? latest : stateHeight(deps, parseBlockRef(1, b));
     if (h !== latest) return qty(k.bank.getBalance(readContext(h), address, k.denom).amount);
     if (balances.height !== latest) balances = { height: latest, answers: new Map() };
-    const key = bytesToKey(address);
-    let a = balances.answers.get(key);
-    if (a === undefined) {
-      a = qty(k.bank.getBalance(readContext(h), address, k.denom).amount);
-      if (balances.answers.size >= BALANCE_ANSWERS_MAX) balances.answers.clear();
-      balances.answers.set(key, a);
-    }
-    return a;
+    const key = addressHash(address);
+    const e = balances.answers.get(key);
+    if (e !== undefined && bytesEqual(e.address, address)) return e.answer;
+    const answer = qty(k.bank.getBalance(readContext(h), address, k.denom).amount);
+    if (balances.answers.size >= BALANCE_ANSWERS_MAX) balances.answers.clear();
+    // A copy: the caller's bytes are not ours to keep.
+    balances.answers.set(key, { address: address.slice(), answer });
+    return answer;
   };
 
   const block = { name: 'block', type: 'any', optional: true } as const;

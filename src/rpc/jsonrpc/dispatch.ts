@@ -30,7 +30,7 @@ export const UNKNOWN_METHOD = '(unknown)';
 /** What a method did: its result, or what it threw. */
 export type Outcome = { ok: true; result: unknown } | { ok: false; thrown: unknown };
 
-function isThenable(r: unknown): r is PromiseLike<unknown> {
+export function isThenable(r: unknown): r is PromiseLike<unknown> {
   return r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function';
 }
 

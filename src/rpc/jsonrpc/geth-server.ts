@@ -27,9 +27,21 @@ import { connectionClose, CONN_DROPPED_BY_UWS, listen, pauseUntilAnswer, sendJso
 import { StreamScope } from '../../evm/tracers/raw-json.js';
 import { replyChunked } from './chunked-reply.js';
 import type { RpcMetrics } from './dispatch.js';
-import { GETH_CODES, GETH_TIMEOUT_MARGIN_MS, gethErrorEnvelope, GethJsonRpc, gethTable, parseGethBody, toMessage, type CallTimeLimit, type GethCallSite } from './geth.js';
+import { GETH_CODES, GETH_NO_VALUE, GETH_TIMEOUT_MARGIN_MS, gethErrorEnvelope, GethJsonRpc, GethSyntaxError, gethTable, parseGethBody, parseGethValue, toMessage, type CallTimeLimit, type GethCallSite } from './geth.js';
 import type { Route, RouteTable } from './methods.js';
 import { UwsConnection, WS_MAX_QUEUED_REQUESTS, WS_MIN_PUSH_HIGH_WATER, WS_WRITE_WAIT_MS, type WsLimits, type WsUserData } from './ws.js';
+
+/** A body read past the limit: geth's MaxBytesReader error, answered as any other read error. */
+const READ_ERROR = new GethSyntaxError('');
+
+/**
+ * The header names every request reads, as bytes: uWS takes a name given as a string through a
+ * UTF-8 copy (an allocation per call), one given as bytes as it is.
+ */
+const H_AUTHORIZATION = Buffer.from('authorization');
+const H_CONNECTION = Buffer.from('connection');
+const H_CONTENT_LENGTH = Buffer.from('content-length');
+const H_CONTENT_TYPE = Buffer.from('content-type');
 
 /** rpc/http.go defaultBodyLimit. */
 export const GETH_HTTP_BODY_LIMIT = 5 * 1024 * 1024;
@@ -100,30 +112,48 @@ function idOf(m: unknown): unknown {
   return id;
 }
 
-interface Exchange extends ResponseState {
-  ac: AbortController | null;
-  /** A HEAD request: every answer goes out without its body. */
-  head: boolean;
-  /** The Authorization header (read while the request is in hand). */
-  authorization: string;
-}
-
-class HttpSite implements GethCallSite {
-  readonly transport = 'jsonrpc';
+/**
+ * One HTTP request: the state its handlers share, and the call site and time limit of its calls
+ * (one object per request, in place of a site, a limit and their closures).
+ */
+class Exchange implements ResponseState, GethCallSite, CallTimeLimit {
+  aborted = false;
+  done = false;
+  connClose: number | undefined = undefined;
+  paused = false;
+  ac: AbortController | null = null;
+  /** Set for a single request to a method that may stream (serveSingle). */
+  stream: StreamScope | undefined = undefined;
+  readonly transport = 'jsonrpc' as const;
   readonly ws = undefined;
-  private remote: string | undefined;
+  private remote: string | undefined = undefined;
   constructor(
-    private readonly res: HttpResponse,
-    private readonly ex: Exchange,
-    readonly stream?: StreamScope,
+    readonly res: HttpResponse,
+    /** A HEAD request: every answer goes out without its body. */
+    readonly head: boolean,
+    /** The Authorization header (read while the request is in hand). */
+    readonly authorization: string,
+    /** The time limit of its calls, ms (0: none); at its end the request's signal is aborted. */
+    readonly ms: number,
   ) {}
   get remoteAddr(): string {
-    return (this.remote ??= this.ex.aborted ? '' : remoteAddress(this.res));
+    return (this.remote ??= this.aborted ? '' : remoteAddress(this.res));
   }
   get signal(): AbortSignal {
-    this.ex.ac ??= new AbortController();
-    if (this.ex.aborted) this.ex.ac.abort();
-    return this.ex.ac.signal;
+    this.ac ??= new AbortController();
+    if (this.aborted) this.ac.abort();
+    return this.ac.signal;
+  }
+  onTimeout(): void {
+    this.ac ??= new AbortController();
+    this.ac.abort();
+  }
+  /** uWS's abort callback (attachAbort). */
+  aborts(): () => void {
+    return () => {
+      this.aborted = true;
+      this.ac?.abort();
+    };
   }
 }
 
@@ -166,18 +196,6 @@ export class GethRpcServer {
     // server/json_rpc.go; 0: none), not through geth's CheckTimeouts.
     const t = opts.httpTimeoutMs ?? 0;
     this.callLimitMs = t > 0 ? Math.max(1, t - GETH_TIMEOUT_MARGIN_MS) : 0;
-  }
-
-  /** The time limit of one HTTP request's calls: at its end the request's signal is aborted. */
-  private limitFor(ex: Exchange): CallTimeLimit | undefined {
-    if (this.callLimitMs === 0) return undefined;
-    return {
-      ms: this.callLimitMs,
-      onTimeout: () => {
-        ex.ac ??= new AbortController();
-        ex.ac.abort();
-      },
-    };
   }
 
   /**
@@ -288,14 +306,14 @@ export class GethRpcServer {
   /** `known`: the method, when the route says it (only its comparisons below matter). */
   private onHttp(res: HttpResponse, req: HttpRequest, known: string | undefined): void {
     const method = known ?? req.getCaseSensitiveMethod();
-    const ex: Exchange = { aborted: false, done: false, ac: null, head: method === 'HEAD', authorization: this.auth ? req.getHeader('authorization') : '' };
+    const ex = new Exchange(res, method === 'HEAD', this.auth ? req.getHeader(H_AUTHORIZATION) : '', this.callLimitMs);
     // uWS does not count a HEAD answer (endWithoutBody) as one: HEAD always attaches.
-    if (ex.head) this.attachAbort(res, ex);
+    if (ex.head) res.onAborted(ex.aborts());
     // What uWS and net/http do with the connection after the answer (../server/uws.ts
     // connectionClose): `Connection: close` is written whenever the connection ends after it.
-    const connection = req.getHeader('connection');
+    const connection = req.getHeader(H_CONNECTION);
     if (connection !== '') ex.connClose = connectionClose(connection);
-    const clHeader = req.getHeader('content-length');
+    const clHeader = req.getHeader(H_CONTENT_LENGTH);
     // uWS drops the connection right after this handler on a Content-Length it cannot read; the
     // 400 below is written so that it leaves first (CONN_DROPPED_BY_UWS).
     if (uwsRefusesContentLength(clHeader)) ex.connClose = CONN_DROPPED_BY_UWS;
@@ -317,43 +335,33 @@ export class GethRpcServer {
       this.reply(res, ex, '413 Request Entity Too Large', TEXT_HEADERS, `content length too large (${cl}>${this.bodyLimit})\n`, { close: true }, true);
       return;
     }
-    if (method !== 'OPTIONS' && !ACCEPTED_CONTENT_TYPES.has(mediaType(req.getHeader('content-type')))) {
+    if (method !== 'OPTIONS' && !ACCEPTED_CONTENT_TYPES.has(mediaType(req.getHeader(H_CONTENT_TYPE)))) {
       this.reply(res, ex, '415 Unsupported Media Type', TEXT_HEADERS, 'invalid content type, only application/json is supported\n', undefined, true);
       return;
     }
-    if (!ex.head) this.attachAbort(res, ex);
-    readBody(
-      res,
-      ex,
-      this.bodyLimit,
-      cl,
-      (body) => {
-        // The body may be a view over uWS's chunk (readBody's `view`): served now, or copied.
-        if (this.slice.admitHttp()) this.serveHttp(res, ex, body, true);
-        else {
-          const kept = body === null ? null : Buffer.from(body);
-          // Paused until the answer is written (../server/uws.ts pauseUntilAnswer), as the node
-          // RPC and REST servers do: resuming before serving armed uWS's 10 s HTTP timeout, and a
-          // deferred batch still computing 8–12 s later (~600 calls at load 15, the fuzz bench)
-          // had its connection closed without an answer.
-          pauseUntilAnswer(res, ex);
-          this.slice.defer(() => {
-            if (ex.aborted || ex.done) return;
-            this.serveHttp(res, ex, kept, false);
-          });
-        }
-      },
-      (e) => this.internal(res, ex, e),
-      true,
-    );
+    if (!ex.head) res.onAborted(ex.aborts());
+    readBody(res, ex, this.bodyLimit, cl, this.onBody, this.onBodyError, true);
   }
 
-  private attachAbort(res: HttpResponse, ex: Exchange): void {
-    res.onAborted(() => {
-      ex.aborted = true;
-      ex.ac?.abort();
-    });
-  }
+  /** readBody's `done`, the same function for every request. */
+  private readonly onBody = (body: Buffer | null, res: HttpResponse, ex: Exchange): void => {
+    // The body may be a view over uWS's chunk (readBody's `view`): served now, or copied.
+    if (this.slice.admitHttp()) this.serveHttp(res, ex, body, true);
+    else {
+      const kept = body === null ? null : Buffer.from(body);
+      // Paused until the answer is written (../server/uws.ts pauseUntilAnswer), as the node
+      // RPC and REST servers do: resuming before serving armed uWS's 10 s HTTP timeout, and a
+      // deferred batch still computing 8–12 s later (~600 calls at load 15, the fuzz bench)
+      // had its connection closed without an answer.
+      pauseUntilAnswer(res, ex);
+      this.slice.defer(() => {
+        if (ex.aborted || ex.done) return;
+        this.serveHttp(res, ex, kept, false);
+      });
+    }
+  };
+
+  private readonly onBodyError = (e: unknown, res: HttpResponse, ex: Exchange): void => this.internal(res, ex, e);
 
   /** Writes an answer (see ../server/uws.ts send); a HEAD request's goes out without its body. */
   private reply(res: HttpResponse, ex: Exchange, status: string, headers: Headers, body: string, opts?: SendOptions, corked = false): void {
@@ -363,20 +371,21 @@ export class GethRpcServer {
   /** `body` null: the limit was passed while reading (geth's MaxBytesReader: a read error). */
   private serveHttp(res: HttpResponse, ex: Exchange, body: Buffer | null, corked: boolean): void {
     try {
-      const parsed = body === null ? { ok: false as const, error: '' } : parseGethBody(body);
-      if (parsed === null) {
+      const value = body === null ? READ_ERROR : parseGethValue(body);
+      if (value === GETH_NO_VALUE) {
         this.reply(res, ex, '200 OK', JSON_HEADERS, '', undefined, corked);
         return;
       }
-      if (!parsed.ok) {
+      if (value instanceof GethSyntaxError) {
         // rpc/server.go serveSingleRequest: any read error other than EOF is "parse error".
         this.reply(res, ex, '200 OK', JSON_HEADERS, gethErrorEnvelope(null, GETH_CODES.PARSE_ERROR, 'parse error'), undefined, corked);
         return;
       }
-      if (!parsed.batch) {
-        this.serveSingle(res, ex, parsed.messages[0], corked);
+      if (!Array.isArray(value)) {
+        this.serveSingle(res, ex, value, corked);
         return;
       }
+      const parsed = { messages: value, batch: true };
       if (this.needsAuth(parsed.messages)) {
         const refused = this.auth!.verify(ex.authorization);
         if (refused !== null) {
@@ -385,7 +394,7 @@ export class GethRpcServer {
           return;
         }
       }
-      const a = this.rpc.serve(parsed, new HttpSite(res, ex), this.limitFor(ex));
+      const a = this.rpc.serve(parsed, ex, ex);
       if (a instanceof Promise) {
         a.then(
           (answer) => this.reply(res, ex, '200 OK', JSON_HEADERS, answer ?? ''),
@@ -405,7 +414,8 @@ export class GethRpcServer {
    */
   private serveSingle(res: HttpResponse, ex: Exchange, value: unknown, corked: boolean): void {
     const m = toMessage(value);
-    if (this.auth !== undefined && callsPrivate(value, this.privateServed)) {
+    // One `method` member (the usual message): its text says it; more: each of them counts.
+    if (this.auth !== undefined && (m.methodKeys === 1 ? this.privateServed(m.method) : m.methodKeys > 1 && callsPrivate(value, this.privateServed))) {
       const refused = this.auth.verify(ex.authorization);
       if (refused !== null) {
         // node/jwt_handler.go: http.Error(w, reason, 401); nothing of the request runs.
@@ -417,7 +427,8 @@ export class GethRpcServer {
     // chunks (chunked-reply.ts) through the stream scope in its call context; methods that do not
     // stream (options `streams`) get none.
     const scope = this.streams === undefined || this.streams(m.method) ? new StreamScope() : undefined;
-    const a = this.rpc.single(m, new HttpSite(res, ex, scope), this.limitFor(ex));
+    ex.stream = scope;
+    const a = this.rpc.single(m, ex, ex);
     if (a instanceof Promise) {
       a.then(
         (answer) => (scope !== undefined && scope.source !== undefined && answer !== null ? replyChunked(res, ex, answer, scope, (e) => this.internal(res, ex, e)) : this.replyJson(res, ex, answer ?? '', false)),

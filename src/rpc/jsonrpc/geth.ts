@@ -27,7 +27,8 @@
 import type { Logger } from '../../log.js';
 import { mayNestDeeperThan, RPC_JSON_MAX_DEPTH, scanJson } from '../server/gojson.js';
 import type { Args, ArgValue } from './cometbft-params.js';
-import { invoke, recordRejected, UNKNOWN_METHOD, type RpcMetrics } from './dispatch.js';
+import { invoke, isThenable, recordRejected, UNKNOWN_METHOD, type RpcMetrics } from './dispatch.js';
+import { tracing } from '../../profiling/spans.js';
 import { RouteTable, type Route, type RouteContext, type Transport } from './methods.js';
 import type { WsConnection } from './ws.js';
 import { RawJson, type StreamScope } from '../../evm/tracers/raw-json.js';
@@ -184,12 +185,35 @@ function hexNumber(s: string, maxDigits: number, rangeErr: string): bigint | str
   return BigInt(`0x${raw}`);
 }
 
+/** A hex digit's value, or -1. */
+function nibble(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const l = c | 0x20;
+  return l >= 0x61 && l <= 0x66 ? l - 0x57 : -1;
+}
+
+/** Texts up to this length (a hash's 66) are decoded here; longer ones by Buffer's decoder. */
+const HEX_LOOP_MAX_CHARS = 130;
+
 /** hexutil checkText(input, wantPrefix=true) + decoding. Empty input is empty bytes. */
 function hexBytes(s: string): Uint8Array | string {
-  if (s.length === 0) return new Uint8Array(0);
+  const n = s.length;
+  if (n === 0) return new Uint8Array(0);
   if (!has0x(s)) return HEX.MISSING_PREFIX;
+  if (n % 2 !== 0) return HEX.ODD_LENGTH;
+  if (n <= HEX_LOOP_MAX_CHARS) {
+    // Addresses and hashes, the common parameters: no slice, regex or intermediate Buffer.
+    const out = new Uint8Array((n - 2) >> 1);
+    for (let i = 2, j = 0; i < n; i += 2, j++) {
+      const hi = nibble(s.charCodeAt(i));
+      const lo = nibble(s.charCodeAt(i + 1));
+      if (hi < 0 || lo < 0) return HEX.SYNTAX;
+      out[j] = (hi << 4) | lo;
+    }
+    return out;
+  }
   const raw = s.slice(2);
-  if (raw.length % 2 !== 0) return HEX.ODD_LENGTH;
+  // (Not Buffer's decoder alone as the check: it reads U+0130 as 0x30.)
   if (!HEX_DIGITS.test(raw)) return HEX.SYNTAX;
   return new Uint8Array(Buffer.from(raw, 'hex'));
 }
@@ -294,6 +318,11 @@ export interface GethMessage {
   params: unknown;
   hasParams: boolean;
   hasResult: boolean;
+  /**
+   * Members named `method` in any case: when 1, `method` is that member's text (or '' when it is
+   * no string), so whether the message calls a private method is whether `method` is one.
+   */
+  methodKeys: number;
 }
 
 const hasValidId = (m: GethMessage) => m.id !== undefined && (m.id === null || typeof m.id !== 'object');
@@ -304,12 +333,13 @@ const isResponse = (m: GethMessage) => m.version && hasValidId(m) && m.method ==
 
 /** encoding/json's decoding of a value into jsonrpcMessage: fields matched case-insensitively. */
 export function toMessage(v: unknown): GethMessage {
-  const m: GethMessage = { version: false, id: undefined, method: '', params: undefined, hasParams: false, hasResult: false };
+  const m: GethMessage = { version: false, id: undefined, method: '', params: undefined, hasParams: false, hasResult: false, methodKeys: 0 };
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return m;
   const o = v as Record<string, unknown>;
   for (const key in o) {
     const x = o[key];
-    switch (key.toLowerCase()) {
+    // The members' usual spelling first: no toLowerCase for them.
+    switch (key === 'jsonrpc' || key === 'id' || key === 'method' || key === 'params' ? key : key.toLowerCase()) {
       case 'jsonrpc':
         m.version = x === '2.0';
         break;
@@ -318,6 +348,7 @@ export function toMessage(v: unknown): GethMessage {
         break;
       case 'method':
         m.method = typeof x === 'string' ? x : '';
+        m.methodKeys++;
         break;
       case 'params':
         m.params = x;
@@ -374,8 +405,19 @@ function successEnvelope(id: unknown, result: unknown): string {
 /** What parsing a body or frame gave: the messages, whether it was a batch, or Go's syntax error. */
 export type GethParsed = { ok: true; messages: unknown[]; batch: boolean } | { ok: false; error: string };
 
-/** json.Decoder.Decode of the first JSON value, then parseMessage (rpc/json.go). Empty input is EOF. */
-export function parseGethBody(buf: Uint8Array): GethParsed | null {
+/** parseGethValue's answer for input with no value (only white space): Go's io.EOF. */
+export const GETH_NO_VALUE: unique symbol = Symbol('no JSON value');
+
+/** parseGethValue's answer for input that does not decode: Go's syntax error text. */
+export class GethSyntaxError {
+  constructor(readonly error: string) {}
+}
+
+/**
+ * json.Decoder.Decode of the first JSON value (rpc/json.go): the value, GETH_NO_VALUE for empty
+ * input, or a GethSyntaxError. A batch is exactly an array value (it begins with `[`).
+ */
+export function parseGethValue(buf: Uint8Array): unknown {
   const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   let first = -1;
   for (let i = 0; i < b.length; i++) {
@@ -385,21 +427,29 @@ export function parseGethBody(buf: Uint8Array): GethParsed | null {
       break;
     }
   }
-  if (first === -1) return null;
+  if (first === -1) return GETH_NO_VALUE;
   let value: unknown;
   let parsed = false;
   try {
-    value = JSON.parse(b.toString('utf8'));
+    value = JSON.parse(b.toString());
     parsed = true;
   } catch {
     /* Go's decoder decides: the first value may be followed by more */
   }
   if (!parsed || mayNestDeeperThan(b, RPC_JSON_MAX_DEPTH)) {
     const r = scanJson(b, 'decode', RPC_JSON_MAX_DEPTH);
-    if (!r.ok) return { ok: false, error: r.error };
-    if (!parsed) value = JSON.parse(b.subarray(0, r.end).toString('utf8'));
+    if (!r.ok) return new GethSyntaxError(r.error);
+    if (!parsed) value = JSON.parse(b.subarray(0, r.end).toString());
   }
-  if (first === 0x5b && Array.isArray(value)) return { ok: true, messages: value, batch: true };
+  return value;
+}
+
+/** parseGethValue, then parseMessage (rpc/json.go): the messages and whether they were a batch. Empty input is EOF (null). */
+export function parseGethBody(buf: Uint8Array): GethParsed | null {
+  const value = parseGethValue(buf);
+  if (value === GETH_NO_VALUE) return null;
+  if (value instanceof GethSyntaxError) return { ok: false, error: value.error };
+  if (Array.isArray(value)) return { ok: true, messages: value, batch: true };
   return { ok: true, messages: [value], batch: false };
 }
 
@@ -597,7 +647,22 @@ export class GethJsonRpc {
       return answerOf(notification, gethErrorEnvelope(m.id, GETH_CODES.INVALID_PARAMS, e.message));
     }
     const id = m.id as string | number;
-    const o = invoke(route, args, new GethCallContext(id, site), this.metrics);
+    const ctx = new GethCallContext(id, site);
+    if (this.metrics === undefined && !tracing()) {
+      // invoke()'s plain path without its outcome object: the handler's result or throw as is.
+      let r: unknown;
+      try {
+        r = route.handler(args, ctx);
+      } catch (e) {
+        return answerOf(notification, this.failed(route, m.id, e));
+      }
+      if (!isThenable(r)) return answerOf(notification, successEnvelope(m.id, r));
+      return Promise.resolve(r).then(
+        (result) => answerOf(notification, successEnvelope(m.id, result)),
+        (e: unknown) => answerOf(notification, this.failed(route, m.id, e)),
+      );
+    }
+    const o = invoke(route, args, ctx, this.metrics);
     if (o instanceof Promise) return o.then((done) => answerOf(notification, done.ok ? successEnvelope(m.id, done.result) : this.failed(route, m.id, done.thrown)));
     return answerOf(notification, o.ok ? successEnvelope(m.id, o.result) : this.failed(route, m.id, o.thrown));
   }
