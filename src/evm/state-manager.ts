@@ -409,6 +409,22 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   /**
+   * After a read-only run whose every checkpoint was reverted (eth_call, src/app/modules/evm/calls.ts):
+   * the dirty marks its writes left are dropped. The caches hold the values from before the run
+   * again, so what flush() would hand over is nothing new; this skips building it.
+   */
+  discardReverted(): void {
+    if (this.journal.length > 0) {
+      throw new StateManagerError(`discardReverted with ${this.journal.length} open checkpoint(s)`, 'EVM_STATE_OPEN_CHECKPOINT');
+    }
+    this.dirtyAccounts.clear();
+    this.dirtyStorage.clear();
+    this.dirtyWiped.clear();
+    this.newCode.clear();
+    this.wiped.clear();
+  }
+
+  /**
    * What flush() would hand over now, without clearing anything and with checkpoints open: the
    * accounts and slots changed since the last flush, at their current values (code left out).
    * For debug_intermediateRoots (src/app/modules/evm/trace.ts), which needs the state after each

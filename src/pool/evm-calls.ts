@@ -12,6 +12,7 @@ import type { PiscinaCryptoPool } from './piscina.js';
 interface Job {
   setup: { dbFile: string; app: NodeAppSpec };
   req: CallRequest | null;
+  warmCalls?: number;
   reqs?: CallRequest[];
 }
 type Answer = { ok: true; value: CallValue; batch?: Answer[] } | { ok: false; rpcCode?: number; message?: string; data?: string; internal?: string };
@@ -25,6 +26,16 @@ type Answer = { ok: true; value: CallValue; batch?: Answer[] } | { ok: false; rp
  * job queued behind a batch waits a few tens of ms at most.
  */
 export const EVM_CALLS_PER_JOB = 32;
+
+/**
+ * Throw-away calls each thread runs once it has loaded (CallEngine.warmUp), as a job of its own
+ * queued before any real call: enough for V8 to have optimised the call path (EVM runCall,
+ * _executeCall, runInterpreter, the interpreter loop, the engine), about 0.5 s of CPU a thread.
+ * Without it, a new thread compiled while it served its first few thousand calls: in a 4 s
+ * eth_call run from cold, TurboFan on V8's helper threads was ~40 % of their CPU, which was a
+ * third of the process's CPU per call.
+ */
+export const EVM_WARM_CALLS = 600;
 
 export class EvmCallPoolError extends Error {
   override readonly name = 'EvmCallPoolError';
@@ -62,6 +73,9 @@ export function poolEvmCalls(pool: PiscinaCryptoPool, setup: Job['setup'], onLoa
     loaded = warmEvmCalls(pool, setup).then(
       () => {
         state = 'ready';
+        // The JIT warm-up, one job per thread, ahead of the first calls; a failure there is only a
+        // colder start (the threads loaded), and the calls' own jobs report real failures.
+        for (let i = 0; i < pool.threads; i++) pool.runTask<Job, Answer>('evmCall', { setup, req: null, warmCalls: EVM_WARM_CALLS }).catch(() => undefined);
         return true;
       },
       (e: unknown) => {

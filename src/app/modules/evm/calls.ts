@@ -272,7 +272,7 @@ export class CallEngine {
       return await f({ vm, sm, common: w.common, keeper: this.src.keeper });
     } finally {
       while (sm.checkpointDepth > 0) await sm.revert();
-      sm.flush();
+      sm.discardReverted();
       sm.originalStorageCache.clear();
       if (ctx !== undefined) {
         w.view.ctx = undefined;
@@ -413,12 +413,13 @@ export class CallEngine {
         ...(list?.report && journal.accessList ? { accessList: journal.accessList } : {}),
       };
     } finally {
-      // Undo every write of the call and its overrides; reads stay cached. flush() at depth 0
-      // only clears the dirty marks the reverted writes left (its result is nothing to keep).
-      // A call that threw inside the EVM may leave its own checkpoints open: unwind them all.
+      // Undo every write of the call and its overrides; reads stay cached. At depth 0 only the
+      // dirty marks the reverted writes left remain: dropped (discardReverted, not a flush()
+      // whose result would be thrown away). A call that threw inside the EVM may leave its own
+      // checkpoints open: unwind them all.
       if (added !== undefined) for (const k of added) this.warmTemplate?.map.delete(k);
       while (sm.checkpointDepth > 0) await sm.revert();
-      sm.flush();
+      sm.discardReverted();
       sm.originalStorageCache.clear();
     }
   }
