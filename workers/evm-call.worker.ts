@@ -23,8 +23,8 @@ export interface EvmCallJob {
   req: CallRequest | null;
   /**
    * With req null, after loading: this many throw-away calls that get V8 to compile the call path
-   * (CallEngine.warmUp). src/pool/evm-calls.ts sends it once per thread right after the threads
-   * loaded, as a job of its own, so that taking calls does not wait for it.
+   * (CallEngine.warmUp). src/pool/evm-calls.ts sends them in slices once the threads have loaded,
+   * only while no call waits (EVM_WARM_CALLS, EVM_WARM_SLICE).
    */
   warmCalls?: number;
   /**
