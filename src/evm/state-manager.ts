@@ -68,7 +68,7 @@ class OriginalStorage {
     return v;
   }
   clear(): void {
-    this.map.clear();
+    if (this.map.size > 0) this.map.clear();
   }
 }
 
@@ -417,11 +417,12 @@ export class FlatStateManager implements StateManagerInterface {
     if (this.journal.length > 0) {
       throw new StateManagerError(`discardReverted with ${this.journal.length} open checkpoint(s)`, 'EVM_STATE_OPEN_CHECKPOINT');
     }
-    this.dirtyAccounts.clear();
-    this.dirtyStorage.clear();
-    this.dirtyWiped.clear();
-    this.newCode.clear();
-    this.wiped.clear();
+    // clear() allocates a fresh table even for an empty collection: only the non-empty ones.
+    if (this.dirtyAccounts.size > 0) this.dirtyAccounts.clear();
+    if (this.dirtyStorage.size > 0) this.dirtyStorage.clear();
+    if (this.dirtyWiped.size > 0) this.dirtyWiped.clear();
+    if (this.newCode.size > 0) this.newCode.clear();
+    if (this.wiped.size > 0) this.wiped.clear();
   }
 
   /**
