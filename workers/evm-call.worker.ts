@@ -22,6 +22,12 @@ export interface EvmCallJob {
   /** null: only load (start-up warm-up: modules, LMDB, app, VM), answered with value ''. */
   req: CallRequest | null;
   /**
+   * With req null, after loading: this many throw-away calls that get V8 to compile the call path
+   * (CallEngine.warmUp). src/pool/evm-calls.ts sends them in slices once the threads have loaded,
+   * only while no call waits (EVM_WARM_CALLS, EVM_WARM_SLICE).
+   */
+  warmCalls?: number;
+  /**
    * Several requests in one job (src/pool/evm-calls.ts batches the calls that queued while the
    * thread was busy): answered as `batch`, one answer per request in order. One message each way
    * for the lot instead of one per call, and no idle round trip to the RPC thread between calls.
@@ -38,7 +44,7 @@ export type EvmCallAnswer =
 interface Loaded {
   dbFile: string;
   handle(req: CallRequest): Promise<CallValue>;
-  warmUp(): Promise<void>;
+  warmUp(calls: number): Promise<void>;
 }
 
 let loading: Promise<Loaded> | undefined;
@@ -56,7 +62,15 @@ async function load(setup: EvmCallJob['setup']): Promise<Loaded> {
   const engine = new CallEngine({ keeper: evm.keeper, queryContext: (h) => app.queryContext(h), replayBlock: appBlockReplay(app) });
   return {
     dbFile: setup.dbFile,
-    warmUp: () => engine.warmUp(),
+    // Start-up: the VM built; with `calls`, the call path compiled by V8 on throw-away calls
+    // (CallEngine.warmUp) over the latest committed state.
+    warmUp: (calls) => {
+      if (calls === 0) return engine.warmUp();
+      storage.resetReadTxn();
+      app.reload();
+      if (app.lastBlockHeight === 0n) return engine.warmUp();
+      return engine.warmUp({ height: app.lastBlockHeight, latest: app.lastBlockHeight, time: 0n, calls });
+    },
     handle: (req) => {
       if (req.latest > app.lastBlockHeight) {
         // The executor thread committed since: read from a fresh snapshot.
@@ -97,7 +111,7 @@ export default async function evmCallWorker(job: EvmCallJob): Promise<EvmCallAns
       return { ok: true, value: '', batch };
     }
     if (job.req === null) {
-      await l.warmUp();
+      await l.warmUp(job.warmCalls ?? 0);
       return { ok: true, value: '' };
     }
     return { ok: true, value: await l.handle(job.req) };

@@ -68,7 +68,7 @@ class OriginalStorage {
     return v;
   }
   clear(): void {
-    this.map.clear();
+    if (this.map.size > 0) this.map.clear();
   }
 }
 
@@ -406,6 +406,23 @@ export class FlatStateManager implements StateManagerInterface {
     // now have all their live slots in the cache, so reading the flat state for misses is right.
     this.wiped.clear();
     return { accounts, storage, code };
+  }
+
+  /**
+   * After a read-only run whose every checkpoint was reverted (eth_call, src/app/modules/evm/calls.ts):
+   * the dirty marks its writes left are dropped. The caches hold the values from before the run
+   * again, so what flush() would hand over is nothing new; this skips building it.
+   */
+  discardReverted(): void {
+    if (this.journal.length > 0) {
+      throw new StateManagerError(`discardReverted with ${this.journal.length} open checkpoint(s)`, 'EVM_STATE_OPEN_CHECKPOINT');
+    }
+    // clear() allocates a fresh table even for an empty collection: only the non-empty ones.
+    if (this.dirtyAccounts.size > 0) this.dirtyAccounts.clear();
+    if (this.dirtyStorage.size > 0) this.dirtyStorage.clear();
+    if (this.dirtyWiped.size > 0) this.dirtyWiped.clear();
+    if (this.newCode.size > 0) this.newCode.clear();
+    if (this.wiped.size > 0) this.wiped.clear();
   }
 
   /**

@@ -12,6 +12,7 @@ import type { PiscinaCryptoPool } from './piscina.js';
 interface Job {
   setup: { dbFile: string; app: NodeAppSpec };
   req: CallRequest | null;
+  warmCalls?: number;
   reqs?: CallRequest[];
 }
 type Answer = { ok: true; value: CallValue; batch?: Answer[] } | { ok: false; rpcCode?: number; message?: string; data?: string; internal?: string };
@@ -25,6 +26,18 @@ type Answer = { ok: true; value: CallValue; batch?: Answer[] } | { ok: false; rp
  * job queued behind a batch waits a few tens of ms at most.
  */
 export const EVM_CALLS_PER_JOB = 32;
+
+/**
+ * Throw-away calls per thread once the threads have loaded (CallEngine.warmUp): enough for V8 to
+ * have optimised the call path (EVM runCall, _executeCall, runInterpreter, the interpreter loop,
+ * the engine), about 0.5 s of CPU a thread. Without it a new thread compiled while it served its
+ * first few thousand calls: in a 4 s eth_call run from cold, TurboFan on V8's helper threads was
+ * ~40 % of their CPU, a third of the process's CPU per call. They run in jobs of
+ * EVM_WARM_SLICE, and only while no call waits and a thread is free: a real call never queues
+ * behind more than one slice (under load the first real calls warm the threads anyway).
+ */
+export const EVM_WARM_CALLS = 600;
+export const EVM_WARM_SLICE = 50;
 
 export class EvmCallPoolError extends Error {
   override readonly name = 'EvmCallPoolError';
@@ -62,6 +75,8 @@ export function poolEvmCalls(pool: PiscinaCryptoPool, setup: Job['setup'], onLoa
     loaded = warmEvmCalls(pool, setup).then(
       () => {
         state = 'ready';
+        warmLeft = EVM_WARM_CALLS * pool.threads;
+        dispatch();
         return true;
       },
       (e: unknown) => {
@@ -79,6 +94,22 @@ export function poolEvmCalls(pool: PiscinaCryptoPool, setup: Job['setup'], onLoa
   // Calls waiting for a thread, and jobs in flight (at most one per thread).
   let waiting: { req: CallRequest; resolve: (v: CallValue) => void; reject: (e: unknown) => void }[] = [];
   let inFlight = 0;
+  // Warm-up calls still to run (EVM_WARM_CALLS), a slice at a time while the threads are idle.
+  let warmLeft = 0;
+  const warmSlice = (): void => {
+    if (warmLeft <= 0 || waiting.length > 0 || inFlight >= pool.threads) return;
+    const n = Math.min(EVM_WARM_SLICE, warmLeft);
+    warmLeft -= n;
+    inFlight++;
+    // A failure is only a colder start (the threads loaded); the calls' own jobs report real ones.
+    void pool
+      .runTask<Job, Answer>('evmCall', { setup, req: null, warmCalls: n })
+      .catch(() => undefined)
+      .then(() => {
+        inFlight--;
+        dispatch();
+      });
+  };
   const dispatch = (): void => {
     while (waiting.length > 0 && inFlight < pool.threads) {
       const part = waiting.length <= EVM_CALLS_PER_JOB ? waiting : waiting.slice(0, EVM_CALLS_PER_JOB);
@@ -114,6 +145,7 @@ export function poolEvmCalls(pool: PiscinaCryptoPool, setup: Job['setup'], onLoa
         },
       );
     }
+    warmSlice();
   };
   const run = (req: CallRequest): Promise<CallValue> => {
     // A debug trace may carry the port its result streams through (trace.ts TraceSpec.stream):

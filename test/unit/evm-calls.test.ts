@@ -52,6 +52,15 @@ t.test('the call engine inline and on the pool thread', async (t) => {
   t.equal(BigInt(i1 as string), 25n, 'inline: balanceOf(B)');
   t.equal(p1, i1, 'pool: the same');
 
+  // The start-up warm-up (CallEngine.warmUp: throw-away calls of a contract placed by a state
+  // override at a scratch address) leaves nothing behind: no code there, in the engine's caches
+  // or in the store, and the token reads as before.
+  const scratch = Uint8Array.from({ length: 20 }, (_, i) => (i === 19 ? 0x0e : 0xee));
+  await inline.warmUp({ height: app.lastBlockHeight, latest: app.lastBlockHeight, time: 0n, calls: 20 });
+  t.equal(await inline.handle(req({ to: scratch, data: balanceOfData(B!.address) })), '0x', 'after the warm-up: no code at its scratch address (engine)');
+  t.equal(app.evm!.keeper.code(app.queryContext(), scratch).length, 0, 'nor in the store');
+  t.equal(BigInt((await inline.handle(bal(B!.address))) as string), 25n, 'after the warm-up: balanceOf(B) as before');
+
   // A stateDiff override is seen by its call only.
   const over = { ...bal(B!.address), args: { ...bal(B!.address).args, overrides: [{ address: token, stateDiff: [[balanceSlot(B!.address), word(777n)]] as [Uint8Array, Uint8Array][] }] } };
   const [i2, p2] = await both(over);

@@ -102,17 +102,25 @@ export function inlineEngine(deps: EvmRpcDeps): CallEngine {
   return e;
 }
 
-async function withTimeout<T>(deps: EvmRpcDeps, p: Promise<T>): Promise<T> {
+/**
+ * `p`, or geth's timeout error after `[json-rpc] evm-timeout`. One timer and one promise per call
+ * (no Promise.race, whose extra promise and reactions every eth_call paid for on the RPC thread).
+ */
+function withTimeout<T>(deps: EvmRpcDeps, p: Promise<T>): Promise<T> {
   if (deps.evmTimeoutMs <= 0) return p;
-  let timer: NodeJS.Timeout | undefined;
-  const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(gethError(`execution aborted (timeout = ${deps.evmTimeoutMs / 1000}s)`)), deps.evmTimeoutMs);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(gethError(`execution aborted (timeout = ${deps.evmTimeoutMs / 1000}s)`)), deps.evmTimeoutMs);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
   });
-  try {
-    return await Promise.race([p, t]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** One request to the pool (or inline), its CallError turned into geth's error. */

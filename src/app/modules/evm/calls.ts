@@ -88,7 +88,8 @@ export class CallError extends Error {
 }
 
 const DEFAULT_ERROR = -32000;
-const hex = (b: Uint8Array): string => `0x${Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex')}`;
+const unprefixedHex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+const hex = (b: Uint8Array): string => `0x${unprefixedHex(b)}`;
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
   if (a === b) return true;
@@ -119,6 +120,26 @@ const EMPTY_SLOTS: Set<string> = new Set();
 
 /** An access list as the journal keeps it: address hex → slot hexes (no 0x). */
 type JournalAccessList = Map<string, Set<string>>;
+
+/**
+ * CallEngine.warmUp's contract: an ERC-20 `balanceOf(address)` as solc lays it out, by hand
+ * (selector dispatch with SHR/EQ/JUMPI, the address masked, the mapping slot keccak256(holder,
+ * 0), SLOAD, the word returned); any other selector reverts. Placed at WARM_ADDRESS by a state
+ * override, so nothing of it is ever stored.
+ */
+const WARM_CODE = Uint8Array.from([
+  0x60, 0x00, 0x35, 0x60, 0xe0, 0x1c, // selector = calldata[0..4]
+  0x80, 0x63, 0x70, 0xa0, 0x82, 0x31, 0x14, 0x60, 0x14, 0x57, // balanceOf? jump to 0x14
+  0x60, 0x00, 0x80, 0xfd, // else revert(0, 0)
+  0x5b, 0x50, 0x60, 0x04, 0x35, // 0x14: JUMPDEST, POP, calldata[4..36]
+  0x73, ...new Array<number>(20).fill(0xff), 0x16, // AND with the 20-byte mask
+  0x60, 0x00, 0x52, 0x60, 0x00, 0x60, 0x20, 0x52, // mstore(0, holder), mstore(32, 0)
+  0x60, 0x40, 0x60, 0x00, 0x20, 0x54, // sload(keccak256(0, 64))
+  0x60, 0x00, 0x52, 0x60, 0x20, 0x60, 0x00, 0xf3, // mstore(0, balance), return(0, 32)
+]);
+const WARM_SELECTOR = Uint8Array.from([0x70, 0xa0, 0x82, 0x31]);
+/** The warm-up calls' address; the override replaces whatever state it has, for those calls only. */
+const WARM_ADDRESS = Uint8Array.from({ length: 20 }, (_, i) => (i === 19 ? 0x0e : 0xee));
 
 /** Past this many cached accounts at one height, the caches start over (bounded memory). */
 const MAX_CACHED_ACCOUNTS = 100_000;
@@ -167,9 +188,42 @@ export class CallEngine {
 
   constructor(private readonly src: CallEngineSource) {}
 
-  /** Builds the VM now (start-up), so that the first call does not pay for it. */
-  async warmUp(): Promise<void> {
+  /**
+   * Builds the VM now (start-up), so that the first call does not pay for it. With `at` (the
+   * committed height to read), it also runs `at.calls` throw-away calls of WARM_CODE, placed by a
+   * state override at a scratch address, so that V8 has compiled the call path (the EVM's
+   * runCall/_executeCall/runInterpreter, the interpreter loop, the opcode and gas handlers, this
+   * engine, the state manager) before the first real call: measured on the call worker, a cold
+   * thread spent its first seconds of calls compiling (TurboFan on V8's helper threads was about
+   * 40 % of their time, a third of all the process's CPU per call over a 4 s run, against about
+   * 15 % once warm). Nothing of it stays: each call is reverted like any other, and the caches
+   * start over after.
+   */
+  async warmUp(at?: { height: bigint; latest: bigint; time: bigint; calls: number }): Promise<void> {
     await this.engine();
+    if (at === undefined || at.calls <= 0) return;
+    const holder = new Uint8Array(32);
+    for (let i = 0; i < at.calls; i++) {
+      holder[28] = i >> 24;
+      holder[29] = (i >> 16) & 0xff;
+      holder[30] = (i >> 8) & 0xff;
+      holder[31] = i & 0xff;
+      const data = new Uint8Array(36);
+      data.set(WARM_SELECTOR, 0);
+      data.set(holder, 4);
+      await this.handle({
+        kind: 'call',
+        height: at.height,
+        latest: at.latest,
+        time: at.time,
+        gasLimit: 30_000_000n,
+        gasCap: 30_000_000n,
+        args: { to: WARM_ADDRESS, data, value: 0n, overrides: [{ address: WARM_ADDRESS, code: WARM_CODE }] },
+      }).catch(() => undefined);
+    }
+    const w = await this.engine();
+    w.sm.clearCaches();
+    this.bound = undefined;
   }
 
   /** Answers one request; throws CallError with geth's code and text. */
@@ -218,7 +272,7 @@ export class CallEngine {
       return await f({ vm, sm, common: w.common, keeper: this.src.keeper });
     } finally {
       while (sm.checkpointDepth > 0) await sm.revert();
-      sm.flush();
+      sm.discardReverted();
       sm.originalStorageCache.clear();
       if (ctx !== undefined) {
         w.view.ctx = undefined;
@@ -277,17 +331,14 @@ export class CallEngine {
   private block(req: CallRequest, common: Common): Block {
     const bo = req.args.blockOverrides;
     const coinbase = this.src.keeper.coinbase;
-    const header = {
-      number: bo?.number ?? req.height + 1n,
-      timestamp: bo?.time ?? req.time,
-      coinbase: bo?.coinbase ?? coinbase,
-      gasLimit: bo?.gasLimit ?? req.gasLimit,
-      baseFeePerGas: 0n,
-      mixHash: new Uint8Array(32),
-    };
+    const number = bo?.number ?? req.height + 1n;
+    const timestamp = bo?.time ?? req.time;
+    const gasLimit = bo?.gasLimit ?? req.gasLimit;
+    const cb = bo?.coinbase ?? coinbase;
     // createBlock copies the Common (and rebuilds its parameter cache): once per height, not per call.
     const c = this.blockCache;
-    if (c !== undefined && c.common === common && c.number === header.number && c.timestamp === header.timestamp && c.gasLimit === header.gasLimit && sameBytes(c.coinbase, header.coinbase)) return c.block;
+    if (c !== undefined && c.common === common && c.number === number && c.timestamp === timestamp && c.gasLimit === gasLimit && sameBytes(c.coinbase, cb)) return c.block;
+    const header = { number, timestamp, coinbase: cb, gasLimit, baseFeePerGas: 0n, mixHash: new Uint8Array(32) };
     const block = createBlock({ header }, { common, skipConsensusFormatValidation: true });
     this.blockCache = { number: header.number, timestamp: header.timestamp, gasLimit: header.gasLimit, coinbase: header.coinbase, common, block };
     return block;
@@ -311,7 +362,7 @@ export class CallEngine {
     await sm.checkpoint();
     let added: string[] | undefined;
     try {
-      await applyOverrides(sm, a);
+      if (a.overrides !== undefined && a.overrides.length > 0) await applyOverrides(sm, a);
       const block = this.block(req, common);
       // What runTx warms before a tx runs (EIP-2929, EIP-3651): sender, recipient, coinbase,
       // precompiles. The precompiles and the coinbase are one kept map instead of 18
@@ -323,9 +374,10 @@ export class CallEngine {
       const fresh = list !== undefined && list.warm.size > 0;
       const warm = this.warmBase(fresh);
       setAlwaysWarm(journal, warm);
-      for (const x of [a.from, a.to]) {
+      for (let i = 0; i < 2; i++) {
+        const x = i === 0 ? a.from : a.to;
         if (x === undefined) continue;
-        const k = Buffer.from(x).toString('hex');
+        const k = unprefixedHex(x);
         if (warm.has(k)) continue;
         warm.set(k, fresh ? new Set() : EMPTY_SLOTS);
         if (!fresh) (added ??= []).push(k);
@@ -361,12 +413,13 @@ export class CallEngine {
         ...(list?.report && journal.accessList ? { accessList: journal.accessList } : {}),
       };
     } finally {
-      // Undo every write of the call and its overrides; reads stay cached. flush() at depth 0
-      // only clears the dirty marks the reverted writes left (its result is nothing to keep).
-      // A call that threw inside the EVM may leave its own checkpoints open: unwind them all.
+      // Undo every write of the call and its overrides; reads stay cached. At depth 0 only the
+      // dirty marks the reverted writes left remain: dropped (discardReverted, not a flush()
+      // whose result would be thrown away). A call that threw inside the EVM may leave its own
+      // checkpoints open: unwind them all.
       if (added !== undefined) for (const k of added) this.warmTemplate?.map.delete(k);
       while (sm.checkpointDepth > 0) await sm.revert();
-      sm.flush();
+      sm.discardReverted();
       sm.originalStorageCache.clear();
     }
   }
