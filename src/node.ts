@@ -38,6 +38,7 @@ import { createMetrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/server.js';
 import { createNames } from './names/index.js';
 import { createCryptoPool, PiscinaCryptoPool } from './pool/index.js';
+import { applyScavengePolicy } from './pool/gc.js';
 import { poolEvmCalls } from './pool/evm-calls.js';
 import type { NodeRpcContext } from './rpc/node/context.js';
 import { subscriptionsFor } from './rpc/node/methods/events.js';
@@ -177,6 +178,8 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     const storage = Storage.open({ file: path.join(paths.dbDir, DB_FILE_NAME) });
     parts.push({ name: 'storage', close: () => storage.close() });
 
+    // Before the threads start: scavenges single-threaded on a machine with few cores (src/pool/gc.ts).
+    applyScavengePolicy(env.parallelScavenge);
     const pool = createCryptoPool({ kind: env.pool, crypto: env.crypto }, { metrics: metrics?.pool });
     parts.push({ name: 'worker pool', close: () => pool.close() });
     log.info('worker pool started', { kind: pool.kind });

@@ -12,6 +12,8 @@
  *                    main thread (src/state/executor-thread.ts; tests, debugging)
  *   CHAIND_EXEC_NICE the executor thread's nice value, 0..19 (default 0): above 0 it yields a shared core
  *                    to the thread that answers RPC (Linux: a per-thread setting)
+ *   CHAIND_PARALLEL_SCAVENGE `on` | `off` | `auto` (default: off on a machine of fewer than 5 cores, on
+ *                    otherwise): V8's parallel young-generation GC, a process-wide flag (src/pool/gc.ts)
  *   CHAIND_TEST_DOUBLE_SIGN  `1`: the validator equivocates (tests of evidence only; refused unless
  *                    the chain id begins "test-", src/p2p/reactors/double-sign.ts)
  *
@@ -23,6 +25,7 @@ import { ConfigError } from './errors.js';
 
 export type PoolSetting = 'piscina' | 'single';
 export type ExecSetting = 'thread' | 'inline';
+export type ScavengeSetting = 'auto' | 'on' | 'off';
 
 export interface EnvSwitches {
   /** CHAIND_POOL */
@@ -35,6 +38,8 @@ export interface EnvSwitches {
   exec: ExecSetting;
   /** CHAIND_EXEC_NICE */
   execNice: number;
+  /** CHAIND_PARALLEL_SCAVENGE */
+  parallelScavenge: ScavengeSetting;
   /** CHAIND_TEST_DOUBLE_SIGN=1 */
   testDoubleSign: boolean;
 }
@@ -43,7 +48,7 @@ export interface EnvSwitches {
 export const DEFAULT_EXEC_NICE = 0;
 
 /** What a node started without an environment (in-process tests) runs with. */
-export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', execNice: DEFAULT_EXEC_NICE, testDoubleSign: false });
+export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', execNice: DEFAULT_EXEC_NICE, parallelScavenge: 'auto', testDoubleSign: false });
 
 /** Reads and checks the switches; a bad value is a ConfigError naming the variable. */
 export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwitches {
@@ -60,6 +65,10 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
   if (!/^[0-9]+$/.test(niceText === '' ? '0' : niceText) || !Number.isInteger(execNice) || execNice < 0 || execNice > 19) {
     throw new ConfigError(`CHAIND_EXEC_NICE must be an integer 0..19, got "${env.CHAIND_EXEC_NICE}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_EXEC_NICE');
   }
+  const scavenge = (env.CHAIND_PARALLEL_SCAVENGE ?? '').trim().toLowerCase();
+  if (scavenge !== '' && scavenge !== 'auto' && scavenge !== 'on' && scavenge !== 'off') {
+    throw new ConfigError(`CHAIND_PARALLEL_SCAVENGE must be on, off or auto, got "${env.CHAIND_PARALLEL_SCAVENGE}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_PARALLEL_SCAVENGE');
+  }
   let crypto: CryptoBackendSetting;
   try {
     crypto = parseCryptoSetting(env.CHAIND_CRYPTO);
@@ -70,5 +79,6 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
   return { pool: pool === 'single' ? 'single' : 'piscina', crypto, signLog: signLog !== undefined && signLog !== '' ? signLog : null,
     exec: exec === 'inline' ? 'inline' : 'thread',
     execNice,
+    parallelScavenge: scavenge === 'on' || scavenge === 'off' ? scavenge : 'auto',
     testDoubleSign: env.CHAIND_TEST_DOUBLE_SIGN === '1' };
 }

@@ -12,30 +12,30 @@
  * off, the helpers fell to ~10 µs each, the call thread's own CPU did not grow (its scavenges were
  * waiting on the helpers), and the process used ~450–480 µs per call.
  *
- * CHAIND_PARALLEL_SCAVENGE=on|off overrides the choice made from the core count (an unknown value
- * is ignored).
+ * CHAIND_PARALLEL_SCAVENGE=on|off (src/config/env.ts) overrides the choice made from the core
+ * count; the node applies it at start, before its threads (src/node.ts).
  */
 import { availableParallelism } from 'node:os';
 import v8 from 'node:v8';
+import type { ScavengeSetting } from '../config/env.js';
 
 /** Up to this many cores, parallel scavenging is off unless CHAIND_PARALLEL_SCAVENGE=on. */
 export const PARALLEL_SCAVENGE_MIN_CORES = 5;
 
-/** Whether parallel scavenging stays on: CHAIND_PARALLEL_SCAVENGE=on|off, else by core count. */
-export function parallelScavenge(env: NodeJS.ProcessEnv, cores: number): boolean {
-  const s = env.CHAIND_PARALLEL_SCAVENGE;
-  return s === 'on' ? true : s === 'off' ? false : cores >= PARALLEL_SCAVENGE_MIN_CORES;
+/** Whether parallel scavenging stays on: `on`/`off` as set, `auto` by core count. */
+export function parallelScavenge(setting: ScavengeSetting, cores: number): boolean {
+  return setting === 'on' ? true : setting === 'off' ? false : cores >= PARALLEL_SCAVENGE_MIN_CORES;
 }
 
 let applied: boolean | undefined;
 
 /**
- * Applies parallelScavenge() once per process (the pool calls it before it starts its threads);
- * returns whether parallel scavenging stays on.
+ * Applies parallelScavenge() once per process (the node, before it starts its threads); returns
+ * whether parallel scavenging stays on.
  */
-export function applyScavengePolicy(): boolean {
+export function applyScavengePolicy(setting: ScavengeSetting): boolean {
   if (applied !== undefined) return applied;
-  applied = parallelScavenge(process.env, availableParallelism());
+  applied = parallelScavenge(setting, availableParallelism());
   if (!applied) v8.setFlagsFromString('--no-parallel-scavenge');
   return applied;
 }

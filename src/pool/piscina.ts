@@ -11,7 +11,6 @@ import { Piscina } from 'piscina';
 import { cryptoBackendSetting, type CryptoBackendSetting } from '../crypto/backend.js';
 import { LANE, spanBegin, spanEnd } from '../profiling/spans.js';
 import { recordWait } from '../profiling/waits.js';
-import { applyScavengePolicy } from './gc.js';
 import { IDLE_TIMEOUT_MS, MAX_BUFFER_WAIT_MS, MAX_ITEMS_PER_JOB, MAX_QUEUED_JOBS, MIN_ITEMS_TO_SKIP_BUFFER } from './constants.js';
 import { nowMs, observeJob, packJob, recoverPoolItem, ResultCode, sigPoolItem, type CryptoJob, type CryptoJobResult, type PoolItem } from './job.js';
 import {
@@ -119,8 +118,6 @@ export class PiscinaCryptoPool implements CryptoPool {
     this.maxItemsPerJob = Math.max(1, opts.maxItemsPerJob ?? MAX_ITEMS_PER_JOB);
     this.maxBufferWaitMs = Math.max(0, opts.maxBufferWaitMs ?? MAX_BUFFER_WAIT_MS);
     this.maxQueuedJobs = Math.max(1, opts.maxQueuedJobs ?? MAX_QUEUED_JOBS);
-    // Before the threads start: their heaps' scavenges single-threaded on a machine with few cores (./gc.ts).
-    applyScavengePolicy();
     const workerData: CryptoWorkerData = { crypto: opts.crypto ?? cryptoBackendSetting() };
     this.pool = new Piscina<CryptoJob, CryptoJobResult>({
       filename: CRYPTO_WORKER_URL.href,

@@ -1,16 +1,18 @@
 /**
  * src/pool/gc.ts: parallel scavenging is off on a machine with few cores, on with many, and
- * CHAIND_PARALLEL_SCAVENGE=on|off decides when set (an unknown value is ignored).
+ * CHAIND_PARALLEL_SCAVENGE=on|off decides when set (src/config/env.ts refuses another value).
  */
 import t from 'tap';
+import { readEnvSwitches } from '../../src/config/env.js';
 import { PARALLEL_SCAVENGE_MIN_CORES, parallelScavenge } from '../../src/pool/gc.js';
 
 t.test('the choice', async (t) => {
-  t.equal(parallelScavenge({}, 2), false, '2 cores: off');
-  t.equal(parallelScavenge({}, PARALLEL_SCAVENGE_MIN_CORES - 1), false, 'below the threshold: off');
-  t.equal(parallelScavenge({}, PARALLEL_SCAVENGE_MIN_CORES), true, 'at the threshold: on');
-  t.equal(parallelScavenge({ CHAIND_PARALLEL_SCAVENGE: 'on' }, 2), true, 'on, whatever the cores');
-  t.equal(parallelScavenge({ CHAIND_PARALLEL_SCAVENGE: 'off' }, 64), false, 'off, whatever the cores');
-  t.equal(parallelScavenge({ CHAIND_PARALLEL_SCAVENGE: 'maybe' }, 2), false, 'unknown value: by cores (2)');
-  t.equal(parallelScavenge({ CHAIND_PARALLEL_SCAVENGE: 'maybe' }, 16), true, 'unknown value: by cores (16)');
+  t.equal(parallelScavenge('auto', 2), false, '2 cores: off');
+  t.equal(parallelScavenge('auto', PARALLEL_SCAVENGE_MIN_CORES - 1), false, 'below the threshold: off');
+  t.equal(parallelScavenge('auto', PARALLEL_SCAVENGE_MIN_CORES), true, 'at the threshold: on');
+  t.equal(parallelScavenge('on', 2), true, 'on, whatever the cores');
+  t.equal(parallelScavenge('off', 64), false, 'off, whatever the cores');
+  t.equal(readEnvSwitches({}).parallelScavenge, 'auto');
+  t.equal(readEnvSwitches({ CHAIND_PARALLEL_SCAVENGE: ' OFF ' }).parallelScavenge, 'off');
+  t.throws(() => readEnvSwitches({ CHAIND_PARALLEL_SCAVENGE: 'maybe' }), { code: 'CONFIG_INVALID', message: /CHAIND_PARALLEL_SCAVENGE must be on, off or auto/ });
 });
