@@ -200,6 +200,10 @@ function wrk(c: Chain, bodies: string[], tmp: string): Throughput {
   const t0 = c.name === 'chaind' ? threadTicks(c.pid) : undefined;
   const out = execFileSync('wrk', ['-t1', '-c64', `-d${SECONDS}s`, '-s', script, `http://127.0.0.1:${c.port}/`], { encoding: 'utf8' });
   const c1 = cpuTicks(c.pid);
+  // This process's event loop stood still while wrk ran (execFileSync): its idle keep-alive
+  // sockets went unread, and a server that closes idle connections (uWS after 10 s) may have
+  // closed them; the next request on one would fail with "socket hang up". Drop them.
+  for (const socks of Object.values(agent.freeSockets)) for (const s of socks ?? []) s.destroy();
   if (t0) console.log(`  chaind threads: ${threadCpu(t0, threadTicks(c.pid))}`);
   const m = /Requests\/sec:\s+([\d.]+)/.exec(out);
   const n = /(\d+) requests in/.exec(out);
