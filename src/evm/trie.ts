@@ -691,9 +691,9 @@ function latin1(b: Uint8Array): string {
 const EMPTY_BYTES = new Uint8Array(0);
 
 /** A bigint as minimal big-endian bytes (0 is empty), as RLP wants integers. */
-function uintBytes(x: bigint): Uint8Array {
+export function uintBytes(x: bigint): Uint8Array {
   if (x === 0n) return EMPTY_BYTES;
-  if (x < 0n) throw new RangeError('negative integer in an account');
+  if (x < 0n) throw new RangeError('negative integer in RLP');
   let h = x.toString(16);
   if (h.length & 1) h = '0' + h;
   return Buffer.from(h, 'hex');

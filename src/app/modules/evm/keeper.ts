@@ -324,6 +324,11 @@ export class EvmKeeper implements AccountModel {
     return (etx.cometHash ??= this.crypto.sha256(etx.raw));
   }
 
+  /** The CometBFT hash of the tx being run: of the bytes the block carries (a wrapping message's, when it is wrapped). */
+  private txCometHash(ctx: Context, etx: EvmTx): Bytes {
+    return ctx.txBytes === undefined || ctx.txBytes === etx.raw ? this.cometHash(etx) : this.crypto.sha256(ctx.txBytes);
+  }
+
   // --- sender hints (main thread → executor thread) ---------------------------------------------
 
   /**
@@ -569,7 +574,7 @@ export class EvmKeeper implements AccountModel {
       const err = r.execResult.exceptionError;
       const logs = (r.execResult.logs ?? []) as [Uint8Array, Uint8Array[], Uint8Array][];
       const ethHash = this.ethHash(etx);
-      const cometHash = ctx.txBytes === undefined || ctx.txBytes === etx.raw ? this.cometHash(etx) : this.crypto.sha256(ctx.txBytes);
+      const cometHash = this.txCometHash(ctx, etx);
       const index = blk?.receipts.length ?? 0;
       const firstLogIndex = blk?.logCount ?? 0;
       const effectiveGasPrice = EvmKeeper.effectiveGasPrice(tx);
@@ -630,7 +635,7 @@ export class EvmKeeper implements AccountModel {
       logs: [],
       contractAddress: undefined,
       ethHash: this.ethHash(etx),
-      cometHash: ctx.txBytes === undefined || ctx.txBytes === etx.raw ? this.cometHash(etx) : this.crypto.sha256(ctx.txBytes),
+      cometHash: this.txCometHash(ctx, etx),
       from,
       to: tx.to?.bytes,
       index: blk.receipts.length,

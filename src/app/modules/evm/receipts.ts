@@ -6,6 +6,7 @@
 import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, bytesToBigInt } from '@ethereumjs/util';
 import type { Bytes } from '../../bytes.js';
+import { uintBytes } from '../../../evm/trie.js';
 import { rlpList, rlpString } from './header.js';
 
 export type StoredLog = [address: Bytes, topics: Bytes[], data: Bytes];
@@ -39,19 +40,7 @@ const n = (x: bigint | number) => bigIntToUnpaddedBytes(BigInt(x));
 const num = (b: Uint8Array) => Number(bytesToBigInt(b));
 const EMPTY = new Uint8Array(0);
 
-/** Unpadded big-endian bytes of a non-negative integer (bigIntToUnpaddedBytes without its hex round trip). */
-function uintBytes(x: bigint | number): Uint8Array {
-  let v = BigInt(x);
-  if (v === 0n) return EMPTY;
-  if (v < 0n) throw new Error('receipt field below zero');
-  let len = 0;
-  for (let t = v; t > 0n; t >>= 8n) len++;
-  const out = new Uint8Array(len);
-  for (let i = len - 1; i >= 0; i--, v >>= 8n) out[i] = Number(v & 0xffn);
-  return out;
-}
-
-const uint = (x: bigint | number) => rlpString(uintBytes(x));
+const uint = (x: bigint | number) => rlpString(uintBytes(BigInt(x)));
 const utf8Encoder = new TextEncoder();
 
 /**
