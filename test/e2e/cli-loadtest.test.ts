@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { allocPorts, CLI, runCli, startNode, statusHeight, tmpHome, waitFor, type Ports } from '../helpers/node.js';
+import { allocPorts, CLI, runCli, startNode, statusHeight, tmpHome, waitFor, within, type Ports } from '../helpers/node.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
 import { RpcClient } from '../../src/cli/client.js';
 import { queryAccount } from '../../src/cli/tx.js';
@@ -64,7 +64,7 @@ t.before(async () => {
   const node = startNode(home, ports);
   t.teardown(async () => {
     node.proc.kill('SIGTERM');
-    await Promise.race([node.exited, new Promise((r) => setTimeout(r, 20_000))]);
+    await within(node.exited, 20_000);
   });
   await waitFor('height 2', async () => (await statusHeight(ports.rpc)) >= 2n, 120_000);
 });

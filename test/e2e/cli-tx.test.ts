@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { allocPorts, statusHeight, startNode, tmpHome, waitFor } from '../helpers/node.js';
+import { allocPorts, statusHeight, startNode, tmpHome, waitFor, within } from '../helpers/node.js';
 import { runCliIn, spawnCli } from '../helpers/cli.js';
 import { bech32Address, DEV_MNEMONIC } from '../../src/keys/devaccounts.js';
 
@@ -70,7 +70,7 @@ t.before(async () => {
   nodeOutput = node.output;
   t.teardown(async () => {
     node.proc.kill('SIGTERM');
-    await Promise.race([node.exited, new Promise((r) => setTimeout(r, 10_000))]);
+    await within(node.exited, 10_000);
     node.proc.kill('SIGKILL');
   });
   NODE = ['--node', `tcp://127.0.0.1:${ports.rpc}`];

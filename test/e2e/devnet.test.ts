@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import t from 'tap';
-import { allocPorts, getJson, runCli, sleep, startNode, statusHeight, tmpHome, waitFor } from '../helpers/node.js';
+import { allocPorts, getJson, runCli, sleep, startNode, statusHeight, tmpHome, waitFor, within } from '../helpers/node.js';
 
 t.test('devnet makes blocks, serves status/health/metrics, restarts cleanly', async (t) => {
   const home = tmpHome();
@@ -67,7 +67,7 @@ t.test('devnet makes blocks, serves status/health/metrics, restarts cleanly', as
   t.match(metrics, /chaind_consensus_block_interval_seconds_count \d+/);
 
   node.proc.kill('SIGTERM');
-  const code = await Promise.race([node.exited, sleep(15_000).then(() => 'timeout')]);
+  const code = await within(node.exited, 15_000);
   t.equal(code, 0, 'SIGTERM exits 0');
   const before = h2;
 

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { alive, CLI, getJson, runCli, sleep, tmpHome, waitFor } from '../helpers/node.js';
+import { alive, CLI, getJson, runCli, tmpHome, waitFor, within } from '../helpers/node.js';
 
 t.setTimeout(600_000);
 
@@ -84,7 +84,7 @@ t.test('testnet start: two nodes on their own addresses; SIGINT stops both; a de
   t.match(fs.readFileSync(path.join(dir, 'node1', 'chaind.log'), 'utf8'), /starting chaind/);
 
   runner.proc.kill('SIGINT');
-  const code = await Promise.race([runner.exited, sleep(90_000).then(() => 'timeout')]);
+  const code = await within(runner.exited, 90_000);
   t.equal(code, 0, `SIGINT: the runner exits 0 once both nodes stopped cleanly\n${runner.err()}`);
   for (const [name, pid] of pids) t.notOk(alive(pid), `${name} (pid ${pid}) is gone`);
   t.match(runner.err(), /SIGINT: stopping 2 node\(s\)/);
@@ -99,7 +99,7 @@ t.test('testnet start: two nodes on their own addresses; SIGINT stops both; a de
   t.pass('node1\'s death is reported');
   t.equal((await status(ips[0]!)).node_info.id, ids[0], 'node0 still serves');
   runner.proc.kill('SIGINT');
-  const code2 = await Promise.race([runner.exited, sleep(90_000).then(() => 'timeout')]);
+  const code2 = await within(runner.exited, 90_000);
   t.equal(code2, 1, 'a node that died makes the run exit 1');
   t.notOk(alive(pids.get('node0')!), 'node0 is gone');
 });

@@ -180,6 +180,20 @@ export async function statusHeight(port: number): Promise<bigint> {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * `p`'s value, or 'timeout' once `ms` have passed. The timer is cleared when the race settles: a
+ * plain race with sleep(ms) keeps the test process alive for the rest of `ms` after `p` won (the
+ * testnet test's 90 s bound on a clean exit held its file open 90 s after every run).
+ */
+export async function within<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Whether a process exists (signal 0; EPERM: it exists but is not ours). */
 export function alive(pid: number): boolean {
   try {
