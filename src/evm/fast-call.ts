@@ -242,10 +242,10 @@ export class FastCaller {
     return FastCaller.word(this.scratchView, 0);
   }
 
-  private static key(x: bigint): Uint8Array {
-    const k = new Uint8Array(32);
-    FastCaller.putWord(new DataView(k.buffer), 0, x);
-    return k;
+  /** A slot key as 32 bytes, a fresh array (the state manager may keep it). */
+  private key(x: bigint): Uint8Array {
+    FastCaller.putWord(this.scratchView, 0, x);
+    return this.scratch.slice();
   }
 
   /**
@@ -577,7 +577,7 @@ export class FastCaller {
           if (cold) warm.add(key);
           gas -= fee[op]! + (cold ? this.coldSload : this.warmRead);
           if (gas < 0) return fail(OOG);
-          stack[sp - 1] = this.bytesToBig(input.sload(FastCaller.key(key)));
+          stack[sp - 1] = this.bytesToBig(input.sload(this.key(key)));
           break;
         }
         case 0x56:
