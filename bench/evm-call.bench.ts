@@ -7,8 +7,9 @@
  * eth_call figure is this plus the RPC thread's parsing, the hand-off to the pool and the answer.
  *
  *   node dist/bench/evm-call.bench.js
- *   (rounds alternate the interpreter loop of src/evm/fast-steps.ts with the library's own,
- *   BENCH_CALL_AB=fast by default, and report the pair as a figure; BENCH_CALL_AB= runs neither)
+ *   (rounds alternate src/evm/fast-call.ts's synchronous interpreter with @ethereumjs/evm's runCall,
+ *   BENCH_CALL_AB=fastcall by default, and report the pair as a figure; BENCH_CALL_AB=fast
+ *   alternates the library's loop with src/evm/fast-steps.ts's; BENCH_CALL_AB= runs neither)
  *   BENCH_CALL_PROFILE=1: samples the last round and prints its top frames
  *   (BENCH_CALL_PROFILE_TOP lines); BENCH_CALL_PROFILE_DIR also keeps the .cpuprofile.
  *
@@ -49,8 +50,16 @@ function cpuUs(): number {
 }
 
 /** Changes that can be switched at run time, for BENCH_CALL_AB. */
-const AB_TOGGLES: Record<string, (on: boolean) => Promise<unknown>> = {
-  fast: (on) => installFastSteps(on),
+const AB_TOGGLES: Record<string, (on: boolean, engine: CallEngine) => Promise<unknown>> = {
+  /** src/evm/fast-call.ts's interpreter (off: every call through @ethereumjs/evm). */
+  fastcall: async (on, engine) => {
+    engine.fastCalls = on;
+  },
+  /** src/evm/fast-steps.ts's loop inside the library (the fast-call interpreter off on both sides). */
+  fast: async (on, engine) => {
+    engine.fastCalls = false;
+    return installFastSteps(on);
+  },
   /** Both sides the same: the fine A/B's percentiles of one build (before/after across builds). */
   none: async () => undefined,
 };
@@ -117,7 +126,7 @@ async function main(): Promise<void> {
     await engine.warmUp();
     // BENCH_CALL_OFF=name: the run-time change `name` off for the whole run (A/B across processes).
     const off = process.env.BENCH_CALL_OFF;
-    if (off !== undefined) await AB_TOGGLES[off]!(false);
+    if (off !== undefined) await AB_TOGGLES[off]!(false, engine);
     const height = app.lastBlockHeight;
     const reqs: CallRequest[] = holders.map((x) => ({
       kind: 'call',
@@ -133,8 +142,8 @@ async function main(): Promise<void> {
     if (first !== want) throw new Error(`balanceOf answered ${String(first)}, want ${want}`);
     // BENCH_CALL_AB=name: rounds alternate between the change `name` off (A) and on (B), A B then
     // B A, so that load that comes and goes hits both alike; medians per side.
-    // Default `fast`: the figure make bench reports; BENCH_CALL_AB= (empty) runs no A/B.
-    const ab = process.env.BENCH_CALL_AB ?? 'fast';
+    // Default `fastcall`: the figure make bench reports; BENCH_CALL_AB= (empty) runs no A/B.
+    const ab = process.env.BENCH_CALL_AB ?? 'fastcall';
     const toggle = ab === '' ? undefined : AB_TOGGLES[ab];
     if (ab !== '' && toggle === undefined) throw new Error(`BENCH_CALL_AB: one of ${Object.keys(AB_TOGGLES).join(', ')}`);
     const go = async () => {
@@ -150,7 +159,7 @@ async function main(): Promise<void> {
       let k = 0;
       for (let b = 0; b < ROUNDS * 64; b++) {
         for (const side of b % 2 === 0 ? [0, 1] : [1, 0]) {
-          await toggle(side === 1);
+          await toggle(side === 1, engine);
           const t0 = performance.now();
           for (let i = 0; i < BATCH; i++) {
             const req = reqs[k++ % reqs.length]!;
@@ -171,7 +180,7 @@ async function main(): Promise<void> {
     for (let r = 0; r < ROUNDS; r++) {
       if (toggle !== undefined) {
         for (const side of r % 2 === 0 ? [0, 1] : [1, 0]) {
-          await toggle(side === 1);
+          await toggle(side === 1, engine);
           // Calls after a switch re-optimise the code around it: untimed.
           for (const req of reqs.slice(0, 256)) await engine.handle(req);
           const us = await go();
@@ -189,12 +198,12 @@ async function main(): Promise<void> {
       const ratios = sides[0].map((a, i) => a / sides[1][i]!);
       console.log(`${ab}: off ${med(sides[0]).toFixed(1)} µs, on ${med(sides[1]).toFixed(1)} µs (medians); per-round off/on ${ratios.map((x) => x.toFixed(2)).join(' ')}, median ${med(ratios).toFixed(2)}×`);
       best = med(sides[1]);
-      if (ab === 'fast') {
+      if (ab === 'fastcall') {
         report({
           area: 'EVM execution',
-          figure: `eth_call balanceOf, the call engine alone (${reqs.length} holders), CPU per call: the interpreter loop of src/evm/fast-steps.ts`,
+          figure: `eth_call balanceOf, the call engine alone (${reqs.length} holders), CPU per call: the synchronous interpreter of src/evm/fast-call.ts`,
           unit: 'µs',
-          peer: "@ethereumjs/evm's own loop",
+          peer: '@ethereumjs/evm runCall (with the loop of src/evm/fast-steps.ts)',
           samples: sides[1].map((value, i) => ({ value, peerValue: sides[0][i]! })),
           better: 'lower',
         });

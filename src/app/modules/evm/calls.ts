@@ -23,6 +23,7 @@ import type { Common } from '@ethereumjs/common';
 import { Address } from '@ethereumjs/util';
 import { createVM, type VM } from '@ethereumjs/vm';
 import type { Context } from '../../context.js';
+import { FastCaller } from '../../../evm/fast-call.js';
 import { installFastSteps } from '../../../evm/fast-steps.js';
 import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { FlatStateManager } from '../../../evm/state-manager.js';
@@ -115,6 +116,9 @@ interface RunResult {
 /** Prague's precompiles, 0x01–0x11: warm in every tx (EIP-2929), never in an access list. */
 const PRECOMPILES = Array.from({ length: 0x11 }, (_, i) => (i + 1).toString(16).padStart(40, '0'));
 
+const ZERO_ADDRESS = new Uint8Array(20);
+const EMPTY_BYTES = new Uint8Array(0);
+
 /** The slot set of the kept always-warm addresses: empty, and never added to (see run()). */
 const EMPTY_SLOTS: Set<string> = new Set();
 
@@ -177,6 +181,8 @@ interface Warm {
   vm: VM;
   sm: FlatStateManager;
   view: ContextFlatState;
+  /** The synchronous interpreter of plain read-only calls (src/evm/fast-call.ts), if the fork allows. */
+  fast: FastCaller | undefined;
 }
 
 export class CallEngine {
@@ -185,6 +191,12 @@ export class CallEngine {
   private blockCache: { number: bigint; timestamp: bigint; gasLimit: bigint; coinbase: Uint8Array; common: Common; block: Block } | undefined;
   /** Calls run one at a time: they share the VM. */
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * eth_call tries src/evm/fast-call.ts's interpreter first (a call without value or overrides
+   * to plain code), and runs the library only for what it does not cover. False: every call
+   * through the library (the bench and the tests compare the two).
+   */
+  fastCalls = true;
 
   constructor(private readonly src: CallEngineSource) {}
 
@@ -193,14 +205,14 @@ export class CallEngine {
    * committed height to read), it also runs `at.calls` throw-away calls of WARM_CODE, placed by a
    * state override at a scratch address, so that V8 has compiled the call path (the EVM's
    * runCall/_executeCall/runInterpreter, the interpreter loop, the opcode and gas handlers, this
-   * engine, the state manager) before the first real call: measured on the call worker, a cold
-   * thread spent its first seconds of calls compiling (TurboFan on V8's helper threads was about
-   * 40 % of their time, a third of all the process's CPU per call over a 4 s run, against about
-   * 15 % once warm). Nothing of it stays: each call is reverted like any other, and the caches
-   * start over after.
+   * engine, the state manager, src/evm/fast-call.ts's interpreter) before the first real call:
+   * measured on the call worker, a cold thread spent its first seconds of calls compiling
+   * (TurboFan on V8's helper threads was about 40 % of their time, a third of all the process's
+   * CPU per call over a 4 s run, against about 15 % once warm). Nothing of it stays: each call is
+   * reverted like any other, and the caches start over after.
    */
   async warmUp(at?: { height: bigint; latest: bigint; time: bigint; calls: number }): Promise<void> {
-    await this.engine();
+    const w = await this.engine();
     if (at === undefined || at.calls <= 0) return;
     const holder = new Uint8Array(32);
     for (let i = 0; i < at.calls; i++) {
@@ -220,8 +232,10 @@ export class CallEngine {
         gasCap: 30_000_000n,
         args: { to: WARM_ADDRESS, data, value: 0n, overrides: [{ address: WARM_ADDRESS, code: WARM_CODE }] },
       }).catch(() => undefined);
+      // The override sends those through the library; the fast interpreter runs the same code
+      // directly (no state: every slot reads as empty).
+      w.fast?.run({ code: WARM_CODE, address: WARM_ADDRESS, caller: ZERO_ADDRESS, origin: ZERO_ADDRESS, data, gasLimit: 1_000_000n, gasPrice: 0n, block: { number: at.height + 1n, timestamp: at.time, gasLimit: 30_000_000n }, sload: () => EMPTY_BYTES });
     }
-    const w = await this.engine();
     w.sm.clearCaches();
     this.bound = undefined;
   }
@@ -236,7 +250,8 @@ export class CallEngine {
   private async handleNow(req: CallRequest): Promise<CallValue> {
     switch (req.kind) {
       case 'call': {
-        const r = await this.run(req, req.args.gas ?? req.gasCap);
+        const gas = req.args.gas ?? req.gasCap;
+        const r = (await this.fastRun(req, gas)) ?? (await this.run(req, gas));
         if (!r.ok) throw failure(r);
         return hex(r.returnValue);
       }
@@ -297,7 +312,7 @@ export class CallEngine {
       // BLOCKHASH: the stored EVM hashes (the ones eth_getBlockByNumber reports).
       this.warm = Promise.all([installJumpDestCache(), installFastSteps()])
         .then(() => createVM({ common, stateManager: sm, blockchain: blockHashChain((n) => keeper.blockHashAt(n)) as never }))
-        .then((vm) => ({ common, vm, sm, view }));
+        .then((vm) => ({ common, vm, sm, view, fast: FastCaller.create(vm.evm, common) }));
       this.bound = undefined;
       w = await this.warm;
     }
@@ -342,6 +357,44 @@ export class CallEngine {
     const block = createBlock({ header }, { common, skipConsensusFormatValidation: true });
     this.blockCache = { number: header.number, timestamp: header.timestamp, gasLimit: header.gasLimit, coinbase: header.coinbase, common, block };
     return block;
+  }
+
+  /**
+   * An eth_call through src/evm/fast-call.ts, when it is one that interpreter may take: to an
+   * address with code (not a precompile), no value, no state or block overrides. Undefined: run()
+   * must answer it (the interpreter met something it does not cover, or the call is not one it
+   * takes). It writes nothing, so run() starts from the same state.
+   */
+  private async fastRun(req: CallRequest, gas: bigint): Promise<RunResult | undefined> {
+    const a = req.args;
+    if (!this.fastCalls || a.to === undefined || a.value !== 0n || (a.overrides !== undefined && a.overrides.length > 0) || a.blockOverrides !== undefined) return undefined;
+    // The precompiles, 0x01-0x11, run as such whatever the state holds.
+    let high = 0;
+    for (let i = 0; i < 19; i++) high |= a.to[i]!;
+    if (high === 0) return undefined;
+    const w = await this.engine();
+    if (w.fast === undefined) return undefined;
+    this.bind(w, req.height, req.latest);
+    const { sm, common } = w;
+    const intrinsic = intrinsicGas(common, a);
+    if (gas < intrinsic) return undefined;
+    const code = sm.getCodeSync(a.to);
+    if (code.length === 0) return undefined;
+    const caller = a.from ?? ZERO_ADDRESS;
+    const to = new Address(a.to);
+    const r = w.fast.run({
+      code,
+      address: a.to,
+      caller,
+      origin: caller,
+      data: a.data,
+      gasLimit: gas - intrinsic,
+      gasPrice: a.gasPrice ?? 0n,
+      block: this.block(req, common).header,
+      sload: (key) => sm.getStorageSync(to, key),
+    });
+    if (r === undefined) return undefined;
+    return { ok: r.error === undefined, gasUsed: intrinsic + r.executionGasUsed, returnValue: r.returnValue, ...(r.error !== undefined ? { error: r.error } : {}) };
   }
 
   /** One call over the bound state; `gas` includes the intrinsic gas. Nothing it writes survives it. */
