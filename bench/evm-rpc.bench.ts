@@ -51,6 +51,8 @@
  *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end
  *        (with --transfers, only the samples from the first transfer sent to the last committed).
  *        CHAIND_BENCH_CLI=<dist/src/cli/main.js of another build>: bench that build (a before/after).
+ *        CHAIND_BENCH_NODE_FLAGS="<flags>": more node flags for chaind (e.g. --trace-gc; its stdout
+ *        is node.log in its home, kept with CHAIND_BENCH_KEEP=1).
  *        CHAIND_BENCH_ANVIL_BLOCK_TIME=<s>: anvil mines on an interval instead of per tx.
  *        CHAIND_BENCH_ANVIL_LOG=<file>: anvil logs there (without --silent; RUST_LOG=warn adds its
  *        pool's and miner's warnings).
@@ -133,7 +135,8 @@ async function startChaind(): Promise<Chain & { home: string; profDir: string }>
     `--p2p.laddr=tcp://127.0.0.1:${ports.p2p}`,
     `--instrumentation.prometheus-listen-addr=127.0.0.1:${ports.metrics}`,
   ];
-  const proc = spawn(process.execPath, [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), process.env.CHAIND_BENCH_CLI ?? CLI, 'start', '--home', home, ...flags], { stdio: ['ignore', fs.openSync(path.join(home, 'node.log'), 'w'), fs.openSync(path.join(home, 'node.err'), 'w')] });
+  const nodeFlags = (process.env.CHAIND_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const proc = spawn(process.execPath, [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...nodeFlags, process.env.CHAIND_BENCH_CLI ?? CLI, 'start', '--home', home, ...flags], { stdio: ['ignore', fs.openSync(path.join(home, 'node.log'), 'w'), fs.openSync(path.join(home, 'node.err'), 'w')] });
   await waitFor('chaind eth_blockNumber ≥ 1', async () => BigInt(await rpc(ports.jsonRpc, 'eth_blockNumber').catch(() => '0x0')) >= 1n, 120_000, 200);
   assertListener('chaind EVM JSON-RPC', proc.pid!, ports.jsonRpc);
   return { name: 'chaind', port: ports.jsonRpc, proc, pid: proc.pid!, home, profDir };
@@ -438,7 +441,7 @@ function printProfiles(dir: string, window?: [number, number]): void {
     console.log('(no profiles written)');
     return;
   }
-  if (window !== undefined) console.log(`\nprofiles cut to the ERC-20 transfers on chaind (${((window[1] - window[0]) / 1e6).toFixed(2)} s)`);
+  if (window !== undefined) console.log(`\nprofiles cut to the ERC-20 transfers on chaind (${((window[1] - window[0]) / 1e6).toFixed(2)} s: monotonic µs ${window[0]} to ${window[1]})`);
   for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
     const p = cutProfile(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CpuProfile, window);
     // A Piscina worker waiting for a task sits in Atomics.wait inside atomicsWaitLoop: idle.
