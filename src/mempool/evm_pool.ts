@@ -766,6 +766,7 @@ export class EvmTxPool implements Mempool {
         await yieldToLoop();
         sliceFrom = performance.now();
       }
+      if (this.accounts.get(a.addr) !== a) continue; // emptied or flushed while this pass yielded
       before.set(a, a.pendingEnd);
       const st = this.chain.account(a.addr);
       a.nonce = st.nonce;
@@ -808,7 +809,8 @@ export class EvmTxPool implements Mempool {
           }
           if (Date.now() >= deadline) break outer;
           const e = a.txs.get(n);
-          if (e === undefined) break; // removed while this pass yielded (remove_tx, flush)
+          // Removed, or the pool flushed, while this pass yielded (remove_tx, unsafe_flush_mempool).
+          if (e === undefined || this.byKey.get(e.keyStr) !== e) break;
           let res: ResponseCheckTx | 'error';
           try {
             res = await this.app.checkTx(e.tx, CheckTxType.Recheck);

@@ -297,6 +297,15 @@ t.test('after a block of many senders: the refresh and the recheck give the even
   t.same(pool.stats(), { pending: 40, queued: 0 }, 'every other sender\'s tx stays pending');
   t.equal(app.calls.filter((c) => c.type === CheckTxType.Recheck).length, 40, 'each rechecked once');
   t.same(senders.map((s) => app.check.get(s)!.nonce), senders.map(() => 1n), 'and applied to the check state again');
+
+  // A flush (unsafe_flush_mempool) between two slices of the next update, which would drop the last
+  // sender's tx (it can no longer pay): the pass does not go on over the flushed txs.
+  const b0 = enc({ s: A, n: 1, f: 10, t: 1 });
+  await pool.checkTx(b0);
+  app.committed.get(senders[39]!)!.balance = 1n;
+  setImmediate(() => pool.flush());
+  await block(app, pool, 2n, [b0]);
+  t.same([pool.size(), pool.sizeBytes(), pool.stats()], [0, 0, { pending: 0, queued: 0 }], 'flushed mid-update: empty, 0 bytes');
 });
 
 t.test('a tx that arrives while the pool rechecks waits for the recheck and is admitted (no "still rechecking")', async (t) => {
