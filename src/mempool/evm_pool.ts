@@ -747,7 +747,9 @@ export class EvmTxPool implements Mempool {
     if (preCheck !== undefined) this.preCheck = preCheck;
     if (postCheck !== undefined) this.postCheck = postCheck;
     // The RPC thread answers between slices of RECHECK_SLICE_MS (new admissions wait for the
-    // lock); a reader meanwhile sees each account either before or after its update.
+    // lock). A reader meanwhile may see a sender whose mined txs are gone and whose committed nonce
+    // is not refreshed yet: its pending run then starts at a missing nonce (not reaped, not
+    // gossiped) until its turn comes.
     let sliceFrom = performance.now();
     for (let i = 0; i < txs.length; i++) {
       if ((i & 255) === 255 && performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
