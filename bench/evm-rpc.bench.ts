@@ -320,9 +320,10 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   const h0 = BigInt(await rpc(c.port, 'eth_blockNumber'));
   let done = false;
   const balBodies = holders.slice(0, 64).map((h) => body('eth_getBalance', [hex(h.address), 'latest']));
+  const probe = probeThread(c.port, balBodies, BALANCE_RATE, '"result"');
+  await probe.ready;
   const c0 = cpuTicks(c.pid);
   const th0 = c.name === 'chaind' ? threadTicks(c.pid) : undefined;
-  const probe = probeThread(c.port, balBodies, BALANCE_RATE, '"result"');
   // The client's own event-loop lag (it no longer counts in the probe's figures; printed to show it).
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();

@@ -88,19 +88,25 @@ interface ProbeData {
   expect?: string;
 }
 
+/** Requests a probe thread sends one by one before its open loop (not counted): its JIT and a connection. */
+const WARM_UP = 20;
+
 /**
- * `openLoop` on a thread of its own, from now until `stop()` (which resolves with its figures once
- * the requests in flight are answered).
+ * `openLoop` on a thread of its own, from `ready` (after its warm-up) until `stop()` (which resolves
+ * with its figures once the requests in flight are answered).
  */
-export function probeThread(port: number, bodies: string[], rate: number, expect?: string): { stop(): Promise<Latency> } {
+export function probeThread(port: number, bodies: string[], rate: number, expect?: string): { ready: Promise<void>; stop(): Promise<Latency> } {
   const data: ProbeData = { openLoopProbe: true, port, bodies, rate, ...(expect === undefined ? {} : { expect }) };
   const w = new Worker(new URL(import.meta.url), { workerData: data, name: 'bench-probe' });
+  let readyNow!: () => void;
+  const ready = new Promise<void>((r) => (readyNow = r));
   const result = new Promise<Latency>((resolve, reject) => {
-    w.once('message', resolve);
+    w.on('message', (m: Latency | 'ready') => (m === 'ready' ? readyNow() : resolve(m)));
     w.once('error', reject);
     w.once('exit', (code) => reject(new Error(`probe thread exited (${code}) without a result`)));
   });
   return {
+    ready: Promise.race([ready, result.then(() => undefined)]),
     stop: async () => {
       w.postMessage('stop');
       return result;
@@ -112,8 +118,11 @@ if (!isMainThread && (workerData as ProbeData | undefined)?.openLoopProbe) {
   const d = workerData as ProbeData;
   let stopped = false;
   parentPort!.once('message', () => (stopped = true));
-  void openLoop(d.port, d.bodies, d.rate, () => stopped, d.expect).then((r) => {
+  void (async () => {
+    for (let i = 0; i < WARM_UP; i++) await post(d.port, d.bodies[i % d.bodies.length]!);
+    parentPort!.postMessage('ready');
+    const r = await openLoop(d.port, d.bodies, d.rate, () => stopped, d.expect);
     agent.destroy();
     parentPort!.postMessage(r);
-  });
+  })();
 }
