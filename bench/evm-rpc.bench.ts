@@ -9,7 +9,13 @@
  *                                     next transfer once the block holding its previous one is seen
  *                                     (one tx per sender in the node's pool, as a wallet that waits
  *                                     for its receipt); from the first submission to the last commit
- *   eth_getBalance p99 during them    open loop at a fixed rate while those transfers execute
+ *   eth_getBalance p99 during them    open loop at a fixed rate while those transfers execute, from
+ *                                     a thread of its own (open-loop.ts probeThread): this client
+ *                                     sends ~400 txs at once per block and follows the blocks, and
+ *                                     its event loop lagged up to ~250 ms; a probe on that loop
+ *                                     counted the lag as the server's latency (measured 2026-11-26
+ *                                     at load 13, the same run: p99 866 vs 181 ms for chaind, 475
+ *                                     vs 253 ms for anvil). The lag is printed beside the figures.
  *
  * Both chains get the same signed txs: chain id 9000, the devnet's first eth_secp256k1 dev key
  * deploys test/fixtures/evm TestToken at nonce 0 on both (anvil funds it with anvil_setBalance), so
@@ -45,6 +51,8 @@
  *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end
  *        (with --transfers, only the samples from the first transfer sent to the last committed).
  *        CHAIND_BENCH_CLI=<dist/src/cli/main.js of another build>: bench that build (a before/after).
+ *        CHAIND_BENCH_NODE_FLAGS="<flags>": more node flags for chaind (e.g. --trace-gc; its stdout
+ *        is node.log in its home, kept with CHAIND_BENCH_KEEP=1).
  *        CHAIND_BENCH_ANVIL_BLOCK_TIME=<s>: anvil mines on an interval instead of per tx.
  *        CHAIND_BENCH_ANVIL_LOG=<file>: anvil logs there (without --silent; RUST_LOG=warn adds its
  *        pool's and miner's warnings).
@@ -56,15 +64,16 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Address, bytesToHex, createContractAddress } from '@ethereumjs/util';
 import { createEvmCommon } from '../src/evm/common.js';
 import { devAccounts } from '../src/keys/devaccounts.js';
 import { balanceOfData, deployData, makeKeys, signTx, transferData } from '../test/helpers/evm.js';
 import { allocPorts, CLI, freePort, runCli, tmpHome, waitFor } from '../test/helpers/node.js';
 import { topFrames, type CpuProfile } from './cpuprofile.js';
+import { agent, openLoop, post, probeThread, type Latency } from './open-loop.js';
 import { assertListener } from './listener.js';
 import { report, smoke } from './report.js';
 
@@ -91,23 +100,7 @@ const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status
 const load = () => os.loadavg()[0]!.toFixed(1);
 const hex = bytesToHex;
 
-// ---- JSON-RPC client (keep-alive) --------------------------------------------------------------
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
-function post(port: number, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve(Buffer.concat(chunks).toString()));
-      res.on('error', reject);
-    });
-    req.setTimeout(60_000, () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+// ---- JSON-RPC client (keep-alive: open-loop.ts) ----------------------------------------------
 
 const body = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
@@ -142,7 +135,8 @@ async function startChaind(): Promise<Chain & { home: string; profDir: string }>
     `--p2p.laddr=tcp://127.0.0.1:${ports.p2p}`,
     `--instrumentation.prometheus-listen-addr=127.0.0.1:${ports.metrics}`,
   ];
-  const proc = spawn(process.execPath, [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), process.env.CHAIND_BENCH_CLI ?? CLI, 'start', '--home', home, ...flags], { stdio: ['ignore', fs.openSync(path.join(home, 'node.log'), 'w'), fs.openSync(path.join(home, 'node.err'), 'w')] });
+  const nodeFlags = (process.env.CHAIND_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const proc = spawn(process.execPath, [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...nodeFlags, process.env.CHAIND_BENCH_CLI ?? CLI, 'start', '--home', home, ...flags], { stdio: ['ignore', fs.openSync(path.join(home, 'node.log'), 'w'), fs.openSync(path.join(home, 'node.err'), 'w')] });
   await waitFor('chaind eth_blockNumber ≥ 1', async () => BigInt(await rpc(ports.jsonRpc, 'eth_blockNumber').catch(() => '0x0')) >= 1n, 120_000, 200);
   assertListener('chaind EVM JSON-RPC', proc.pid!, ports.jsonRpc);
   return { name: 'chaind', port: ports.jsonRpc, proc, pid: proc.pid!, home, profDir };
@@ -238,55 +232,6 @@ function threadCpu(before: Map<string, number>, after: Map<string, number>): str
     .join(', ');
 }
 
-interface Latency {
-  sent: number;
-  p50: number;
-  p99: number;
-  max: number;
-  errors: number;
-  firstError?: string;
-}
-
-/**
- * Open loop: request i is due at t0 + i/rate, whatever happened to the earlier ones; its latency
- * counts from when it was due, so a stall shows in full (no coordinated omission).
- */
-async function openLoop(port: number, bodies: string[], rate: number, until: () => boolean, check?: (answer: string) => boolean): Promise<Latency> {
-  const lat: number[] = [];
-  let errors = 0;
-  let firstError: string | undefined;
-  const pending: Promise<void>[] = [];
-  const t0 = performance.now();
-  let i = 0;
-  while (!until()) {
-    const due = t0 + (i * 1000) / rate;
-    const now = performance.now();
-    if (due > now) {
-      await new Promise((r) => setTimeout(r, Math.max(0, due - now)));
-      continue;
-    }
-    const b = bodies[i % bodies.length]!;
-    i++;
-    pending.push(
-      post(port, b).then(
-        (a) => {
-          lat.push(performance.now() - due);
-          if (check && !check(a)) {
-            if (errors++ === 0) firstError = a.slice(0, 300);
-          }
-        },
-        (e: Error) => {
-          if (errors++ === 0) firstError = e.message;
-        },
-      ),
-    );
-  }
-  await Promise.all(pending);
-  lat.sort((a, b) => a - b);
-  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-  return { sent: i, p50: q(0.5), p99: q(0.99), max: lat[lat.length - 1] ?? NaN, errors, ...(firstError === undefined ? {} : { firstError }) };
-}
-
 const timed = (ms: number) => {
   const end = performance.now() + ms;
   return () => performance.now() >= end;
@@ -359,6 +304,8 @@ interface TransferRun {
   blocksWithTransfers: number;
   mostInABlock: number;
   balance: Latency;
+  /** This client's own event-loop lag during the run, ms (not in `balance`: the probe has its own thread). */
+  clientLag: { p99: number; max: number };
   /** eth_sendRawTransaction answers "nonce too high" that were retried. */
   retries: number;
 }
@@ -373,9 +320,13 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   const h0 = BigInt(await rpc(c.port, 'eth_blockNumber'));
   let done = false;
   const balBodies = holders.slice(0, 64).map((h) => body('eth_getBalance', [hex(h.address), 'latest']));
+  const probe = probeThread(c.port, balBodies, BALANCE_RATE, '"result"');
+  await probe.ready;
   const c0 = cpuTicks(c.pid);
   const th0 = c.name === 'chaind' ? threadTicks(c.pid) : undefined;
-  const during = openLoop(c.port, balBodies, BALANCE_RATE, () => done, (a) => a.includes('"result"'));
+  // The client's own event-loop lag (it no longer counts in the probe's figures; printed to show it).
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const ours = new Set(hashes.flat());
   const seen = new Set<string>();
   const waiting = new Map<string, () => void>();
@@ -450,14 +401,16 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   const window: [number, number] = [mono0, mono0 + (lastCommit - t0) * 1000];
   const cpuUsPerTx = ((cpuTicks(c.pid) - c0) * (1e6 / CLOCK_TICKS)) / N_TRANSFERS;
   const threads = th0 ? threadCpu(th0, threadTicks(c.pid)) : undefined;
-  const balance = await during;
+  const balance = await probe.stop();
+  loopDelay.disable();
+  const clientLag = { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
   let failed = 0;
   // Status of a sample (the receipts of every 50th tx) and of each sender's last.
   for (const hs of hashes) {
     for (let i = 0; i < hs.length; i += 50) if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[i]])).status !== '0x1') failed++;
     if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[hs.length - 1]])).status !== '0x1') failed++;
   }
-  return { window, txPerS: N_TRANSFERS / seconds, cpuUsPerTx, ...(threads ? { threads } : {}), seconds, failed, blocks: Number(height - h0), blocksWithTransfers, mostInABlock, balance, retries };
+  return { window, txPerS: N_TRANSFERS / seconds, cpuUsPerTx, ...(threads ? { threads } : {}), seconds, failed, blocks: Number(height - h0), blocksWithTransfers, mostInABlock, balance, clientLag, retries };
 }
 
 // ---- profile ------------------------------------------------------------------------------------
@@ -489,7 +442,7 @@ function printProfiles(dir: string, window?: [number, number]): void {
     console.log('(no profiles written)');
     return;
   }
-  if (window !== undefined) console.log(`\nprofiles cut to the ERC-20 transfers on chaind (${((window[1] - window[0]) / 1e6).toFixed(2)} s)`);
+  if (window !== undefined) console.log(`\nprofiles cut to the ERC-20 transfers on chaind (${((window[1] - window[0]) / 1e6).toFixed(2)} s: monotonic µs ${window[0]} to ${window[1]})`);
   for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
     const p = cutProfile(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CpuProfile, window);
     // A Piscina worker waiting for a task sits in Atomics.wait inside atomicsWaitLoop: idle.
@@ -504,8 +457,8 @@ function printProfiles(dir: string, window?: [number, number]): void {
 // ---- main -----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  if (!has('wrk')) {
-    console.error('wrk is not installed (apt-get install wrk); skipping');
+  if (!TRANSFERS_ONLY && !has('wrk')) {
+    console.error('wrk is not installed (apt-get install wrk); skipping (--transfers runs without it)');
     return;
   }
   if (!fs.existsSync(ANVIL)) {
@@ -567,7 +520,7 @@ async function main(): Promise<void> {
     }
     // One after the other, so that the two do not share the CPU.
     if (!TRANSFERS_ONLY) {
-      const [cl, al] = [await openLoop(chaind.port, callBodies, CALL_RATE, timed(SECONDS * 1000), (a) => a.includes('"result"')), await openLoop(anvil.port, callBodies, CALL_RATE, timed(SECONDS * 1000), (a) => a.includes('"result"'))];
+      const [cl, al] = [await openLoop(chaind.port, callBodies, CALL_RATE, timed(SECONDS * 1000), '"result"'), await openLoop(anvil.port, callBodies, CALL_RATE, timed(SECONDS * 1000), '"result"')];
       row(`eth_call open loop ${CALL_RATE}/s p50`, cl.p50, al.p50, 'ms', '', false);
       row(`eth_call open loop ${CALL_RATE}/s p99`, cl.p99, al.p99, 'ms', '', false);
       if (cl.errors + al.errors > 0) console.log(`  errors: chaind ${cl.errors}, anvil ${al.errors}; first: ${cl.firstError ?? al.firstError}`);
@@ -584,7 +537,7 @@ async function main(): Promise<void> {
     console.log(`  chaind ${tc.seconds.toFixed(2)} s in ${tc.blocks} blocks (${tc.blocksWithTransfers} with transfers, at most ${tc.mostInABlock} in one), anvil ${ta.seconds.toFixed(2)} s in ${ta.blocks} blocks (${ta.blocksWithTransfers} with transfers, at most ${ta.mostInABlock} in one); failed (sampled): ${tc.failed} / ${ta.failed}; "nonce too high" retries: ${tc.retries} / ${ta.retries}`);
     row(`eth_getBalance p99 during transfers (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', '< 10 ms', false);
     row(`eth_getBalance p50 during transfers`, tc.balance.p50, ta.balance.p50, 'ms', '', false);
-    console.log(`  max: chaind ${tc.balance.max.toFixed(1)} ms, anvil ${ta.balance.max.toFixed(1)} ms; errors ${tc.balance.errors} / ${ta.balance.errors}`);
+    console.log(`  max: chaind ${tc.balance.max.toFixed(1)} ms, anvil ${ta.balance.max.toFixed(1)} ms; errors ${tc.balance.errors} / ${ta.balance.errors}; the client's own event-loop lag p99/max ${tc.clientLag.p99.toFixed(1)}/${tc.clientLag.max.toFixed(1)} ms / ${ta.clientLag.p99.toFixed(1)}/${ta.clientLag.max.toFixed(1)} ms`);
     console.log(`\nmachine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   } finally {
     anvil.proc.kill('SIGKILL');

@@ -37,7 +37,8 @@
  */
 import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx } from '../abci/types.js';
 import type { Bytes } from '../types/block.js';
-import { LruTxCache } from './clist_mempool.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { LruTxCache, RECHECK_SLICE_MS } from './clist_mempool.js';
 import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrTxInCache, ErrTxTooLarge, MempoolError } from './errors.js';
 import { computeProtoSizeForTxs, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
 
@@ -169,6 +170,13 @@ function keyString(k: Bytes): string {
 /** The price per gas a tx pays a proposer with a base fee of 0: min(tip, fee cap). */
 export function effectiveTip(i: Pick<EvmPoolTxInfo, 'tip' | 'feeCap'>): bigint {
   return i.tip < i.feeCap ? i.tip : i.feeCap;
+}
+
+/** The first nonce after the sender's run of txs from its committed nonce (its pending run's end). */
+function runEnd(a: Account): bigint {
+  let n = a.nonce;
+  while (a.txs.has(n)) n++;
+  return n;
 }
 
 /** Txs of the sender behind its gap (every nonce of the pending run is present). */
@@ -455,10 +463,8 @@ export class EvmTxPool implements Mempool {
 
   /** Recomputes the pending run of a sender and the pool's pending count. */
   private settle(a: Account): void {
-    let n = a.nonce;
     const before = a.pendingEnd < a.nonce ? 0n : a.pendingEnd - a.nonce;
-    while (a.txs.has(n)) n++;
-    a.pendingEnd = n;
+    const n = (a.pendingEnd = runEnd(a));
     this.pendingCount += Number(n - a.nonce - before);
     if (queuedOf(a) === 0) a.beat = undefined;
     if (a.txs.size === 0) this.accounts.delete(a.addr);
@@ -540,9 +546,7 @@ export class EvmTxPool implements Mempool {
       const before = a.pendingEnd > a.nonce ? a.pendingEnd - a.nonce : 0n;
       a.nonce = state.nonce;
       for (const [n, e] of a.txs) if (n < a.nonce) this.unlink(a, e);
-      let n = a.nonce;
-      while (a.txs.has(n)) n++;
-      a.pendingEnd = n;
+      const n = (a.pendingEnd = runEnd(a));
       this.pendingCount += Number(n - a.nonce - before);
     }
     try {
@@ -556,10 +560,8 @@ export class EvmTxPool implements Mempool {
   private recount(): void {
     let p = 0;
     for (const a of this.accounts.values()) {
-      let n = a.nonce;
-      while (a.txs.has(n)) n++;
-      a.pendingEnd = n;
-      p += Number(n - a.nonce);
+      a.pendingEnd = runEnd(a);
+      p += Number(a.pendingEnd - a.nonce);
     }
     this.pendingCount = p;
   }
@@ -744,7 +746,16 @@ export class EvmTxPool implements Mempool {
     this.notifiedTxsAvailable = false;
     if (preCheck !== undefined) this.preCheck = preCheck;
     if (postCheck !== undefined) this.postCheck = postCheck;
+    // The RPC thread answers between slices of RECHECK_SLICE_MS (new admissions wait for the
+    // lock). A reader meanwhile may see a sender whose mined txs are gone and whose committed nonce
+    // is not refreshed yet: its pending run then starts at a missing nonce (not reaped, not
+    // gossiped) until its turn comes.
+    let sliceFrom = performance.now();
     for (let i = 0; i < txs.length; i++) {
+      if ((i & 255) === 255 && performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
+        await yieldToLoop();
+        sliceFrom = performance.now();
+      }
       const ks = this.byTx.get(txs[i]!)?.keyStr ?? keyString(txKey(txs[i]!));
       if (results[i]!.code === 0) this.cache.push(ks);
       const e = this.byKey.get(ks);
@@ -752,6 +763,12 @@ export class EvmTxPool implements Mempool {
     }
     const before = new Map<Account, bigint>();
     for (const a of [...this.accounts.values()]) {
+      // Each account costs two reads of committed state: hundreds of senders take tens of ms.
+      if (performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
+        await yieldToLoop();
+        sliceFrom = performance.now();
+      }
+      if (this.accounts.get(a.addr) !== a) continue; // emptied or flushed while this pass yielded
       before.set(a, a.pendingEnd);
       const st = this.chain.account(a.addr);
       a.nonce = st.nonce;
@@ -762,6 +779,7 @@ export class EvmTxPool implements Mempool {
       // geth demoteUnexecutables: drop what the balance can no longer pay.
       for (const e of [...a.txs.values()]) if (cost(e.info) > st.balance) this.unlink(a, e);
       if (a.txs.size === 0) this.accounts.delete(a.addr);
+      else a.pendingEnd = runEnd(a);
     }
     this.recount();
     const now = this.now();
@@ -774,15 +792,27 @@ export class EvmTxPool implements Mempool {
     if (this.pendingCount > 0) this.notifyTxsAvailable();
   }
 
+  /**
+   * Rechecks the pending txs, sender by sender in nonce order, within recheck_timeout. An EVM
+   * Recheck is answered in microtasks (no pool job): without the yields every RECHECK_SLICE_MS, a
+   * block's worth of senders left behind (hundreds) held the RPC thread for their whole recheck.
+   */
   private async recheck(): Promise<void> {
     this.rechecking = true;
     const deadline = Date.now() + this.config.recheckTimeoutMs;
     let left = this.pendingCount;
+    let sliceFrom = performance.now();
     try {
       outer: for (const a of [...this.accounts.values()]) {
         for (let n = a.nonce; n < a.pendingEnd; n++) {
+          if (performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
+            await yieldToLoop();
+            sliceFrom = performance.now();
+          }
           if (Date.now() >= deadline) break outer;
-          const e = a.txs.get(n)!;
+          const e = a.txs.get(n);
+          // Removed, or the pool flushed, while this pass yielded (remove_tx, unsafe_flush_mempool).
+          if (e === undefined || this.byKey.get(e.keyStr) !== e) break;
           let res: ResponseCheckTx | 'error';
           try {
             res = await this.app.checkTx(e.tx, CheckTxType.Recheck);

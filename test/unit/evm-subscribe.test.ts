@@ -238,6 +238,15 @@ t.test('geth dialect: ids, envelope, errors, newHeads, logs, pending txs, syncin
   // app.toml [evm.mempool] price-limit reaches the node's EVM pool (src/node.ts): geth's refusal.
   const free = signTx(createEvmCommon({ chainId: env.chainId }), KEY, { nonce: env.nonce, price: 0n, gasLimit: 21_000n, to: R1!.address });
   t.same((await rpc(env.http, 'eth_sendRawTransaction', [hex(free.serialize())])).error, { code: -32000, message: 'transaction gas price below minimum: gas tip cap 0, minimum needed 1' }, '--evm.mempool.price-limit 1');
+  // Undecodable bytes: the decoder's words, the same whether they are decoded in the EVM pool's
+  // admission turn (Ethereum lead bytes, eth.ts) or before any pool (a Cosmos TxRaw's lead byte,
+  // which must not reach the Cosmos pool); nothing pooled.
+  const pooled = env.tn.ctx.mempool.size();
+  const refused = async (raw: string) => (await rpc(env.http, 'eth_sendRawTransaction', [raw])).error;
+  t.same(await refused('0x0a00'), { code: -32000, message: 'unsupported transaction type 0x0a' }, 'a Cosmos lead byte');
+  t.same(await refused('0x02c180'), { code: -32000, message: `invalid chain id for signer: have 0 want ${env.chainId}` }, 'a typed tx with a short list');
+  t.same(await refused('0xc3010203'), { code: -32000, message: 'rlp: Invalid transaction. Only expecting 6 values (for unsigned tx) or 9 values (for signed tx).' }, 'a legacy list of 3');
+  t.equal(env.tn.ctx.mempool.size(), pooled, 'nothing pooled');
 
   // newHeads: the header of each block, in order, in geth's envelope and key order.
   const heads = (await c.call('eth_subscribe', ['newHeads'])).result as string;

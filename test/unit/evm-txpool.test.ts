@@ -264,6 +264,50 @@ t.test('a recheck cut by recheck_timeout: the sender\'s next tx still passes (no
   t.match(r2.response.log, /nonce too high/, 'CListMempool refuses it');
 });
 
+t.test('after a block of many senders: the refresh and the recheck give the event loop turns, and end as one pass would', async (t) => {
+  // 40 senders with a pending tx each; A's block commits. Reading an account and a Recheck each
+  // take 0.5 ms here (busy), ~40 ms in all: far past RECHECK_SLICE_MS, so both loops must yield.
+  const senders = Array.from({ length: 40 }, (_, i) => `0x${(i + 0x100).toString(16).padStart(40, '0')}`);
+  const app = new FakeEvmApp(Object.fromEntries([A, ...senders].map((s) => [s, RICH])));
+  const busy = () => {
+    const until = performance.now() + 0.5;
+    while (performance.now() < until);
+  };
+  const pool = new EvmTxPool({}, { app, chain: { inspect: info, account: (s) => (busy(), { ...app.acct(app.committed, s) }) } });
+  const a0 = enc({ s: A, n: 0, f: 10, t: 1 });
+  await pool.checkTx(a0);
+  for (const s of senders) await pool.checkTx(enc({ s, n: 0, f: 10, t: 1 }));
+  const check = app.checkTx.bind(app);
+  app.checkTx = async (raw, type) => {
+    if (type === CheckTxType.Recheck) busy();
+    return check(raw, type);
+  };
+  let turns = 0;
+  let counting = true;
+  const count = () => {
+    if (!counting) return;
+    turns++;
+    setImmediate(count);
+  };
+  setImmediate(count);
+  app.calls = [];
+  await block(app, pool, 1n, [a0]);
+  counting = false;
+  t.ok(turns >= 4, `the event loop turned during the update (${turns} turns)`);
+  t.same(pool.stats(), { pending: 40, queued: 0 }, 'every other sender\'s tx stays pending');
+  t.equal(app.calls.filter((c) => c.type === CheckTxType.Recheck).length, 40, 'each rechecked once');
+  t.same(senders.map((s) => app.check.get(s)!.nonce), senders.map(() => 1n), 'and applied to the check state again');
+
+  // A flush (unsafe_flush_mempool) between two slices of the next update, which would drop the last
+  // sender's tx (it can no longer pay): the pass does not go on over the flushed txs.
+  const b0 = enc({ s: A, n: 1, f: 10, t: 1 });
+  await pool.checkTx(b0);
+  app.committed.get(senders[39]!)!.balance = 1n;
+  setImmediate(() => pool.flush());
+  await block(app, pool, 2n, [b0]);
+  t.same([pool.size(), pool.sizeBytes(), pool.stats()], [0, 0, { pending: 0, queued: 0 }], 'flushed mid-update: empty, 0 bytes');
+});
+
 t.test('a tx that arrives while the pool rechecks waits for the recheck and is admitted (no "still rechecking")', async (t) => {
   const app = new FakeEvmApp({ [A]: RICH, [B]: RICH });
   const pool = makePool(app);

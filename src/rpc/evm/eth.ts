@@ -3,6 +3,7 @@
  * once with its parameters (geth.ts decodes them as geth's Go types would), and the methods the
  * spec marks N, which answer an error (spec §7), never a result.
  */
+import { EVM_LEAD_BYTES } from '../../app/modules/evm/kind.js';
 import { bytesEqual } from '../../crypto/bytes.js';
 import { ErrTxInCache } from '../../mempool/errors.js';
 import { GETH_CODES, GethRpcError, gethMethod } from '../jsonrpc/geth.js';
@@ -234,11 +235,18 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
       name: 'eth_sendRawTransaction',
       params: [{ name: 'tx', type: 'data' }],
       handler: async ({ tx }) => {
-        let etx;
-        try {
-          etx = k.decode(tx);
-        } catch (e) {
-          throw gethError(checkTxMessage((e as Error).message));
+        // Ethereum bytes are decoded (and their sender recovered) once, in the EVM pool's admission
+        // turn, not here: a block's worth of these arrives at once, and what a handler does before
+        // its first await is work the RPC thread's loop slice (src/rpc/server/slice.ts) counts, so
+        // every request queued behind the burst (an eth_getBalance) waited for all of it. Bytes
+        // outside the EVM kind's lead bytes would go to the Cosmos pool: refused here, with the
+        // decoder's words (they never decode as an Ethereum tx).
+        if (tx.length === 0 || !EVM_LEAD_BYTES.includes(tx[0]!)) {
+          try {
+            k.decode(tx);
+          } catch (e) {
+            throw gethError(checkTxMessage((e as Error).message));
+          }
         }
         let res;
         try {
@@ -248,7 +256,8 @@ export function ethMethods(deps: EvmRpcDeps): Route[] {
           throw gethError((e as Error).message);
         }
         if (res.response.code !== 0) throw gethError(checkTxMessage(res.response.log));
-        return hex(etx.tx.hash());
+        // The pool's admission decoded these bytes (the keeper keeps that by their identity) and hashed them.
+        return hex(k.ethHash(k.decode(tx)));
       },
     }),
     gethMethod({
