@@ -428,7 +428,7 @@ export class CListMempool implements Mempool {
     let sliceFrom = performance.now();
     for (let i = 0; i < txs.length; i++) {
       // A block of thousands of txs: RPC is answered between slices (new CheckTx calls wait).
-      if ((i & 255) === 255 && performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
+      if ((i & 63) === 63 && performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
         await yieldToLoop();
         sliceFrom = performance.now();
       }

@@ -128,7 +128,7 @@ export interface ExecutorDeps {
 
 /** Tx events published between two yields to the event loop. */
 const EVENT_SLICE_TXS = 256;
-/** A proposal with at least this many txs gives the event loop a turn between its phases. */
+/** A proposal or a committed block with at least this many txs gives the event loop a turn between its phases. */
 const YIELD_TXS = 256;
 
 // Size bounds from types/block.go: the largest possible proto overhead of a block, a header and a
@@ -433,6 +433,9 @@ export class Executor implements BlockExecutor {
       spanEnd(t, 'finalizeBlock+commit', 'block', span);
       t = spanBegin();
       await lock();
+      // The views moved to the new height in the turn that ended; a big block's mempool update
+      // starts in the next one, so that the two are not one stretch on the RPC thread.
+      if (block.data.txs.length >= YIELD_TXS) await yieldToLoop();
       const checks = this.deps.mempoolChecks?.(res.newState) ?? {};
       await mempool.update(height, block.data.txs, Array.from(res.codes, (code) => ({ code })), checks.preCheck, checks.postCheck);
       spanEnd(t, 'mempool update', 'block', span);
