@@ -23,6 +23,7 @@
  *   the precommits of its height (CometBFT's reactor does this from the block store), and
  *   (d) buffering messages of the next height while we are still committing.
  */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Gauge } from '../metrics/types.js';
 import {
   SignedMsgType,
@@ -35,9 +36,9 @@ import {
 import type { State } from '../types/state.js';
 import type { BlockExecutor } from '../state/executor.js';
 import type { ValidatorSet } from '../types/validator_set.js';
-import { blockIdOf } from '../types/partset.js';
+import { blockIdOf, blockIdOfEncoded } from '../types/partset.js';
 import { proposalSignBytes, voteSignBytes } from '../types/signbytes.js';
-import { emptyCommit, type Part } from '../types/codec.js';
+import { emptyCommit, encodeBlock, type Part } from '../types/codec.js';
 import type { Logger } from '../log.js';
 import { nullLogger } from '../log.js';
 import { HeightVoteSet } from './height_vote_set.js';
@@ -79,6 +80,8 @@ const MAX_FUTURE_MESSAGES = 2_000;
 const MAX_CACHED_BLOCKS = 16;
 /** The loop yields to the event loop after running this long (timers, sockets, RPC). */
 const LOOP_YIELD_MS = 5;
+/** A proposal block of at least this many txs is encoded in event-loop turns (encodeInTurns). */
+const SLICED_BLOCK_TXS = 256;
 /** Proposals for later rounds of this height, held until we get there. */
 const MAX_PENDING_PROPOSALS = 4;
 
@@ -725,6 +728,24 @@ export class ConsensusState {
     return e;
   }
 
+  /**
+   * encoded() for the proposer's new block, with an event-loop turn before the encoding and one
+   * before the part set when the block is big: the block's making, its encoding and its part set
+   * (thousands of txs, megabytes) would otherwise be one stretch on the thread that answers RPC.
+   */
+  private async encodeInTurns(block: Block): Promise<BlockID> {
+    const have = this.blockIds.get(block);
+    if (have !== undefined) return have.id;
+    const big = block.data.txs.length >= SLICED_BLOCK_TXS;
+    if (big) await yieldToLoop();
+    const bytes = encodeBlock(block);
+    if (big) await yieldToLoop();
+    const { blockId, parts } = blockIdOfEncoded(block, bytes);
+    const e = { id: blockId, bytes, parts };
+    this.blockIds.set(block, e);
+    return e.id;
+  }
+
   private blockIdFor(block: Block): BlockID {
     return this.encoded(block).id;
   }
@@ -1255,7 +1276,8 @@ export class ConsensusState {
         return;
       }
       if (this.rs !== rs || rs.height !== height || rs.round !== round) return;
-      blockId = this.blockIdFor(block);
+      blockId = await this.encodeInTurns(block);
+      if (this.rs !== rs || rs.height !== height || rs.round !== round) return;
     }
     // Flush the WAL: otherwise a replay may not recompute the same proposal, and the privval
     // would refuse to sign anything (state.go decideProposal).

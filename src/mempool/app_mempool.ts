@@ -12,7 +12,7 @@ import type { Gauge } from '../metrics/types.js';
 import type { Bytes } from '../types/block.js';
 import type { CListMempool } from './clist_mempool.js';
 import type { EvmTxPool } from './evm_pool.js';
-import { computeProtoSizeForTxs, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
+import { type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
 
 /** mempool_size and mempool_size_bytes over both pools (the Cosmos pool is then built without them). */
 export interface AppMempoolGauges {
@@ -82,13 +82,6 @@ export class AppMempool implements Mempool {
     return ok;
   }
 
-  private cosmosGas(txs: readonly Bytes[]): bigint {
-    let g = 0n;
-    // The reaped txs are the pool's own objects: looked up by identity, not by hashing each.
-    for (const t of txs) g += (this.cosmos.entryOf(t) ?? this.cosmos.getTx(txKey(t)))?.gasWanted ?? 0n;
-    return g;
-  }
-
   reapMaxBytesMaxGas(maxBytes: bigint | number, maxGas: bigint | number): Bytes[] {
     const mb = BigInt(maxBytes);
     const mg = BigInt(maxGas);
@@ -96,11 +89,11 @@ export class AppMempool implements Mempool {
     const rest = (x: bigint, used: bigint) => (x < 0n ? -1n : x - used);
     // Cosmos' fair half, then the EVM pool gets everything the Cosmos half did not take, then
     // Cosmos gets everything the EVM txs left.
-    const c1 = this.cosmos.reapMaxBytesMaxGas(half(mb), half(mg));
-    const e = this.evm.ordered(rest(mb, BigInt(computeProtoSizeForTxs(c1))), rest(mg, this.cosmosGas(c1)), Infinity);
+    const c1 = this.cosmos.reapWithTotals(half(mb), half(mg));
+    const e = this.evm.ordered(rest(mb, BigInt(c1.bytes)), rest(mg, c1.gas), Infinity);
     // A reap is a prefix of the pool: when the half budget already took every Cosmos tx, the
     // larger one takes the same (a second pass over thousands of txs spared on the RPC thread).
-    const c = c1.length === this.cosmos.size() ? c1 : this.cosmos.reapMaxBytesMaxGas(rest(mb, e.bytes), rest(mg, e.gas));
+    const c = c1.txs.length === this.cosmos.size() ? c1.txs : this.cosmos.reapMaxBytesMaxGas(rest(mb, e.bytes), rest(mg, e.gas));
     return [...c, ...e.entries.map((x) => x.tx)];
   }
 

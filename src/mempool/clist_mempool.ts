@@ -140,7 +140,7 @@ export class CListMempool implements Mempool {
   private readonly cache: LruTxCache;
 
   private readonly txs = new Map<string, Entry>();
-  /** Admitted tx objects → their entry (knownKey, entryOf): a block reaped from here is looked up without hashing. */
+  /** Admitted tx objects → their entry (knownKey): a block reaped from here is looked up without hashing. */
   private readonly byTx = new WeakMap<Bytes, Entry>();
   private txsBytes = 0;
   private height: bigint;
@@ -203,12 +203,6 @@ export class CListMempool implements Mempool {
 
   knownKey(tx: Bytes): Bytes | undefined {
     return this.byTx.get(tx)?.key;
-  }
-
-  /** The pool's entry for this very tx object (by identity, no hashing), while it is in the pool. */
-  entryOf(tx: Bytes): MempoolTx | undefined {
-    const e = this.byTx.get(tx);
-    return e !== undefined && this.txs.get(e.keyStr) === e ? e : undefined;
   }
 
   /** The pool in insertion order (gossip, unconfirmed_txs). */
@@ -358,6 +352,15 @@ export class CListMempool implements Mempool {
    * summed gasWanted fits maxGas; -1 means no limit. Stops at the first tx that does not fit.
    */
   reapMaxBytesMaxGas(maxBytes: bigint | number, maxGas: bigint | number): Bytes[] {
+    return this.reapWithTotals(maxBytes, maxGas).txs;
+  }
+
+  /**
+   * reapMaxBytesMaxGas, with what the reaped txs add up to: their Data proto size
+   * (computeProtoSizeForTxs) and their summed gasWanted, so that a caller does not go over
+   * thousands of txs again for them.
+   */
+  reapWithTotals(maxBytes: bigint | number, maxGas: bigint | number): { txs: Bytes[]; bytes: number; gas: bigint } {
     // Byte counts as numbers (a block's bytes are far below 2^53), gas as bigint: thousands of
     // txs per proposal on the RPC thread.
     const mbBig = BigInt(maxBytes);
@@ -369,15 +372,13 @@ export class CListMempool implements Mempool {
     for (const e of this.txs.values()) {
       const dataSize = protoSizeOfTx(e.tx);
       if (mb > -1 && size + dataSize > mb) break;
+      const newGas = gas + e.gasWanted;
+      if (mg > -1n && newGas > mg) break;
       size += dataSize;
-      if (mg > -1n) {
-        const newGas = gas + e.gasWanted;
-        if (newGas > mg) break;
-        gas = newGas;
-      }
+      gas = newGas;
       out.push(e.tx);
     }
-    return out;
+    return { txs: out, bytes: size, gas };
   }
 
   /** ReapMaxTxs: the first n txs; n < 0 gives all. */
@@ -428,7 +429,7 @@ export class CListMempool implements Mempool {
     let sliceFrom = performance.now();
     for (let i = 0; i < txs.length; i++) {
       // A block of thousands of txs: RPC is answered between slices (new CheckTx calls wait).
-      if ((i & 255) === 255 && performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
+      if ((i & 63) === 63 && performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
         await yieldToLoop();
         sliceFrom = performance.now();
       }

@@ -128,7 +128,7 @@ export interface ExecutorDeps {
 
 /** Tx events published between two yields to the event loop. */
 const EVENT_SLICE_TXS = 256;
-/** A proposal with at least this many txs gives the event loop a turn between its phases. */
+/** A proposal or a committed block with at least this many txs gives the event loop a turn between its phases. */
 const YIELD_TXS = 256;
 
 // Size bounds from types/block.go: the largest possible proto overhead of a block, a header and a
@@ -324,7 +324,23 @@ export class Executor implements BlockExecutor {
       proposerAddress,
     });
     if (txs.length >= YIELD_TXS) await yieldToLoop();
-    return makeBlock(state, height, time, lastCommit, proposerAddress, txs, evidence, this.knownTxHash);
+    // Frozen: the data hash below stays the hash of these txs (dataHashMatches).
+    const block = makeBlock(state, height, time, lastCommit, proposerAddress, Object.freeze(txs) as Bytes[], evidence, this.knownTxHash);
+    this.madeDataHash.set(block, { txs, dataHash: block.header.dataHash });
+    return block;
+  }
+
+  /**
+   * The data hash of the blocks createProposalBlock made, with the (frozen) txs array it was
+   * computed over: validateBlock of this node's own proposal (the same object) does not hash its
+   * thousands of txs again while its txs and its header's data hash are still those.
+   */
+  private readonly madeDataHash = new WeakMap<Block, { txs: readonly Bytes[]; dataHash: Bytes }>();
+
+  private dataHashMatches(block: Block): boolean {
+    const made = this.madeDataHash.get(block);
+    if (made !== undefined && made.txs === block.data.txs && bytesEqual(made.dataHash, block.header.dataHash)) return true;
+    return bytesEqual(block.header.dataHash, dataHash(block.data.txs, this.knownTxHash));
   }
 
   /**
@@ -348,7 +364,7 @@ export class Executor implements BlockExecutor {
     want(bytesEqual(h.lastResultsHash, state.lastResultsHash), 'wrong Block.Header.LastResultsHash');
     want(bytesEqual(h.validatorsHash, state.validators.hash()), 'wrong Block.Header.ValidatorsHash');
     want(bytesEqual(h.nextValidatorsHash, state.nextValidators.hash()), 'wrong Block.Header.NextValidatorsHash');
-    want(bytesEqual(h.dataHash, dataHash(block.data.txs, this.knownTxHash)), 'wrong Header.DataHash');
+    want(this.dataHashMatches(block), 'wrong Header.DataHash');
     // Block.ValidateBasic: every evidence item decodes and passes its own ValidateBasic.
     block.evidence.forEach((item, i) => {
       let reason: string | null;
@@ -417,6 +433,9 @@ export class Executor implements BlockExecutor {
       spanEnd(t, 'finalizeBlock+commit', 'block', span);
       t = spanBegin();
       await lock();
+      // The views moved to the new height in the turn that ended; a big block's mempool update
+      // starts in the next one, so that the two are not one stretch on the RPC thread.
+      if (block.data.txs.length >= YIELD_TXS) await yieldToLoop();
       const checks = this.deps.mempoolChecks?.(res.newState) ?? {};
       await mempool.update(height, block.data.txs, Array.from(res.codes, (code) => ({ code })), checks.preCheck, checks.postCheck);
       spanEnd(t, 'mempool update', 'block', span);

@@ -34,7 +34,11 @@ export function makePartSet(data: Uint8Array, partSize = BLOCK_PART_SIZE_BYTES):
 
 /** The BlockID of a block and its proto bytes: hash = header hash, parts from encodeBlock. */
 export function blockIdOf(block: Block): { blockId: BlockID; blockBytes: Uint8Array; parts: Part[] } {
-  const blockBytes = encodeBlock(block);
+  return blockIdOfEncoded(block, encodeBlock(block));
+}
+
+/** blockIdOf's second half, for a caller that encoded the block itself (`blockBytes` = encodeBlock(block)). */
+export function blockIdOfEncoded(block: Block, blockBytes: Uint8Array): { blockId: BlockID; blockBytes: Uint8Array; parts: Part[] } {
   const ps = makePartSet(blockBytes);
   return { blockId: { hash: headerHash(block.header), partSetHeader: ps.header }, blockBytes, parts: ps.parts };
 }

@@ -136,4 +136,18 @@ t.test('proposals and block validation with evidence', async (t) => {
     t.throws(() => bare.validateBlock(state, block), /no evidence pool/);
     t.same((await bare.createProposalBlock(state, emptyCommit(), key.address, 0n)).evidence, []);
   });
+
+  await t.test("the data hash of the node's own proposal is not computed again, yet still checked", async (t) => {
+    const txs = [Uint8Array.of(1, 2, 3), Uint8Array.of(4, 5)];
+    const withTxs = new Executor({ storage, app, mempool: { ...mempool, reapMaxBytesMaxGas: () => [...txs] } });
+    const own = await withTxs.createProposalBlock(state, emptyCommit(), key.address, 0n);
+    t.same(own.data.txs, txs);
+    t.doesNotThrow(() => withTxs.validateBlock(state, own));
+    t.throws(() => (own.data.txs as Bytes[]).push(Uint8Array.of(6)), TypeError, 'its txs are frozen');
+    t.throws(() => withTxs.validateBlock(state, { ...own, data: { txs: [...txs, Uint8Array.of(6)] } }), { message: 'wrong Header.DataHash' });
+    t.throws(() => withTxs.validateBlock(state, { ...own, data: { txs: [txs[1]!, txs[0]!] } }), { message: 'wrong Header.DataHash' });
+    t.throws(() => withTxs.validateBlock(state, { ...own, header: { ...own.header, dataHash: new Uint8Array(32) } }), { message: 'wrong Header.DataHash' });
+    // Another executor (a peer) hashes the same block's txs and agrees.
+    t.doesNotThrow(() => exec.validateBlock(state, own));
+  });
 });

@@ -226,7 +226,10 @@ t.test('the pool knows the keys of the tx objects it admitted; update and reapin
   for (const o of objs) await mp.checkTx(o);
   for (const o of objs) t.same(mp.knownKey(o), txKey(o), 'knownKey of an admitted object is its TxKey');
   t.equal(mp.knownKey(enc('k1 gas=3')), undefined, 'the same bytes in another object: unknown (no hashing)');
-  t.equal(mp.entryOf(objs[1]!)?.gasWanted, 4n, 'entryOf finds the entry by identity');
+  t.same(mp.reapWithTotals(-1, -1), { txs: objs, bytes: computeProtoSizeForTxs(objs), gas: 12n }, 'a reap with its proto size and gas');
+  t.same(mp.reapWithTotals(-1, 7), { txs: objs.slice(0, 2), bytes: computeProtoSizeForTxs(objs.slice(0, 2)), gas: 7n }, 'the totals of what fits max gas');
+  const two = computeProtoSizeForTxs(objs.slice(0, 2));
+  t.same(mp.reapWithTotals(two + 1, -1), { txs: objs.slice(0, 2), bytes: two, gas: 7n }, 'the totals of what fits max bytes');
   const reaped = mp.reapMaxBytesMaxGas(-1, -1);
   t.ok(reaped.every((x, i) => x === objs[i]), 'reaping hands out the pool\'s own objects');
   // A block of the pool's own objects (this node's proposal) and one tx in a copy (a peer's block).
@@ -238,7 +241,7 @@ t.test('the pool knows the keys of the tx objects it admitted; update and reapin
     mp.unlock();
   }
   t.same(txs(mp), ['k3 gas=5'], 'both committed txs left the pool, found by identity and by hash');
-  t.equal(mp.entryOf(objs[0]!), undefined, 'a committed tx has no entry any more');
+  t.same(mp.reapWithTotals(-1, -1).gas, 5n, 'the committed txs no longer count');
   t.same(mp.knownKey(objs[0]!), txKey(objs[0]!), 'its key stays known (a pure function of its bytes)');
   await t.rejects(mp.checkTx(enc('k1 gas=3')), ErrTxInCache, 'the committed tx is cached under its key');
   await t.rejects(mp.checkTx(enc('k2 gas=4')), ErrTxInCache, 'the copy was cached under the same key');
