@@ -43,7 +43,7 @@ import { bytesEqual, bytesToKey, concatBytes, EMPTY_BYTES, fromUtf8, readU64be, 
 import { Context, EventManager, ExecMode } from './context.js';
 import { AbciError, abciInfo, errInternal, GrpcStatusError, grpcErrorToAbci, sdkErrors } from './errors.js';
 import { BasicGasMeter, DEFAULT_KV_GAS_CONFIG, GasOverflowError, InfiniteGasMeter, OutOfGasError, outOfGasAbciError, type GasMeter, type KVGasConfig } from './gas.js';
-import type { AppModule, ModuleDbReader, ModuleDbWriter, MsgRoute, QueryRoute, ServiceRegistrar } from './module.js';
+import type { AppModule, BlockStateWatcher, ModuleDbReader, ModuleDbWriter, MsgRoute, QueryRoute, ServiceRegistrar } from './module.js';
 import { CacheKVStore, GasKVStore, LmdbReadStore, PrefixStore, ReadOnlyStore, VersionReadStore, type AppDb, type KVStore } from './store.js';
 import { rejectingTxDecoder, type Tx, type TxDecoder, type TxMsg } from './tx.js';
 import { TxKindRegistry, type TxKind } from './txkinds.js';
@@ -296,6 +296,8 @@ export class BaseApp implements Application, ServiceRegistrar {
   private pending: Pending | null = null;
   /** The SDK's checkState: CheckTx's writes (sequences, fees) accumulate here until commit. */
   private checkState!: CacheKVStore;
+  /** The tx kind whose run stage is being written into its parent state (BlockStateWatcher's `runOf`). */
+  private landing: string | undefined;
   private consensusParams: ConsensusParams | undefined;
 
   constructor(opts: BaseAppOptions, deps: BaseAppModules) {
@@ -695,6 +697,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     const events: AbciEvent[] = [];
     // A re-run of a height that was finalized but not committed: modules drop that run's results.
     if (this.pending !== null) for (const e of this.modules) e.module.discardPending?.();
+    this.watchBlockState(state, req.height);
 
     for (const e of this.modules) {
       if (e.module.beginBlock === undefined) continue;
@@ -752,6 +755,23 @@ export class BaseApp implements Application, ServiceRegistrar {
     const { appHash, changed, roots } = await this.computeAppHash(state, hdr);
     this.pending = { state, height: req.height, time: req.time, appHash, changed, roots };
     return { events, txResults, validatorUpdates, appHash };
+  }
+
+  /** Hands every write into a block's state to the modules that watch it (AppModule.watchBlockState). */
+  private watchBlockState(state: CacheKVStore, height: bigint): void {
+    const watchers: BlockStateWatcher[] = [];
+    for (const e of this.modules) {
+      const w = e.module.watchBlockState?.(height);
+      if (w !== undefined) watchers.push(w);
+    }
+    if (watchers.length === 0) return;
+    state.onWrite = (k) => {
+      const plen = 2 + k.charCodeAt(1);
+      const storeKey = this.byPrefix.get(k.slice(0, plen));
+      if (storeKey === undefined) return;
+      const rel = k.slice(plen);
+      for (const w of watchers) w(storeKey, rel, this.landing);
+    };
   }
 
   /**
@@ -955,7 +975,12 @@ export class BaseApp implements Application, ServiceRegistrar {
     try {
       const r = kind.run(runCtx, tx);
       const out = r instanceof Promise ? await r : r;
-      runBranch.write();
+      this.landing = kind.name;
+      try {
+        runBranch.write();
+      } finally {
+        this.landing = undefined;
+      }
       return { ...emptyResult(), data: out?.data ?? EMPTY_BYTES, gasWanted, gasUsed: meter.consumed(), events: [...anteEvents, ...runCtx.events.events()] };
     } catch (e) {
       return failResult(oog(e), gasWanted, meter.consumed(), anteEvents);

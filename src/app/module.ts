@@ -96,7 +96,19 @@ export interface AppModule {
    * from the genesis state; commit() of the first block writes both).
    */
   discardPending?(): void;
+  /**
+   * FinalizeBlock opened the state of block `height` (before BeginBlock). The returned function is
+   * then called with every key written into that state — store key, key relative to the store
+   * (latin1), and the name of the tx kind if a run stage of that kind wrote it (undefined for any
+   * other writer: a Cosmos tx, an ante stage, a hook) — until the next block state opens. A module
+   * that keeps a cache over the block state across its txs (the EVM keeper) stays coherent with
+   * it through this.
+   */
+  watchBlockState?(height: bigint): BlockStateWatcher;
 }
+
+/** See AppModule.watchBlockState. */
+export type BlockStateWatcher = (storeKey: string, key: string, runOf: string | undefined) => void;
 
 /** Read access to one of a module's databases. */
 export interface ModuleDbReader {

@@ -182,6 +182,11 @@ export class CacheKVStore implements KVStore {
   private sorted: string[] | null = [];
   /** Reads from a non-cache parent (null: absent there); unused over another CacheKVStore. */
   private readonly clean: Map<string, Bytes | null> | null;
+  /**
+   * Called with the key (latin1) of every write into this cache — set, delete, or a branch's
+   * write() — once it is made. BaseApp sets it on a block's state (BaseApp.watchBlockState).
+   */
+  onWrite: ((k: string) => void) | undefined = undefined;
 
   constructor(private readonly parent: KVStore) {
     this.clean = parent instanceof CacheKVStore ? null : new Map();
@@ -227,6 +232,7 @@ export class CacheKVStore implements KVStore {
   private put(k: string, v: Bytes | null): void {
     if (!this.dirty.has(k)) this.sorted = null;
     this.dirty.set(k, v);
+    this.onWrite?.(k);
   }
 
   private sortedKeys(): string[] {

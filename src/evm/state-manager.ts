@@ -341,6 +341,16 @@ export class FlatStateManager implements StateManagerInterface {
     else for (const [hk, c] of this.code) if (c.length === 0) this.code.delete(hk);
   }
 
+  /** Drops the cached record of an account (latin1 address): written outside this manager. */
+  forgetAccount(ak: string): void {
+    this.accounts.delete(ak);
+  }
+
+  /** Drops a cached slot (latin1 address and 32-byte slot): written outside this manager. */
+  forgetSlot(ak: string, sk: string): void {
+    this.storage.get(ak)?.delete(sk);
+  }
+
   /** Number of cached accounts (for cache bounding by the caller). */
   get cachedAccounts(): number {
     return this.accounts.size;

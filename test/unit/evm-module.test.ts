@@ -294,6 +294,70 @@ t.test('one account model: a bank send to a 0x address, then an EVM tx from it; 
   t.equal(supply, DEV_BALANCE * BigInt(DEV.length), 'EVM execution conserves the supply');
 });
 
+t.test('the EVM caches kept across a block\'s txs stay what the block state holds', async (t) => {
+  // Each case fails if an entry cached by an earlier tx of the block outlived a change to it.
+  const n = await startNode(t);
+  await n.block([]);
+  const keeper = n.app.evm!.keeper;
+  const token = createContractAddress(new Address(A.address), 0n).bytes;
+  t.equal((await n.block([raw(signed(A.privateKey, { nonce: 0n, data: deployData(1_000_000n), gasLimit: 2_000_000n }))])).txResults[0]!.code, 0);
+  const X = privateToAddress(keccak(utf8('evm-module-cache-x')));
+  const Y = privateToAddress(keccak(utf8('evm-module-cache-y')));
+  const transfer = (nonce: bigint, to: Uint8Array, amount: bigint) => raw(signed(A.privateKey, { nonce, to: token, data: transferData(to, amount), price: GWEI, gasLimit: 100_000n }));
+  const S = COSMOS[0]!;
+  const supply = () => n.app.bank.keeper.getSupply(n.app.queryContext(), DENOM).amount;
+  const supply0 = supply();
+
+  // Bank sends to the token's address and to B between EVM txs that touch both (each later tx
+  // writes their records back: from a stale record it would undo the send), with a tx whose ante
+  // fails in between.
+  const pay = (nonce: bigint, to: Uint8Array) => raw(signed(A.privateKey, { nonce, to, value: 1n, price: GWEI, gasLimit: 21_000n }));
+  const bank = (sequence: bigint, to: Uint8Array) => sendTx({ chainId: CHAIN_ID, from: S, to: n.app.addressCodec.encode(to), amount: [{ denom: DENOM, amount: 5n * 10n ** 18n }], accountNumber: 10n, sequence, fee: { amount: [{ denom: DENOM, amount: 100 }], gasLimit: 200_000n } });
+  const b0 = bankBalance(n, B.address);
+  const r1 = await n.block([transfer(1n, X, 10n), pay(2n, B.address), bank(0n, token), bank(1n, B.address), transfer(9n, X, 1n), transfer(3n, Y, 20n), pay(4n, B.address)]);
+  t.same(r1.txResults.map((r) => r.code === 0), [true, true, true, true, false, true, true], r1.txResults.map((r) => r.log).join(' | '));
+  t.equal(bankBalance(n, token), 5n * 10n ** 18n, 'the bank send to the token stays');
+  t.equal(bankBalance(n, B.address), b0 + 5n * 10n ** 18n + 2n, 'the bank send to B stays');
+  t.equal(storageAt(n, token, balanceSlot(X)), 10n);
+  t.equal(storageAt(n, token, balanceSlot(Y)), 20n);
+  t.equal(supply(), supply0, 'the supply is the sum of balances');
+
+  // A tx whose run stage BaseApp drops after the keeper applied it: the next tx of the block
+  // sees neither its nonce nor its token move.
+  const dropped = transfer(5n, X, 7n);
+  const execute = keeper.execute.bind(keeper);
+  keeper.execute = async (ctx, etx) => {
+    const out = await execute(ctx, etx);
+    if (etx.raw === dropped) throw new Error('dropped by the test');
+    return out;
+  };
+  const again = signed(A.privateKey, { nonce: 5n, to: token, data: transferData(Y, 9n), price: GWEI, gasLimit: 100_000n });
+  const r2 = await n.block([dropped, raw(again)]);
+  t.same(r2.txResults.map((r) => r.code === 0), [false, true]);
+  t.equal(keeper.receiptByHash(again.hash())?.status, 1, 'the second tx ran with the nonce the first did not use');
+  t.equal(storageAt(n, token, balanceSlot(X)), 10n, 'the dropped transfer moved nothing');
+  t.equal(storageAt(n, token, balanceSlot(Y)), 29n);
+  t.equal(sequence(n, A.address), 6n);
+
+  // A simulation (over the check state, without the block's first tx) runs between two txs of
+  // the block and reads X's token balance: the block's second tx must not see what it read.
+  const sim = raw(signed(A.privateKey, { nonce: 6n, to: token, data: balanceOfData(X), gasLimit: 100_000n }));
+  const second = transfer(7n, X, 2n);
+  let simulated: Promise<ExecTxResult> | undefined;
+  keeper.execute = (ctx, etx) => {
+    if (etx.raw === second) simulated = n.app.simulate(sim);
+    return execute(ctx, etx);
+  };
+  const r3 = await n.block([transfer(6n, X, 1n), second]);
+  keeper.execute = execute;
+  t.ok(simulated, 'the simulation ran inside the block');
+  t.equal((await simulated!).code, 0);
+  t.same(r3.txResults.map((r) => r.code), [0, 0]);
+  t.same(keeper.blockReceipts(n.height()).map((r) => r.status), [1, 1]);
+  t.equal(storageAt(n, token, balanceSlot(X)), 13n, 'both transfers to X counted');
+  t.equal(bytesToHex(keeper.lastStateRoot), await referenceRoot(n), 'state root equals MerkleStateManager');
+});
+
 t.test('ante: nonce, balance, intrinsic gas, chain id, replay protection, blob txs; CheckTx sequencing', async (t) => {
   const n = await startNode(t);
   await n.block([]);

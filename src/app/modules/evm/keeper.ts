@@ -5,10 +5,15 @@
  * commitment to the app hash.
  *
  * Execution. One VM and one FlatStateManager live as long as the keeper; the manager's flat state
- * is a view bound to the running tx's Context. Its caches are cleared before every tx, because
- * between two EVM txs a Cosmos tx may have changed balances and sequences, and a tx's branch may
- * be dropped by BaseApp: the Context (BaseApp's cache branches) is the only source of truth. Runs
- * are serialized (a promise chain), so a simulation and FinalizeBlock never interleave on the VM.
+ * is a view bound to the running tx's Context, which (BaseApp's cache branches) is the only source
+ * of truth. Within one FinalizeBlock the manager's caches are kept from tx to tx and stay exactly
+ * what the block state holds (watchBlockState: BaseApp reports every key written into the block's
+ * state). A tx leaves the caches holding its own writes; they stay only once its run stage is seen
+ * landing in the block state (BaseApp writes its branch, all keys or none), otherwise — BaseApp
+ * dropped it — the next tx starts from empty caches. Every other write into the block state — a
+ * Cosmos tx's, a fee, BeginBlock's — drops the account or slot it touches. Any other mode
+ * (simulate, a replay) starts from empty caches and leaves them to be emptied again. Runs are
+ * serialized (a promise chain), so a simulation and FinalizeBlock never interleave on the VM.
  * Nothing here assumes a thread: the keeper runs wherever BaseApp runs.
  *
  * The state root. BaseApp hands commitment() the keys each store changed in the block relative
@@ -28,15 +33,17 @@ import { installFastSteps } from '../../../evm/fast-steps.js';
 import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { createBlock } from '@ethereumjs/block';
 import { moduleAddress } from '../../address.js';
-import { bytesToKey, concatBytes, readU64be, u64be, type Bytes } from '../../bytes.js';
+import { bytesToKey, concatBytes, readU64be, u64be, utf8, type Bytes } from '../../bytes.js';
 import type { Context } from '../../context.js';
 import { ExecMode } from '../../context.js';
 import { AbciError, sdkErrors } from '../../errors.js';
 import { InfiniteGasMeter } from '../../gas.js';
-import type { ModuleCommit, ModuleDbReader } from '../../module.js';
+import type { BlockStateWatcher, ModuleCommit, ModuleDbReader } from '../../module.js';
 import type { AccountKeeper } from '../auth/keeper.js';
 import { FEE_COLLECTOR_NAME } from '../auth/types.js';
 import type { BankKeeper } from '../bank/keeper.js';
+import { BALANCES_PREFIX } from '../bank/keys.js';
+import { ACCOUNTS_PREFIX } from '../auth/keys.js';
 import { type CryptoBackend, getCryptoBackend } from '../../../crypto/backend.js';
 import type { CryptoPool } from '../../../pool/types.js';
 import { SECP256K1_N_DIV_2, signature64 } from '../../../evm/common.js';
@@ -73,6 +80,7 @@ import {
 } from './keys.js';
 import { decodeBlock, decodeLog, decodeReceipt, encodeBlock, encodeLog, encodeReceipt, type IndexedLog, type StoredBlock, type StoredReceipt } from './receipts.js';
 import { blockHashChain, consensusReceipt, decodeStoredHeader, encodeStoredHeader, makeHeader, orderedTrieRoot, sealHeader, type SealedHeader } from './header.js';
+import { EVM_KIND } from './kind.js';
 import { ContextFlatState, evmStore, readAccount, setBankBalance, setSequence, type AccountModel } from './state.js';
 
 /** The devnet's EVM chain id (src/config/app-genesis.ts DEFAULT_EVM_CHAIN_ID). */
@@ -164,6 +172,11 @@ export class EvmKeeper implements AccountModel {
   private chainIdDirty = false;
   private decodedChain = 0n;
   private blockCache: { height: bigint; time: bigint; maxGas: bigint; common: Common; block: Block } | undefined;
+  /**
+   * The block state BaseApp opened last (watchBlockState); the manager whose caches are over it,
+   * if any; whether they hold a run whose landing in the block state is not seen yet.
+   */
+  private watched: { height: bigint; eng: Engine | undefined; unlanded: boolean } | undefined;
 
   constructor(opts: EvmKeeperOptions) {
     this.auth = opts.auth;
@@ -549,12 +562,23 @@ export class EvmKeeper implements AccountModel {
     const meter = ctx.gasMeter;
     ctx.setGasMeter(new InfiniteGasMeter());
     const eng = await this.engine();
-    eng.view.ctx = ctx;
+    const finalize = ctx.mode === ExecMode.Finalize;
+    // The caches (the manager's, the view's reads) carry over only from the block state's
+    // previous tx, once it landed (see the header comment).
+    const w = this.watched;
+    const inBlock = finalize && w !== undefined && w.height === ctx.height;
+    if (inBlock && w.eng === eng && !w.unlanded) eng.view.carryOver(ctx);
+    else {
+      eng.sm.clearCaches();
+      eng.view.ctx = ctx;
+    }
+    if (w !== undefined) {
+      w.eng = inBlock ? eng : undefined;
+      w.unlanded = false;
+    }
     try {
       const tx = etx.tx;
       const from = this.sender(etx);
-      eng.sm.clearCaches();
-      const finalize = ctx.mode === ExecMode.Finalize;
       const blk = finalize ? this.pendingBlock(ctx.height) : undefined;
       let r;
       try {
@@ -568,6 +592,7 @@ export class EvmKeeper implements AccountModel {
         return this.failInBlock(ctx, etx, blk, from, (e as Error).message);
       }
       const changes: StateChanges = eng.sm.flush();
+      if (inBlock) w.unlanded = true;
       eng.view.apply(changes);
       meter.consume(r.totalGasSpent, 'evm execution');
 
@@ -605,7 +630,7 @@ export class EvmKeeper implements AccountModel {
       this.emitEvents(ctx, receipt, tx);
       return { data: r.execResult.returnValue };
     } finally {
-      eng.view.ctx = undefined;
+      eng.view.carryOver(undefined);
       ctx.setGasMeter(meter);
     }
   }
@@ -908,6 +933,41 @@ export class EvmKeeper implements AccountModel {
       rdb.putSync(blockKey(c.height), encodeBlock({ txCount: blk.receipts.length, gasUsed: blk.gasUsed, logsBloom: blk.logsBloom, logCount: blk.logCount }));
     }
     this.block = undefined;
+  }
+
+  /**
+   * BaseApp opened the state of block `height`: the returned watcher sees every key written into
+   * it. While the engine's caches are over this state, a key an EVM run stage wrote tells that the
+   * last run landed (what the caches hold is now what the state holds); any other writer's key
+   * drops the account whose auth account, `achain` balance or code hash it is, or the slot it is.
+   */
+  watchBlockState(height: bigint): BlockStateWatcher {
+    const w: NonNullable<EvmKeeper['watched']> = { height, eng: undefined, unlanded: false };
+    this.watched = w;
+    const authStore = this.auth.storeKey;
+    const bankStore = this.bank.storeKey;
+    const denom = bytesToKey(utf8(this.denom));
+    const forgetAccount = (eng: Engine, ak: string) => {
+      eng.sm.forgetAccount(ak);
+      eng.view.forget(ak);
+    };
+    return (storeKey, k, runOf) => {
+      const eng = w.eng;
+      if (eng === undefined) return;
+      if (runOf === EVM_KIND) {
+        w.unlanded = false;
+        return;
+      }
+      const kind = k.charCodeAt(0);
+      if (storeKey === EVM_STORE_KEY) {
+        if (kind === CODE_HASH_PREFIX && k.length === 21) forgetAccount(eng, k.slice(1));
+        else if (kind === STORAGE_PREFIX && k.length === 53) eng.sm.forgetSlot(k.slice(1, 21), k.slice(21));
+      } else if (storeKey === authStore) {
+        if (kind === ACCOUNTS_PREFIX[0] && k.length === 21) forgetAccount(eng, k.slice(1));
+      } else if (storeKey === bankStore) {
+        if (kind === BALANCES_PREFIX[0] && k.charCodeAt(1) === 20 && k.length === 22 + denom.length && k.endsWith(denom)) forgetAccount(eng, k.slice(2, 22));
+      }
+    };
   }
 
   /** A re-run of a height or a reload: drop what was computed, re-read what was committed. */

@@ -19,9 +19,12 @@ export const EVM_LEAD_BYTES: readonly number[] = [0x01, 0x02, 0x03, 0x04, ...Arr
 
 export type EvmTxKind = TxKind<EvmTx>;
 
+/** The kind's name (what BaseApp reports as the writer of an EVM run stage: keeper.ts watchBlockState). */
+export const EVM_KIND = 'evm';
+
 export function evmTxKind(keeper: EvmKeeper): EvmTxKind {
   return {
-    name: 'evm',
+    name: EVM_KIND,
     leadBytes: EVM_LEAD_BYTES,
     decode: (bytes: Bytes) => keeper.decode(bytes),
     gasLimit: (tx: EvmTx) => tx.tx.gasLimit,

@@ -6,7 +6,7 @@
  */
 import type { Bytes } from '../../bytes.js';
 import type { Context } from '../../context.js';
-import type { AppModule, ModuleCommit, ModuleDbReader } from '../../module.js';
+import type { AppModule, BlockStateWatcher, ModuleCommit, ModuleDbReader } from '../../module.js';
 import type { TxKind } from '../../txkinds.js';
 import { EvmKeeper, type EvmKeeperOptions } from './keeper.js';
 import { EVM_MODULE_NAME, EVM_RECEIPTS_DB, EVM_STORE_KEY, EVM_TRIE_DB } from './keys.js';
@@ -48,5 +48,9 @@ export class EvmModule implements AppModule {
 
   discardPending(): void {
     this.keeper.discardPending();
+  }
+
+  watchBlockState(height: bigint): BlockStateWatcher {
+    return this.keeper.watchBlockState(height);
   }
 }

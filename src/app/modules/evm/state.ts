@@ -135,7 +135,10 @@ export function applyChanges(m: AccountModel, ctx: Context, changes: StateChange
 /** FlatState over whichever Context is bound (the keeper binds the running tx's). */
 export class ContextFlatState implements FlatState {
   private bound: Context | undefined;
-  /** Accounts as first read in the bound tx (what applyChanges compares against). */
+  /**
+   * Accounts as the bound Context holds them: as first read in the tx, or as apply() wrote them
+   * (what applyChanges compares against, and what getAccount answers).
+   */
   readonly reads = new Map<string, AccountRecord | undefined>();
   constructor(private readonly m: AccountModel) {}
 
@@ -146,6 +149,19 @@ export class ContextFlatState implements FlatState {
   set ctx(c: Context | undefined) {
     this.bound = c;
     this.reads.clear();
+  }
+
+  /**
+   * Binds a Context (or none) and keeps `reads`: the next tx of the same block state, whose caller
+   * keeps them what that state holds (the keeper: forget() for every write it did not make).
+   */
+  carryOver(c: Context | undefined): void {
+    this.bound = c;
+  }
+
+  /** Forgets what `reads` holds for one address (latin1). */
+  forget(ak: string): void {
+    this.reads.delete(ak);
   }
 
   private c(): Context {
@@ -172,6 +188,14 @@ export class ContextFlatState implements FlatState {
   }
   apply(changes: StateChanges): void {
     applyChanges(this.m, this.c(), changes, this.reads);
+    // What the Context now holds: the records written, except where readAccount would answer
+    // otherwise (a deleted account may keep its auth account; a wiped one its committed root).
+    const wiped = changes.storage.some((s) => s.wiped) ? new Set(changes.storage.filter((s) => s.wiped).map((s) => bytesToKey(s.address))) : undefined;
+    for (const a of changes.accounts) {
+      const k = bytesToKey(a.address);
+      if (a.account === undefined || wiped?.has(k)) this.reads.delete(k);
+      else this.reads.set(k, a.account);
+    }
   }
 }
 
