@@ -49,7 +49,7 @@ import type { CryptoPool } from '../../../pool/types.js';
 import { SECP256K1_N_DIV_2, signature64 } from '../../../evm/common.js';
 import { createEvmCommon } from '../../../evm/common.js';
 import type { AccountRecord, FlatState, StateChanges, StorageChange } from '../../../evm/flat-state.js';
-import { overlayKV, type KVStore as EvmKV } from '../../../evm/kv.js';
+import { keyBytes, overlayKV, type KVStore as EvmKV } from '../../../evm/kv.js';
 import { FlatStateManager } from '../../../evm/state-manager.js';
 import { EMPTY_TRIE_ROOT, StateTrie, type AccountProof } from '../../../evm/trie.js';
 import { EvmTxError, decodeTx, recoverSender } from '../../../evm/tx.js';
@@ -810,33 +810,21 @@ export class EvmKeeper implements AccountModel {
   /** The accounts and slots a block's changed keys touch, as `ctx` has them (computeStateRoot). */
   private changesFrom(ctx: Context, changed: ReadonlyMap<string, readonly Bytes[]>): { accounts: StateChanges['accounts']; slots: Map<string, StorageChange> } {
     const touched = new Map<string, Bytes>();
-    const touch = (a: Bytes) => {
-      if (a.length !== 20) return;
-      const k = bytesToKey(a);
-      if (!touched.has(k)) touched.set(k, Uint8Array.from(a));
-    };
-    for (const k of changed.get(this.auth.storeKey) ?? []) if (k[0] === 0x01) touch(k.subarray(1));
-    const denomBytes = new TextEncoder().encode(this.denom);
-    for (const k of changed.get(this.bank.storeKey) ?? []) {
-      if (k[0] !== 0x02 || k.length < 2) continue;
-      const len = k[1]!;
-      const denom = k.subarray(2 + len);
-      if (denom.length === denomBytes.length && denom.every((b, i) => b === denomBytes[i])) touch(k.subarray(2, 2 + len));
-    }
     const slots = new Map<string, StorageChange>();
     const evm = evmStore(ctx);
-    for (const k of changed.get(EVM_STORE_KEY) ?? []) {
-      if (k[0] === CODE_HASH_PREFIX && k.length === 21) touch(k.subarray(1));
-      else if (k[0] === STORAGE_PREFIX && k.length === 53) {
-        const addr = k.subarray(1, 21);
-        touch(addr);
-        const ak = bytesToKey(addr);
-        let s = slots.get(ak);
+    const denom = this.denomKey();
+    for (const storeKey of [this.auth.storeKey, this.bank.storeKey, EVM_STORE_KEY]) {
+      for (const k of changed.get(storeKey) ?? []) {
+        const t = this.keyTouch(storeKey, bytesToKey(k), denom);
+        if (t === undefined) continue;
+        if (!touched.has(t.addr)) touched.set(t.addr, keyBytes(t.addr));
+        if (t.slot === undefined) continue;
+        let s = slots.get(t.addr);
         if (s === undefined) {
-          s = { address: Uint8Array.from(addr), wiped: false, slots: [] };
-          slots.set(ak, s);
+          s = { address: keyBytes(t.addr), wiped: false, slots: [] };
+          slots.set(t.addr, s);
         }
-        s.slots.push({ slot: Uint8Array.from(k.subarray(21)), value: evm.get(k) ?? new Uint8Array(0) });
+        s.slots.push({ slot: keyBytes(t.slot), value: evm.get(k) ?? new Uint8Array(0) });
       }
     }
     const accounts: StateChanges['accounts'] = [];
@@ -944,13 +932,7 @@ export class EvmKeeper implements AccountModel {
   watchBlockState(height: bigint): BlockStateWatcher {
     const w: NonNullable<EvmKeeper['watched']> = { height, eng: undefined, unlanded: false };
     this.watched = w;
-    const authStore = this.auth.storeKey;
-    const bankStore = this.bank.storeKey;
-    const denom = bytesToKey(utf8(this.denom));
-    const forgetAccount = (eng: Engine, ak: string) => {
-      eng.sm.forgetAccount(ak);
-      eng.view.forget(ak);
-    };
+    const denom = this.denomKey();
     return (storeKey, k, runOf) => {
       const eng = w.eng;
       if (eng === undefined) return;
@@ -958,16 +940,38 @@ export class EvmKeeper implements AccountModel {
         w.unlanded = false;
         return;
       }
-      const kind = k.charCodeAt(0);
-      if (storeKey === EVM_STORE_KEY) {
-        if (kind === CODE_HASH_PREFIX && k.length === 21) forgetAccount(eng, k.slice(1));
-        else if (kind === STORAGE_PREFIX && k.length === 53) eng.sm.forgetSlot(k.slice(1, 21), k.slice(21));
-      } else if (storeKey === authStore) {
-        if (kind === ACCOUNTS_PREFIX[0] && k.length === 21) forgetAccount(eng, k.slice(1));
-      } else if (storeKey === bankStore) {
-        if (kind === BALANCES_PREFIX[0] && k.charCodeAt(1) === 20 && k.length === 22 + denom.length && k.endsWith(denom)) forgetAccount(eng, k.slice(2, 22));
+      const t = this.keyTouch(storeKey, k, denom);
+      if (t === undefined) return;
+      if (t.slot !== undefined) eng.sm.forgetSlot(t.addr, t.slot);
+      else {
+        eng.sm.forgetAccount(t.addr);
+        eng.view.forget(t.addr);
       }
     };
+  }
+
+  /** The EVM denom as a latin1 key (an `achain` balance key ends with it: keyTouch). */
+  private denomKey(): string {
+    return bytesToKey(utf8(this.denom));
+  }
+
+  /**
+   * What a key written into a block state is to the account model (keys latin1, relative to their
+   * store; `denom` from denomKey): an auth account, an `achain` balance or a code hash gives the
+   * address whose account it is; a storage slot, its address and slot; any other key, undefined.
+   * The state root (changesFrom) and the caches (watchBlockState) read keys through this.
+   */
+  private keyTouch(storeKey: string, k: string, denom: string): { addr: string; slot?: string } | undefined {
+    const kind = k.charCodeAt(0);
+    if (storeKey === EVM_STORE_KEY) {
+      if (kind === CODE_HASH_PREFIX && k.length === 21) return { addr: k.slice(1) };
+      if (kind === STORAGE_PREFIX && k.length === 53) return { addr: k.slice(1, 21), slot: k.slice(21) };
+    } else if (storeKey === this.auth.storeKey) {
+      if (kind === ACCOUNTS_PREFIX[0] && k.length === 21) return { addr: k.slice(1) };
+    } else if (storeKey === this.bank.storeKey) {
+      if (kind === BALANCES_PREFIX[0] && k.charCodeAt(1) === 20 && k.length === 22 + denom.length && k.endsWith(denom)) return { addr: k.slice(2, 22) };
+    }
+    return undefined;
   }
 
   /** A re-run of a height or a reload: drop what was computed, re-read what was committed. */
