@@ -408,13 +408,9 @@ export class FlatStateManager implements StateManagerInterface {
     }
     const code: StateChanges['code'] = [];
     for (const [hk, c] of this.newCode) if (referenced.has(hk)) code.push({ hash: keyBytes(hk), code: c });
-    this.dirtyAccounts.clear();
-    this.dirtyStorage.clear();
-    this.dirtyWiped.clear();
-    this.newCode.clear();
     // After the block, flat state will hold exactly what the caches hold; wiped addresses
     // now have all their live slots in the cache, so reading the flat state for misses is right.
-    this.wiped.clear();
+    this.clearMarks();
     return { accounts, storage, code };
   }
 
@@ -427,6 +423,11 @@ export class FlatStateManager implements StateManagerInterface {
     if (this.journal.length > 0) {
       throw new StateManagerError(`discardReverted with ${this.journal.length} open checkpoint(s)`, 'EVM_STATE_OPEN_CHECKPOINT');
     }
+    this.clearMarks();
+  }
+
+  /** Drops the dirty marks, the new code and the wipe flags (flush, discardReverted). */
+  private clearMarks(): void {
     // clear() allocates a fresh table even for an empty collection: only the non-empty ones.
     if (this.dirtyAccounts.size > 0) this.dirtyAccounts.clear();
     if (this.dirtyStorage.size > 0) this.dirtyStorage.clear();
