@@ -36,7 +36,7 @@ import {
 import type { State } from '../types/state.js';
 import type { BlockExecutor } from '../state/executor.js';
 import type { ValidatorSet } from '../types/validator_set.js';
-import { blockIdOf, blockIdOfEncoded } from '../types/partset.js';
+import { blockIdOfEncoded } from '../types/partset.js';
 import { proposalSignBytes, voteSignBytes } from '../types/signbytes.js';
 import { emptyCommit, encodeBlock, type Part } from '../types/codec.js';
 import type { Logger } from '../log.js';
@@ -718,10 +718,10 @@ export class ConsensusState {
     else await this.tryAddVote(msg.vote, peerId, verifiedKey);
   }
 
-  private encoded(block: Block): { id: BlockID; bytes: Uint8Array; parts: Part[] } {
+  private encoded(block: Block, bytes?: Uint8Array): { id: BlockID; bytes: Uint8Array; parts: Part[] } {
     let e = this.blockIds.get(block);
     if (e === undefined) {
-      const { blockId, blockBytes, parts } = blockIdOf(block);
+      const { blockId, blockBytes, parts } = blockIdOfEncoded(block, bytes ?? encodeBlock(block));
       e = { id: blockId, bytes: blockBytes, parts };
       this.blockIds.set(block, e);
     }
@@ -740,10 +740,7 @@ export class ConsensusState {
     if (big) await yieldToLoop();
     const bytes = encodeBlock(block);
     if (big) await yieldToLoop();
-    const { blockId, parts } = blockIdOfEncoded(block, bytes);
-    const e = { id: blockId, bytes, parts };
-    this.blockIds.set(block, e);
-    return e.id;
+    return this.encoded(block, bytes).id;
   }
 
   private blockIdFor(block: Block): BlockID {

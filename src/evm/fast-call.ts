@@ -605,7 +605,7 @@ export class FastCaller {
           const md = expand(dst, length);
           if (md === -2) return undefined;
           if (md === -1) return fail(OOG);
-          gas -= fee[op]! + 3 * Number((length + 31n) / 32n) + ms + md;
+          gas -= fee[op]! + this.copyGas * Number((length + 31n) / 32n) + ms + md;
           if (gas < 0) return fail(OOG);
           sp -= 3;
           if (length !== 0n) {
