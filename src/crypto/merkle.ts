@@ -66,12 +66,6 @@ export function merkleRoot(items: readonly Uint8Array[]): Uint8Array {
   return reduceLevels(nodes);
 }
 
-/** Root over leaves that are already hashed (leafHash applied by the caller). */
-export function merkleRootFromLeafHashes(leaves: readonly Uint8Array[]): Uint8Array {
-  if (leaves.length === 0) return emptyHash();
-  return reduceLevels(leaves.slice());
-}
-
 /** Root and a proof for every item (ProofsFromByteSlices), in O(n) hashes. */
 export function merkleProofs(items: readonly Uint8Array[]): { root: Uint8Array; proofs: MerkleProof[] } {
   const n = items.length;

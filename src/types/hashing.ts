@@ -8,7 +8,7 @@ import type { ConsensusParams } from './params.js';
 import type { Validator } from './validator.js';
 import { ProtoDecodeError, ProtoWriter } from './proto.js';
 import { encodeBlockId, encodeCommitSig, encodeConsensusVersion, encodeSimpleValidator, encodeTimestamp, readEvidenceOneof } from './codec.js';
-import { merkleRoot, merkleRootFromLeafHashes, leafHash } from '../crypto/merkle.js';
+import { merkleRoot } from '../crypto/merkle.js';
 import { sha256 } from '../crypto/hash.js';
 import { getCryptoBackend } from '../crypto/backend.js';
 
@@ -73,30 +73,25 @@ export function commitHash(commit: Commit): Uint8Array {
 }
 
 /**
- * Tx.Hash: sha256 of the raw tx (shown upper-case hex in RPC and events). Through the native
- * addon where it loaded: node:crypto's createHash costs ~5x more per short input (a hash object
- * per call), and a block's thousands of tx hashes are computed on the thread that answers RPC.
+ * Tx.Hash: sha256 of the raw tx (shown upper-case hex in RPC and events), through the crypto
+ * backend: the native addon's where it loaded, where node:crypto's createHash costs ~5x more per
+ * short input (a hash object per call), and a block's thousands of tx hashes are computed on the
+ * thread that answers RPC.
  */
 export function txHash(tx: Uint8Array): Uint8Array {
-  const b = getCryptoBackend();
-  return b.name === 'native' ? b.sha256(tx) : sha256(tx);
+  return getCryptoBackend().sha256(tx);
 }
 
 /**
  * Data.Hash = Txs.Hash: merkle whose items are the tx hashes, so leaf = sha256(0x00||sha256(tx)).
  * `known(tx)` may give a tx's hash without hashing it (the mempool knows the txs it holds), or
  * undefined; CometBFT keeps the hash in the block's Data once computed (types/block.go Data.Hash),
- * here the proposer's block reuses what CheckTx hashed.
+ * here the proposer's block reuses what CheckTx hashed. One buffer of hashes, then one merkle
+ * pass of the backend (leaves and inner nodes).
  */
 export function dataHash(txs: readonly Uint8Array[], known?: (tx: Uint8Array) => Uint8Array | undefined): Uint8Array {
   const n = txs.length;
   const b = getCryptoBackend();
-  if (b.name !== 'native' || n === 0) {
-    const leaves = new Array<Uint8Array>(n);
-    for (let i = 0; i < n; i++) leaves[i] = leafHash(known?.(txs[i]!) ?? sha256(txs[i]!));
-    return merkleRootFromLeafHashes(leaves);
-  }
-  // One buffer of hashes, then one native merkle pass (leaves and inner nodes).
   const all = new Uint8Array(32 * n);
   const items = new Array<Uint8Array>(n);
   for (let i = 0; i < n; i++) {
@@ -134,14 +129,12 @@ export function encodeDeterministicTxResult(r: TxResultForHash): Uint8Array {
 }
 
 /**
- * ABCIResults.Hash = LastResultsHash; sha256("") for a block without txs. Through the native
- * addon where it loaded (one call for the whole tree instead of a node:crypto hash object per
- * leaf and inner node: ~2 per tx, on the executor thread).
+ * ABCIResults.Hash = LastResultsHash; sha256("") for a block without txs. Through the crypto
+ * backend (the native addon's one call for the whole tree, where it loaded, instead of a
+ * node:crypto hash object per leaf and inner node: ~2 per tx, on the executor thread).
  */
 export function lastResultsHash(results: readonly TxResultForHash[]): Uint8Array {
-  const items = results.map(encodeDeterministicTxResult);
-  const b = getCryptoBackend();
-  return b.name === 'native' && items.length > 0 ? b.merkleRoot(items) : merkleRoot(items);
+  return getCryptoBackend().merkleRoot(results.map(encodeDeterministicTxResult));
 }
 
 /**
