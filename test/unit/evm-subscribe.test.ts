@@ -383,7 +383,20 @@ t.test('viem and ethers watch blocks and contract events over the websocket; vie
     rpcUrls: { default: { http: [`http://127.0.0.1:${env.http}`], webSocket: [`ws://127.0.0.1:${env.ws}`] } },
   });
   const wsClient = createPublicClient({ chain, transport: webSocket(`ws://127.0.0.1:${env.ws}`) });
-  const httpClient = createPublicClient({ chain, transport: http(`http://127.0.0.1:${env.http}`), pollingInterval: 100 });
+  // viem's HTTP watchContractEvent stops polling only once eth_uninstallFilter has answered
+  // (actions/public/watchContractEvent.ts: `await uninstallFilter(…); unwatch()`): a node closed
+  // while that request is in flight leaves eth_getFilterChanges retrying for ever, which keeps this
+  // process alive until tap's file timeout. The fetch below records each uninstall's answer, body
+  // read, so the test can wait for it before the node goes.
+  const uninstalled: string[] = [];
+  const polledAt: number[] = [];
+  const fetchFn: typeof fetch = async (url, init) => {
+    const res = await fetch(url, init);
+    if (typeof init?.body === 'string' && init.body.includes('"eth_getFilterChanges"')) polledAt.push(Date.now());
+    if (typeof init?.body === 'string' && init.body.includes('"eth_uninstallFilter"')) uninstalled.push(await res.clone().text());
+    return res;
+  };
+  const httpClient = createPublicClient({ chain, transport: http(`http://127.0.0.1:${env.http}`, { fetchFn }), pollingInterval: 100 });
   const wallet = createWalletClient({ chain, account: privateKeyToAccount(hex(A!.privateKey) as `0x${string}`), transport: http(`http://127.0.0.1:${env.http}`) });
   const provider = new ethers.WebSocketProvider(`ws://127.0.0.1:${env.ws}`);
 
@@ -422,8 +435,13 @@ t.test('viem and ethers watch blocks and contract events over the websocket; vie
   t.equal(ethersLogs[0].to.toLowerCase(), hex(R1!.address), 'ethers: decoded args');
   t.equal(ethersLogs[0].value, 42n);
 
-  // The clients go before the node does.
+  // The clients go before the node does; the HTTP event watcher's filter is uninstalled first.
   unwatch.forEach((u) => u());
+  const answer = await until('the HTTP watcher uninstalls its filter', () => uninstalled[0]);
+  t.equal(JSON.parse(answer).result, true, 'eth_uninstallFilter: true, so viem stops polling');
+  const answeredAt = Date.now();
+  await sleep(500);
+  t.same(polledAt.filter((at) => at > answeredAt), [], 'no eth_getFilterChanges after the uninstall (5 polling intervals)');
   await provider.destroy();
   const socket = await wsClient.transport.getRpcClient();
   socket.close();
