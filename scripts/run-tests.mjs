@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs the given compiled tap test files and closes with the plain line CI reads:
 // "N passed, N failed" (tap's own summary is a JS object literal no CI harness parses).
-// Before that line it repeats every failed assertion with its subtest path, and lists the
+// Before that line it repeats every failed assertion with its subtest path and the start of tap's
+// diagnostic for it (found/wanted, where; for a file timeout, the handles still open), and lists the
 // slowest files with their own time and when tap reported them (tap prints the files in name
 // order, so a slow or hung file holds back the report of the files after it), so a CI log cut
 // to its tail still says what failed and where the time went.
@@ -42,6 +43,9 @@ async function backendOf(env) {
 // for blocks, restarts and timeouts rather than computing (cli-tx: 15 s of CPU in 93 s), so a
 // third file fills cores two would leave idle. TEST_JOBS overrides.
 const jobs = Number(process.env.TEST_JOBS ?? 3);
+/** Lines of tap's YAML diagnostic kept per failure for the closing summary. */
+const DIAG_LINES = 14;
+const DIAG_SKIP = new Set(['at', 'stack', 'source', 'command', 'args', 'cwd', 'env', 'compare']);
 
 function runPass(files, env) {
   const started = Date.now();
@@ -60,10 +64,26 @@ function runPass(files, env) {
   let tail = '';
   let partial = '';
   const subtests = []; // "# Subtest: name" by nesting level (4 spaces a level)
-  const failures = [];
+  const failures = []; // { path, diag: tap's YAML lines under the failed assertion }
   const finished = []; // { file, ms, at }
+  let diagOf = null; // { failure, indent, open } while the lines after a failure are its YAML
   function onLine(line) {
     const indent = /^ */.exec(line)[0].length;
+    if (diagOf !== null) {
+      const text = line.slice(Math.min(indent, diagOf.indent));
+      if (!diagOf.open && text === '---') {
+        diagOf.open = true;
+        return;
+      }
+      if (diagOf.open && text !== '...') {
+        // Top-level keys start a field; where/stack/source/command lines are left out.
+        const key = /^([A-Za-z]\w*):/.exec(text);
+        if (key) diagOf.skip = DIAG_SKIP.has(key[1]);
+        if (!diagOf.skip && diagOf.failure.diag.length < DIAG_LINES) diagOf.failure.diag.push(text);
+        return;
+      }
+      diagOf = null;
+    }
     const level = Math.floor(indent / 4);
     const body = line.slice(indent);
     const sub = /^# Subtest: (.*)$/.exec(body);
@@ -77,7 +97,11 @@ function runPass(files, env) {
     if (res[1] && !/# (TODO|SKIP)/i.test(body)) {
       // A failed parent repeats its failed children; report the innermost ones only.
       const path = [...subtests.slice(0, level), res[2]].join(' > ');
-      if (!failures.some((f) => f.startsWith(path + ' > '))) failures.push(path);
+      if (!failures.some((f) => f.path.startsWith(path + ' > '))) {
+        const failure = { path, diag: [] };
+        failures.push(failure);
+        diagOf = { failure, indent: indent + 2, open: false, skip: false };
+      }
     }
     if (level === 0 && res[2].startsWith('dist/')) {
       finished.push({ file: res[2], ms: Number(res[3] ?? 0), at: (Date.now() - started) / 1000 });
@@ -130,10 +154,15 @@ for (const r of results) {
   const own = r.finished.reduce((s, f) => s + f.ms, 0) / 1000;
   console.log(`# ${r.finished.length} files, ${own.toFixed(0)} s of file time in ${r.seconds.toFixed(0)} s; ${r.passed} passed, ${r.failed} failed`);
 }
-const failures = results.flatMap((r) => r.failures.map((f) => (results.length > 1 ? `[${r.pass.name}] ${f}` : f)));
+const failures = results.flatMap((r) => r.failures.map((f) => ({ ...f, label: results.length > 1 ? `[${r.pass.name}] ${f.path}` : f.path })));
 if (failures.length > 0) {
   console.log(`\n# failed (${failures.length}):`);
-  for (const f of failures.slice(0, 40)) console.log(`#   ${f}`);
+  for (const f of failures.slice(0, 40)) console.log(`#   ${f.label}`);
+  // The diagnostics of the first few, so that a log cut to its tail still says why.
+  for (const f of failures.slice(0, 5)) {
+    console.log(`#\n# ${f.label}:`);
+    for (const d of f.diag) console.log(`#     ${d}`);
+  }
 }
 const sum = (k) => results.reduce((s, r) => s + r[k], 0);
 const skipped = sum('skipped');
