@@ -18,6 +18,7 @@
  * Usage: node dist/bench/banksend.bench.js [txs, default 6400] [senders, default 64] [connections, default 8]
  * Env:   BENCH_CPU_PROF=<dir>      run the node under `node --cpu-prof` and print its main thread's top frames
  *        BENCH_TIMEOUT_COMMIT=1s   consensus.timeout_commit (default: the dev config's)
+ *        BENCH_NODE_ARGS='--single-threaded-gc'  more node flags for the node process
  *        CHAIND_CRYPTO=js|native   passed through to the node
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -225,6 +226,7 @@ async function main(): Promise<void> {
   const extra: string[] = [];
   if (process.env['BENCH_TIMEOUT_COMMIT']) extra.push(`--consensus.timeout_commit=${process.env['BENCH_TIMEOUT_COMMIT']}`);
   const nodeArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profDir)}`] : [];
+  nodeArgs.push(...(process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''));
   if (profDir) fs.mkdirSync(profDir, { recursive: true });
   const node = startNodeWith(nodeArgs, home, ports, extra);
   const port = ports.rpc;

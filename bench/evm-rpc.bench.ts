@@ -51,7 +51,7 @@
  *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end
  *        (with --transfers, only the samples from the first transfer sent to the last committed).
  *        CHAIND_BENCH_CLI=<dist/src/cli/main.js of another build>: bench that build (a before/after).
- *        CHAIND_BENCH_NODE_FLAGS="<flags>": more node flags for chaind (e.g. --trace-gc; its stdout
+ *        BENCH_NODE_ARGS="<flags>": more node flags for chaind, as in exec-latency and banksend (e.g. --trace-gc; its stdout
  *        is node.log in its home, kept with CHAIND_BENCH_KEEP=1).
  *        CHAIND_BENCH_ANVIL_BLOCK_TIME=<s>: anvil mines on an interval instead of per tx.
  *        CHAIND_BENCH_ANVIL_LOG=<file>: anvil logs there (without --silent; RUST_LOG=warn adds its
@@ -135,7 +135,7 @@ async function startChaind(): Promise<Chain & { home: string; profDir: string }>
     `--p2p.laddr=tcp://127.0.0.1:${ports.p2p}`,
     `--instrumentation.prometheus-listen-addr=127.0.0.1:${ports.metrics}`,
   ];
-  const nodeFlags = (process.env.CHAIND_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const nodeFlags = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((f) => f !== '');
   const proc = spawn(process.execPath, [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...nodeFlags, process.env.CHAIND_BENCH_CLI ?? CLI, 'start', '--home', home, ...flags], { stdio: ['ignore', fs.openSync(path.join(home, 'node.log'), 'w'), fs.openSync(path.join(home, 'node.err'), 'w')] });
   await waitFor('chaind eth_blockNumber ≥ 1', async () => BigInt(await rpc(ports.jsonRpc, 'eth_blockNumber').catch(() => '0x0')) >= 1n, 120_000, 200);
   assertListener('chaind EVM JSON-RPC', proc.pid!, ports.jsonRpc);

@@ -19,12 +19,17 @@
  *
  * Also reported: the node's CPU time in the execution window, all threads and the main thread's
  * share (from /proc): on a loaded machine the probes' latency says as much about the machine as
- * about the node, the main thread's CPU says what the node's RPC thread was doing.
+ * about the node, the main thread's CPU says what the node's RPC thread was doing. And the
+ * client's own timer lateness in the execution window (a third probe on the same schedule that
+ * answers itself): the part of the probes' latency that is this process waiting, not the node.
  *
  * Usage: node dist/bench/exec-latency.bench.js [txs, default 5000] [senders, default 50]
  * Env:   BENCH_DIST=/work/main/dist   run another build's node (before/after comparisons)
  *        BENCH_PROBE_MS=2              the probes' interval
  *        BENCH_TIMEOUT_COMMIT=40s      the wait in which the txs are submitted
+ *        BENCH_WARM_TXS=2000           a block of that many txs before the measured one (warm code)
+ *        BENCH_SLOW_DUMP=1             print each probe's samples over 8 ms in the execution window
+ *                                      (ms since the block's "finalizing commit" : latency ms)
  *        CHAIND_EXEC=inline            this build with block execution on the main thread
  *        BENCH_NODE_ARGS='--trace-gc'  more node flags for the node process; BENCH_NODE_OUT=<file> keeps its output
  *        BENCH_CPU_PROF=<dir>          run the node under `node --cpu-prof`; prints the main thread's
@@ -55,6 +60,8 @@ const IDLE_MS = 2000;
 const WARMUP_MS = 4000;
 /** Long enough to submit N txs between two blocks on a loaded machine. */
 const TIMEOUT_COMMIT = process.env['BENCH_TIMEOUT_COMMIT'] ?? '40s';
+/** BENCH_WARM_TXS: txs of a block executed before the measured one (default 0: the first block). */
+const WARM_TXS = Number(process.env['BENCH_WARM_TXS'] ?? 0);
 const DENOM = 'achain';
 const cli = process.env['BENCH_DIST'] ? path.join(process.env['BENCH_DIST'], 'src/cli/main.js') : CLI;
 
@@ -360,7 +367,8 @@ async function main(): Promise<void> {
     await waitFor('funded senders', async () => accountNumber(port, senders[SENDERS - 1]!.bech32).then(() => true, () => false), 180_000, 200);
     const nums = await Promise.all(senders.map((s) => accountNumber(port, s.bech32)));
     const perSender: string[][] = senders.map(() => []);
-    for (let i = 0, total = 0; total < N; i = (i + 1) % SENDERS, total++) {
+    const warmPer = Math.ceil(WARM_TXS / SENDERS);
+    for (let i = 0, total = 0; total < N + warmPer * SENDERS; i = (i + 1) % SENDERS, total++) {
       const seq = BigInt(perSender[i]!.length);
       const tx = buildTx({
         chainId,
@@ -370,29 +378,39 @@ async function main(): Promise<void> {
       }).bytes;
       perSender[i]!.push(Buffer.from(tx).toString('base64'));
     }
+    let rejected = 0;
+    const submit = (lists: string[][]) =>
+      Promise.all(
+        lists.map(async (txs) => {
+          for (const tx of txs) {
+            try {
+              const r = await rpc(port, 'broadcast_tx_sync', { tx });
+              if (r.code !== 0) rejected++;
+            } catch (e) {
+              // A retry after a reset whose first attempt did arrive: the tx is in.
+              if (!/tx already exists in cache/.test(JSON.stringify((e as { rpcError?: unknown }).rpcError ?? ''))) throw e;
+            }
+          }
+        }),
+      );
     // Submit right after a block commits: the whole timeout_commit is ours.
     const h0 = await height(port);
     await waitFor('next block', async () => (await height(port)) > h0, 120_000, 20);
+    if (warmPer > 0) {
+      // BENCH_WARM_TXS: a block of the same txs first, so that the measured one runs on warm code.
+      const hw = await height(port);
+      await submit(perSender.map((txs) => txs.slice(0, warmPer)));
+      await waitFor('the warm-up block', async () => (await height(port)) > hw, 300_000, 20);
+    }
 
     const submitFrom = performance.now();
-    let rejected = 0;
-    await Promise.all(
-      perSender.map(async (txs) => {
-        for (const tx of txs) {
-          try {
-            const r = await rpc(port, 'broadcast_tx_sync', { tx });
-            if (r.code !== 0) rejected++;
-          } catch (e) {
-            // A retry after a reset whose first attempt did arrive: the tx is in.
-            if (!/tx already exists in cache/.test(JSON.stringify((e as { rpcError?: unknown }).rpcError ?? ''))) throw e;
-          }
-        }
-      }),
-    );
+    await submit(perSender.map((txs) => txs.slice(warmPer)));
     // The probes start once the txs are in: the submission's own load is not what is measured.
     const cpu = cpuSampler(proc.pid!);
     const status = statusProbe(port);
     const balance = balanceProbe(ports.grpc, sink.bech32);
+    // The client's own event-loop lag on the same schedule: a probe that answers itself at once.
+    const lag = openLoop((done) => done(true));
     // Warm-up: the probes' connections open (discarded), then the idle window.
     await sleep(WARMUP_MS);
     const idleFrom = performance.now();
@@ -409,6 +427,7 @@ async function main(): Promise<void> {
     await sleep(1000);
     const s = await status.stop();
     const b = await balance.stop();
+    const l = await lag.stop();
     const big = hSubmit + 1n;
     const txsLine = new RegExp(`finalizing commit of block height=${big} .*txs=(\\d+)`).exec(out);
     const execFrom = logTime(out, new RegExp(`finalizing commit of block height=${big} `), offset);
@@ -426,6 +445,11 @@ async function main(): Promise<void> {
     if (execFrom !== null) console.log(`    threads: ${cpu.sched(execFrom, committedSeen)}`);
     if (propFrom !== null) console.log(`  height window (propose → commit seen + 1 s): ${cpu.between(propFrom, committedSeen + 1000)}`);
     if (propFrom !== null) console.log(`    threads: ${cpu.sched(propFrom, committedSeen + 1000)}`);
+    if (process.env['BENCH_SLOW_DUMP'] && execFrom !== null) {
+      for (const [name, r] of [['status', s], ['grpc', b], ['lag', l]] as const) console.log(`  slow ${name}: ${r.samples.filter((x) => x.at >= execFrom - 500 && x.at <= committedSeen && x.ms > 8).map((x) => `${(x.at - execFrom).toFixed(0)}:${x.ms.toFixed(0)}`).join(' ')}`);
+    }
+    console.log(`  the client's own timer lateness (a probe that answers itself):`);
+    if (execFrom !== null) console.log(`    execution  ${stats(l.samples, execFrom, committedSeen)}`);
     for (const [name, r] of [['/status', s], ['gRPC Balance', b]] as const) {
       console.log(`  ${name} every ${PROBE_EVERY_MS} ms (${r.errors} errors):`);
       console.log(`    idle       ${stats(r.samples, idleFrom, idleTo)}`);
