@@ -11,7 +11,8 @@
  * Private files are written with mode 0600.
  */
 import { hexUpper } from '../crypto/bytes.js';
-import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
+import { Ed25519PrivKey } from '../crypto/ed25519.js';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -52,15 +53,9 @@ export function generateEd25519(): Ed25519KeyPair {
   return { seed, pubKey: ed25519PubKeyFromSeed(seed) };
 }
 
-/** RFC 8410 PKCS#8 prefix of an ed25519 private key; the 32-byte seed follows. */
-const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-/** RFC 8410 SubjectPublicKeyInfo of an ed25519 key: 12 bytes, then the 32-byte key. */
-const SPKI_PREFIX_LEN = 12;
-
-/** The public key of an ed25519 seed (no JWK export: see generateEd25519). */
+/** The public key of an ed25519 seed (the signer's own derivation: DER, no JWK export). */
 export function ed25519PubKeyFromSeed(seed: Uint8Array): Uint8Array {
-  const key = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
-  return new Uint8Array(createPublicKey(key).export({ type: 'spki', format: 'der' }).subarray(SPKI_PREFIX_LEN));
+  return Ed25519PrivKey.fromSeed(seed).pubKey;
 }
 
 export function ed25519Address(pubKey: Uint8Array): Uint8Array {
