@@ -295,6 +295,8 @@ export class FastCaller {
       words = w;
       return c;
     };
+    /** 32-byte words covering `length` bytes: what the per-word charges (hashing, copies) count. */
+    const wordsOf = (length: bigint): number => Number((length + 31n) / 32n);
     /** [offset, offset + length) of `mem`, already paid for by expand(): as numbers, allocated. */
     const memWindow = (offset: bigint, length: bigint): [number, number] => {
       const o = Number(offset);
@@ -424,7 +426,7 @@ export class FastCaller {
           if (m === -2) return undefined;
           if (m === -1) return fail(OOG);
           // Past expand(), a non-zero length is below MAX_MEMORY.
-          gas -= fee[op]! + m + this.keccakWordGas * Number((length + 31n) / 32n);
+          gas -= fee[op]! + m + this.keccakWordGas * wordsOf(length);
           if (gas < 0) return fail(OOG);
           sp--;
           let h: Uint8Array;
@@ -529,7 +531,7 @@ export class FastCaller {
           const m = expand(memOffset, length);
           if (m === -2) return undefined;
           if (m === -1) return fail(OOG);
-          gas -= fee[op]! + m + (length === 0n ? 0 : this.copyGas * Number((length + 31n) / 32n));
+          gas -= fee[op]! + m + this.copyGas * wordsOf(length);
           if (gas < 0) return fail(OOG);
           sp -= 3;
           if (length !== 0n) {
@@ -605,7 +607,7 @@ export class FastCaller {
           const md = expand(dst, length);
           if (md === -2) return undefined;
           if (md === -1) return fail(OOG);
-          gas -= fee[op]! + this.copyGas * Number((length + 31n) / 32n) + ms + md;
+          gas -= fee[op]! + this.copyGas * wordsOf(length) + ms + md;
           if (gas < 0) return fail(OOG);
           sp -= 3;
           if (length !== 0n) {
