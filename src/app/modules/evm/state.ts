@@ -190,7 +190,8 @@ export class ContextFlatState implements FlatState {
     applyChanges(this.m, this.c(), changes, this.reads);
     // What the Context now holds: the records written, except where readAccount would answer
     // otherwise (a deleted account may keep its auth account; a wiped one its committed root).
-    const wiped = changes.storage.some((s) => s.wiped) ? new Set(changes.storage.filter((s) => s.wiped).map((s) => bytesToKey(s.address))) : undefined;
+    let wiped: Set<string> | undefined;
+    for (const s of changes.storage) if (s.wiped) (wiped ??= new Set()).add(bytesToKey(s.address));
     for (const a of changes.accounts) {
       const k = bytesToKey(a.address);
       if (a.account === undefined || wiped?.has(k)) this.reads.delete(k);
