@@ -5,10 +5,16 @@
  *   eth_call balanceOf                throughput over 1,024 different holders (wrk, 64 connections),
  *                                     and open-loop latency p50/p99 at a fixed rate (a closed loop
  *                                     hides stalls: latency here counts from the scheduled send time)
- *   ERC-20 transfers                  2,000 pre-signed, from 400 senders (5 each); a sender sends its
- *                                     next transfer once the block holding its previous one is seen
- *                                     (one tx per sender in the node's pool, as a wallet that waits
- *                                     for its receipt); from the first submission to the last commit
+ *   ERC-20 transfers                  after an unmeasured warm-up round (one transfer per sender),
+ *                                     two shapes, each from the first submission to the last commit:
+ *                                     - wallet: 2,000 pre-signed from 400 senders (5 each); a sender
+ *                                       sends its next transfer once the block holding its previous
+ *                                       one is seen (one tx per sender in the node's pool, as a
+ *                                       wallet that waits for its receipt);
+ *                                     - stream (issue 10's shape, its goal row): 2,000 pre-signed
+ *                                       from the same 400 senders, sent round robin with 16
+ *                                       eth_sendRawTransaction requests in flight, none waiting for
+ *                                       a block
  *   eth_getBalance p99 during them    open loop at a fixed rate while those transfers execute, from
  *                                     a thread of its own (open-loop.ts probeThread): this client
  *                                     sends ~400 txs at once per block and follows the blocks, and
@@ -33,7 +39,13 @@
  * same rule applies to both chains. The funder's set-up txs go out in waves of SETUP_WAVE for the
  * same reason.
  *
- * What caps the transfer rate (measured 2026-11-26, see the erc20 report): a sender's next tx waits
+ * What caps the stream shape (measured 2026-11-27): the executor thread. The 2,000 transfers land in
+ * 3–5 blocks; each block's FinalizeBlock and Commit take ~1.6 ms of executor CPU a transfer in the
+ * node (the library's runTx is about half of it; the rest is the Cosmos side: ante, the auth and
+ * bank mirror writes, events, the app hash, tx indexing, the block's LMDB write), and every block
+ * adds timeout_commit. 600 tx/s needs ≤ ~1.15 ms a transfer; the node measured 445–530 tx/s.
+ *
+ * What caps the wallet shape (measured 2026-11-26, see the erc20 report): a sender's next tx waits
  * for the block holding its previous one, so every sender has one tx per block cycle at most, and
  * rate ≤ SENDERS / cycle. On chaind a cycle is timeout_commit (200 ms) + the executor's
  * FinalizeBlock and Commit of the block's transfers (~1.7 ms CPU each in-process, 0.7–2.5 ms wall
@@ -56,6 +68,8 @@
  *        CHAIND_BENCH_ANVIL_BLOCK_TIME=<s>: anvil mines on an interval instead of per tx.
  *        CHAIND_BENCH_ANVIL_LOG=<file>: anvil logs there (without --silent; RUST_LOG=warn adds its
  *        pool's and miner's warnings).
+ *        CHAIND_BENCH_MODES=wallet,stream: the transfer shapes to run (default both, in this order);
+ *        CHAIND_BENCH_WARM=0: no warm-up round.
  *        CHAIND_BENCH_SENDERS=<n>: senders of the ERC-20 transfers (default 400: 200 gave chaind 49 tx/s
  *        at load 16, blocks of at most 101 transfers; 400 gave 120 tx/s, blocks of up to 307).
  *        CHAIND_BENCH_TOP=<n>: frames per profile list (default 25).
@@ -89,6 +103,26 @@ const SECONDS = Number(args.find((a) => /^\d+$/.test(a)) ?? 4);
 const N_TRANSFERS = smoke(2000, 100);
 /** Senders of the transfers (CHAIND_BENCH_SENDERS): one tx each in the node's pool at a time. */
 const SENDERS = Number(process.env.CHAIND_BENCH_SENDERS ?? smoke(400, 10));
+/**
+ * The transfer shapes to run, in order (CHAIND_BENCH_MODES=wallet,stream; see transfers()). The wallet
+ * shape goes first: after anvil's automine has stalled under the stream shape, it stalls under the
+ * wallet shape too, with every pending tx left unmined even by evm_mine.
+ */
+const MODES = (process.env.CHAIND_BENCH_MODES ?? 'wallet,stream').split(',').map((m): 'stream' | 'wallet' => {
+  if (m !== 'stream' && m !== 'wallet') throw new Error(`CHAIND_BENCH_MODES: ${m} is neither stream nor wallet`);
+  return m;
+});
+/** CHAIND_BENCH_WARM=0: no warm-up round of transfers before the measured ones. */
+const WARM = process.env.CHAIND_BENCH_WARM !== '0';
+/** eth_sendRawTransaction requests in flight in the `stream` transfers (the issue's shape). */
+const IN_FLIGHT = 16;
+/**
+ * An anvil that has made no block for this long while our txs wait in its pool gets an evm_mine: its
+ * automine stops with ready txs under the stream shape too (1,700 of 2,000 left pending, none mined
+ * for 60 s, in the first run of that shape; after it, the wallet shape stalled with 400), and one
+ * evm_mine mines them all. The kicks are printed: each one hands anvil a block of everything pending.
+ */
+const ANVIL_KICK_MS = 1000;
 /** The funder's set-up txs in flight at once (sent, then waited for). */
 const SETUP_WAVE = 32;
 const HOLDERS = 1024;
@@ -308,15 +342,23 @@ interface TransferRun {
   clientLag: { p99: number; max: number };
   /** eth_sendRawTransaction answers "nonce too high" that were retried. */
   retries: number;
+  /** evm_mine calls that woke a stalled anvil. */
+  kicks: number;
 }
 
 /**
- * Every sender sends its txs in nonce order, each once the block holding its previous one has been
- * seen (one tx per sender in the node's pool). One watcher follows the blocks (eth_blockNumber,
- * then eth_getBlockByNumber of each new height, hashes only) for everyone: the same few requests
- * a second on both chains, not a poll per sender. Ends when the last transfer is in a block.
+ * How the transfers are submitted:
+ * - `wallet`: every sender sends its txs in nonce order, each once the block holding its previous
+ *   one has been seen (one tx per sender in the node's pool, as a wallet that waits for its receipt);
+ * - `stream`: the issue's shape: the pre-signed txs go out round robin over the senders (every
+ *   sender's nonce 0, then every nonce 1, …) with IN_FLIGHT eth_sendRawTransaction requests in flight,
+ *   none waiting for a block; a sender's next nonce follows its previous one by SENDERS sends, so no
+ *   sender queues nonces behind one another in either pool.
+ * Either way one watcher follows the blocks (eth_blockNumber, then eth_getBlockByNumber of each new
+ * height, hashes only) for everyone: the same few requests a second on both chains, not a poll per
+ * sender. Ends when the last transfer is in a block.
  */
-async function transfers(c: Chain, signed: string[][], hashes: string[][]): Promise<TransferRun> {
+async function transfers(c: Chain, signed: string[][], hashes: string[][], mode: 'wallet' | 'stream', n: number): Promise<TransferRun> {
   const h0 = BigInt(await rpc(c.port, 'eth_blockNumber'));
   let done = false;
   const balBodies = holders.slice(0, 64).map((h) => body('eth_getBalance', [hex(h.address), 'latest']));
@@ -335,6 +377,7 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   let blocksWithTransfers = 0;
   let mostInABlock = 0;
   let watchError: Error | undefined;
+  let [lastTop, lastBlockAt, kicks] = [h0, performance.now(), 0];
   const watcher = (async () => {
     while (!done) {
       try {
@@ -356,6 +399,13 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
             mostInABlock = Math.max(mostInABlock, n);
           }
           height = h;
+        }
+        if (top > lastTop) [lastTop, lastBlockAt] = [top, performance.now()];
+        else if (c.name === 'anvil' && seen.size < ours.size && performance.now() - lastBlockAt > ANVIL_KICK_MS) {
+          // anvil's automine stalled with ready txs in its pool (see the header): wake it.
+          await rpc(c.port, 'evm_mine');
+          kicks++;
+          lastBlockAt = performance.now();
         }
         if (top === height) await new Promise((r) => setTimeout(r, 10));
       } catch (e) {
@@ -382,14 +432,29 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   const mono0 = monoUs();
   let retries = 0;
   try {
-    await Promise.all(
-      signed.map(async (raws, s) => {
-        for (let i = 0; i < raws.length; i++) {
-          retries += await sendRaw(c.port, raws[i]!);
-          await committed(hashes[s]![i]!.toLowerCase(), 60_000);
-        }
-      }),
-    );
+    if (mode === 'wallet') {
+      await Promise.all(
+        signed.map(async (raws, s) => {
+          for (let i = 0; i < raws.length; i++) {
+            retries += await sendRaw(c.port, raws[i]!);
+            await committed(hashes[s]![i]!.toLowerCase(), 60_000);
+          }
+        }),
+      );
+    } else {
+      const order: [number, number][] = [];
+      for (let i = 0; i < signed[0]!.length; i++) for (let s = 0; s < signed.length; s++) if (i < signed[s]!.length) order.push([s, i]);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: IN_FLIGHT }, async () => {
+          while (next < order.length) {
+            const [s, i] = order[next++]!;
+            retries += await sendRaw(c.port, signed[s]![i]!);
+          }
+        }),
+      );
+      await Promise.all(order.map(([s, i]) => committed(hashes[s]![i]!.toLowerCase(), 60_000)));
+    }
   } catch (e) {
     const pool = await rpc(c.port, 'txpool_status').catch((x: Error) => x.message);
     throw new Error(`${(e as Error).message}; txpool_status ${JSON.stringify(pool)}`);
@@ -399,7 +464,7 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
   }
   const seconds = (lastCommit - t0) / 1000;
   const window: [number, number] = [mono0, mono0 + (lastCommit - t0) * 1000];
-  const cpuUsPerTx = ((cpuTicks(c.pid) - c0) * (1e6 / CLOCK_TICKS)) / N_TRANSFERS;
+  const cpuUsPerTx = ((cpuTicks(c.pid) - c0) * (1e6 / CLOCK_TICKS)) / n;
   const threads = th0 ? threadCpu(th0, threadTicks(c.pid)) : undefined;
   const balance = await probe.stop();
   loopDelay.disable();
@@ -410,7 +475,7 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][]): Prom
     for (let i = 0; i < hs.length; i += 50) if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[i]])).status !== '0x1') failed++;
     if ((await rpc(c.port, 'eth_getTransactionReceipt', [hs[hs.length - 1]])).status !== '0x1') failed++;
   }
-  return { window, txPerS: N_TRANSFERS / seconds, cpuUsPerTx, ...(threads ? { threads } : {}), seconds, failed, blocks: Number(height - h0), blocksWithTransfers, mostInABlock, balance, clientLag, retries };
+  return { window, txPerS: n / seconds, cpuUsPerTx, ...(threads ? { threads } : {}), seconds, failed, blocks: Number(height - h0), blocksWithTransfers, mostInABlock, balance, clientLag, retries, kicks };
 }
 
 // ---- profile ------------------------------------------------------------------------------------
@@ -466,20 +531,24 @@ async function main(): Promise<void> {
     return;
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
-  console.log(`signing ${N_TRANSFERS} ERC-20 transfers (${SENDERS} senders)…`);
-  const signed: string[][] = [];
-  const hashes: string[][] = [];
-  const recipients = makeKeys(N_TRANSFERS, 'bench-evm-rpc-recipient');
-  for (let s = 0; s < SENDERS; s++) {
-    signed.push([]);
-    hashes.push([]);
-  }
-  for (let i = 0; i < N_TRANSFERS; i++) {
-    const s = i % SENDERS;
-    const tx = signTx(common, senders[s]!, { nonce: BigInt(signed[s]!.length), to: token, data: transferData(recipients[i]!.address, 1n), gasLimit: 100_000n, price: GWEI });
-    signed[s]!.push(hex(tx.serialize()));
-    hashes[s]!.push(hex(tx.hash()));
-  }
+  // A warm-up round first (one transfer per sender, stream shape, not measured), then one set per
+  // shape, each to recipients of its own (every transfer creates a balance slot, as on a chain whose
+  // tokens reach new holders); each set's nonces follow the one before.
+  const plan = [...(WARM ? [{ mode: 'warm' as const, n: SENDERS }] : []), ...MODES.map((mode) => ({ mode, n: N_TRANSFERS }))];
+  console.log(`signing ${plan.reduce((a, p) => a + p.n, 0)} ERC-20 transfers (${SENDERS} senders)…`);
+  const nonces = new Array<bigint>(SENDERS).fill(0n);
+  const sets = plan.map(({ mode, n }, k) => {
+    const signed: string[][] = Array.from({ length: SENDERS }, () => []);
+    const hashes: string[][] = Array.from({ length: SENDERS }, () => []);
+    const recipients = makeKeys(n, k === 0 ? 'bench-evm-rpc-recipient' : `bench-evm-rpc-recipient-${k}`);
+    for (let i = 0; i < n; i++) {
+      const s = i % SENDERS;
+      const tx = signTx(common, senders[s]!, { nonce: nonces[s]!++, to: token, data: transferData(recipients[i]!.address, 1n), gasLimit: 100_000n, price: GWEI });
+      signed[s]!.push(hex(tx.serialize()));
+      hashes[s]!.push(hex(tx.hash()));
+    }
+    return { mode, n, signed, hashes };
+  });
 
   console.log('starting chaind and anvil…');
   const chaind = await startChaind();
@@ -527,17 +596,28 @@ async function main(): Promise<void> {
     }
 
     if (READS_ONLY) return;
-    const tc = await transfers(chaind, signed, hashes);
-    transferWindow = tc.window;
-    console.log(`chaind: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks, at most ${tc.mostInABlock} transfers in one), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, load ${load()}`);
-    const ta = await transfers(anvil, signed, hashes);
-    row(`ERC-20 transfers committed, ${N_TRANSFERS} from ${SENDERS} senders (one tx each in the pool)`, tc.txPerS, ta.txPerS, 'tx/s', '≥ 600 tx/s');
-    row(`  ERC-20 transfers server CPU per tx`, tc.cpuUsPerTx, ta.cpuUsPerTx, 'µs', '', false);
-    console.log(`  chaind threads during the transfers: ${tc.threads}`);
-    console.log(`  chaind ${tc.seconds.toFixed(2)} s in ${tc.blocks} blocks (${tc.blocksWithTransfers} with transfers, at most ${tc.mostInABlock} in one), anvil ${ta.seconds.toFixed(2)} s in ${ta.blocks} blocks (${ta.blocksWithTransfers} with transfers, at most ${ta.mostInABlock} in one); failed (sampled): ${tc.failed} / ${ta.failed}; "nonce too high" retries: ${tc.retries} / ${ta.retries}`);
-    row(`eth_getBalance p99 during transfers (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', '< 10 ms', false);
-    row(`eth_getBalance p50 during transfers`, tc.balance.p50, ta.balance.p50, 'ms', '', false);
-    console.log(`  max: chaind ${tc.balance.max.toFixed(1)} ms, anvil ${ta.balance.max.toFixed(1)} ms; errors ${tc.balance.errors} / ${ta.balance.errors}; the client's own event-loop lag p99/max ${tc.clientLag.p99.toFixed(1)}/${tc.clientLag.max.toFixed(1)} ms / ${ta.clientLag.p99.toFixed(1)}/${ta.clientLag.max.toFixed(1)} ms`);
+    for (const { mode, n, signed, hashes } of sets) {
+      if (mode === 'warm') {
+        // Untimed: the JIT of chaind's admission and execution paths (anvil has none) and both
+        // chains' first blocks of transfers, so the measured runs see a node as it runs for long.
+        const [w, wa] = [await transfers(chaind, signed, hashes, 'stream', n), await transfers(anvil, signed, hashes, 'stream', n)];
+        console.log(`warm-up: ${n} transfers, one per sender (stream shape, not measured): chaind ${w.txPerS.toFixed(0)} tx/s, anvil ${wa.txPerS.toFixed(0)} tx/s`);
+        continue;
+      }
+      const shape = mode === 'stream' ? `${N_TRANSFERS} pre-signed, ${IN_FLIGHT} sends in flight (${SENDERS} senders, round robin)` : `${N_TRANSFERS} from ${SENDERS} senders (one tx each in the pool)`;
+      const during = mode === 'stream' ? `the ${IN_FLIGHT}-in-flight transfers` : 'wallet-like transfers';
+      const tc = await transfers(chaind, signed, hashes, mode, n);
+      if (mode === 'stream' || transferWindow === undefined) transferWindow = tc.window;
+      console.log(`chaind, ${mode}: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks, at most ${tc.mostInABlock} transfers in one), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, load ${load()}`);
+      const ta = await transfers(anvil, signed, hashes, mode, n);
+      row(`ERC-20 transfers committed, ${shape}`, tc.txPerS, ta.txPerS, 'tx/s', mode === 'stream' ? '≥ 600 tx/s' : '');
+      row(`  ERC-20 transfers server CPU per tx (${mode})`, tc.cpuUsPerTx, ta.cpuUsPerTx, 'µs', '', false);
+      console.log(`  chaind threads during the transfers: ${tc.threads}`);
+      console.log(`  chaind ${tc.seconds.toFixed(2)} s in ${tc.blocks} blocks (${tc.blocksWithTransfers} with transfers, at most ${tc.mostInABlock} in one), anvil ${ta.seconds.toFixed(2)} s in ${ta.blocks} blocks (${ta.blocksWithTransfers} with transfers, at most ${ta.mostInABlock} in one); failed (sampled): ${tc.failed} / ${ta.failed}; "nonce too high" retries: ${tc.retries} / ${ta.retries}${ta.kicks > 0 ? `; anvil's stalled automine woken by evm_mine ${ta.kicks} times` : ''}`);
+      row(`eth_getBalance p99 during ${during} (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', mode === 'stream' ? '< 10 ms' : '', false);
+      row(`eth_getBalance p50 during ${during}`, tc.balance.p50, ta.balance.p50, 'ms', '', false);
+      console.log(`  max: chaind ${tc.balance.max.toFixed(1)} ms, anvil ${ta.balance.max.toFixed(1)} ms; errors ${tc.balance.errors} / ${ta.balance.errors}; the client's own event-loop lag p99/max ${tc.clientLag.p99.toFixed(1)}/${tc.clientLag.max.toFixed(1)} ms / ${ta.clientLag.p99.toFixed(1)}/${ta.clientLag.max.toFixed(1)} ms`);
+    }
     console.log(`\nmachine: ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   } finally {
     anvil.proc.kill('SIGKILL');

@@ -2,7 +2,7 @@
 //! hash.go; notes in shared/reference/cometbft/cometbft:crypto/merkle/tree.go).
 
 use sha2::{Digest, Sha256};
-use tiny_keccak::{Hasher, Keccak};
+use tiny_keccak::{Hasher, Keccak, Shake};
 
 pub fn keccak256(data: &[u8]) -> [u8; 32] {
     let mut k = Keccak::v256();
@@ -10,6 +10,46 @@ pub fn keccak256(data: &[u8]) -> [u8; 32] {
     let mut out = [0u8; 32];
     k.finalize(&mut out);
     out
+}
+
+/// Lanes of the app hash's LtHash16 (src/app/apphash.ts): 1024 u16, 2048 bytes.
+pub const LTHASH_BYTES: usize = 2048;
+
+/// element(k, v) of src/app/apphash.ts: SHAKE256(u32be(len(k)) || k || v), 2048 bytes of output.
+pub fn lthash_element(key: &[u8], value: &[u8]) -> [u8; LTHASH_BYTES] {
+    let mut s = Shake::v256();
+    s.update(&(key.len() as u32).to_be_bytes());
+    s.update(key);
+    s.update(value);
+    let mut out = [0u8; LTHASH_BYTES];
+    s.finalize(&mut out);
+    out
+}
+
+/// Adds (or subtracts) element(k, v) into `lanes`, 1024 little-endian u16 lanes, each mod 2^16.
+pub fn lthash_mix(lanes: &mut [u8; LTHASH_BYTES], key: &[u8], value: &[u8], subtract: bool) {
+    let e = lthash_element(key, value);
+    // As u16 lanes (chunks_exact and zip carry no bounds checks, so the loop vectorizes).
+    let mut acc = [0u16; LTHASH_BYTES / 2];
+    let mut add = [0u16; LTHASH_BYTES / 2];
+    for (l, b) in acc.iter_mut().zip(lanes.chunks_exact(2)) {
+        *l = u16::from_le_bytes([b[0], b[1]]);
+    }
+    for (l, b) in add.iter_mut().zip(e.chunks_exact(2)) {
+        *l = u16::from_le_bytes([b[0], b[1]]);
+    }
+    if subtract {
+        for (a, b) in acc.iter_mut().zip(add.iter()) {
+            *a = a.wrapping_sub(*b);
+        }
+    } else {
+        for (a, b) in acc.iter_mut().zip(add.iter()) {
+            *a = a.wrapping_add(*b);
+        }
+    }
+    for (out, a) in lanes.chunks_exact_mut(2).zip(acc.iter()) {
+        out.copy_from_slice(&a.to_le_bytes());
+    }
 }
 
 pub fn sha256(data: &[u8]) -> [u8; 32] {
@@ -78,6 +118,22 @@ mod tests {
     fn keccak_vectors() {
         assert_eq!(hex(&keccak256(b"")), "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
         assert_eq!(hex(&keccak256(b"abc")), "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45");
+    }
+
+    #[test]
+    fn shake256_vector_and_lthash_inverse() {
+        // FIPS 202 SHAKE256 of the empty string, first 32 bytes of output.
+        let mut s = Shake::v256();
+        let mut out = [0u8; 32];
+        s.update(b"");
+        s.finalize(&mut out);
+        assert_eq!(hex(&out), "46b9dd2b0ba88d13233b3feb743eeb243fcd52ea62b81b82b50c27646ed5762f");
+        // element(k, v) from zero lanes is the digest itself; subtracting it again gives zero.
+        let mut lanes = [0u8; LTHASH_BYTES];
+        lthash_mix(&mut lanes, b"key", b"value", false);
+        assert_eq!(lanes[..], lthash_element(b"key", b"value")[..]);
+        lthash_mix(&mut lanes, b"key", b"value", true);
+        assert!(lanes.iter().all(|&b| b == 0));
     }
 
     #[test]

@@ -31,48 +31,30 @@
  * app hash of a chain without such modules is what it was before commitments existed.
  */
 import { createHash } from 'node:crypto';
+import { getCryptoBackend } from '../crypto/backend.js';
 import { merkleRoot } from '../crypto/merkle.js';
 import { concatBytes, utf8, type Bytes } from './bytes.js';
 
 export const LTHASH_LANES = 1024;
 export const LTHASH_BYTES = LTHASH_LANES * 2;
 
-/** Whether this host stores a u16 little-endian (then a digest is read as lanes in place). */
+/** Whether this host stores a u16 little-endian (then the lanes' own bytes are the serialized form). */
 const HOST_LE = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
-
-/** The SHAKE256 output of element(k, v): 2048 bytes, lane i little-endian at 2i. */
-function elementBytes(key: Bytes, value: Bytes): Buffer {
-  const n = key.length;
-  const len = Uint8Array.of(n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
-  return createHash('shake256', { outputLength: LTHASH_BYTES }).update(len).update(key).update(value).digest();
-}
-
-/**
- * Adds (sign 1) or subtracts (sign -1) element(k, v) lane-wise into `l`. On a little-endian host
- * the digest is read as u16 lanes where it lies (no lane array per element: this runs twice for
- * every key a block changes); otherwise byte by byte, little-endian explicitly.
- */
-function addElement(l: Uint16Array, key: Bytes, value: Bytes, sign: 1 | -1): void {
-  const d = elementBytes(key, value);
-  if (HOST_LE && (d.byteOffset & 1) === 0) {
-    const e = new Uint16Array(d.buffer, d.byteOffset, LTHASH_LANES);
-    if (sign === 1) for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! + e[i]!;
-    else for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! - e[i]!;
-    return;
-  }
-  for (let i = 0; i < LTHASH_LANES; i++) {
-    const e = d[2 * i]! | (d[2 * i + 1]! << 8);
-    l[i] = sign === 1 ? l[i]! + e : l[i]! - e;
-  }
-}
 
 /** A module's multiset hash. Uint16Array arithmetic wraps, which is exactly mod 2^16. */
 export class LtHash {
   readonly lanes: Uint16Array;
+  /**
+   * The lanes as 2048 little-endian bytes, which the crypto backend's ltHashMix adds elements into
+   * (natively where the addon loaded: one call per changed key, ~5× node:crypto's SHAKE256 and a
+   * JS lane loop). On a little-endian host a view of `lanes`; elsewhere a copy kept beside them.
+   */
+  private readonly le: Uint8Array;
 
   constructor(lanes?: Uint16Array) {
     this.lanes = lanes ?? new Uint16Array(LTHASH_LANES);
     if (this.lanes.length !== LTHASH_LANES) throw new Error(`LtHash needs ${LTHASH_LANES} lanes`);
+    this.le = HOST_LE ? new Uint8Array(this.lanes.buffer, this.lanes.byteOffset, LTHASH_BYTES) : this.toBytes();
   }
 
   static fromBytes(b: Bytes): LtHash {
@@ -97,11 +79,16 @@ export class LtHash {
   }
 
   add(key: Bytes, value: Bytes): void {
-    addElement(this.lanes, key, value, 1);
+    this.mix(key, value, false);
   }
 
   remove(key: Bytes, value: Bytes): void {
-    addElement(this.lanes, key, value, -1);
+    this.mix(key, value, true);
+  }
+
+  private mix(key: Bytes, value: Bytes, subtract: boolean): void {
+    getCryptoBackend().ltHashMix(this.le, key, value, subtract);
+    if (!HOST_LE) for (let i = 0; i < LTHASH_LANES; i++) this.lanes[i] = this.le[2 * i]! | (this.le[2 * i + 1]! << 8);
   }
 
   /** moduleRoot: SHA-256 of the serialized sum. */

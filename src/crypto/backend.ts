@@ -54,6 +54,13 @@ export interface CryptoBackend {
   secp256k1Recover(digest: Uint8Array, sig: Uint8Array, recid: number): Uint8Array | null;
   /** Ed25519 (RFC 8032, via OpenSSL) with a 32-byte key and a 64-byte signature. */
   ed25519Verify(pubKey: Uint8Array, msg: Uint8Array, sig: Uint8Array): boolean;
+  /**
+   * The app hash's LtHash16 step (src/app/apphash.ts): element(key, value) = SHAKE256(u32be(len(key))
+   * || key || value) to 2048 bytes, read as 1024 little-endian u16 lanes, added into `lanes` (2048
+   * bytes, the same layout) lane-wise mod 2^16, or subtracted when `subtract`. Runs twice for every
+   * key a block changes.
+   */
+  ltHashMix(lanes: Uint8Array, key: Uint8Array, value: Uint8Array, subtract: boolean): void;
 }
 
 export type CryptoBackendErrorCode =

@@ -113,6 +113,28 @@ export function ed25519VerifyChecked(pubKey: Uint8Array, msg: Uint8Array, sig: U
   return ed25519VerifyCached(pubKey, msg, sig);
 }
 
+/** Lanes of the app hash's LtHash16, and their bytes. */
+const LTHASH_LANES = 1024;
+const LTHASH_BYTES = 2 * LTHASH_LANES;
+
+/** ltHashMix through node:crypto's SHAKE256 (OpenSSL), lanes read little-endian byte by byte. */
+export function ltHashMixChecked(lanes: Uint8Array, key: Uint8Array, value: Uint8Array, subtract: boolean): void {
+  const fn = 'ltHashMix';
+  exactArg(fn, 'lanes', lanes, LTHASH_BYTES);
+  bytesArg(fn, 'key', key);
+  bytesArg(fn, 'value', value);
+  const n = key.length;
+  const len = Uint8Array.of(n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
+  const e = createHash('shake256', { outputLength: LTHASH_BYTES }).update(len).update(key).update(value).digest();
+  for (let i = 0; i < LTHASH_BYTES; i += 2) {
+    const a = lanes[i]! | (lanes[i + 1]! << 8);
+    const b = e[i]! | (e[i + 1]! << 8);
+    const r = (subtract ? a - b : a + b) & 0xffff;
+    lanes[i] = r & 0xff;
+    lanes[i + 1] = r >>> 8;
+  }
+}
+
 export function createJsBackend(): CryptoBackend {
   return {
     name: 'js',
@@ -166,5 +188,6 @@ export function createJsBackend(): CryptoBackend {
     secp256k1Recover,
     secp256k1Decompress,
     ed25519Verify: ed25519VerifyChecked,
+    ltHashMix: ltHashMixChecked,
   };
 }

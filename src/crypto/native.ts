@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CryptoBackend } from './backend.js';
 import { argError, bytesArg } from './args.js';
-import { ed25519VerifyChecked } from './js.js';
+import { ed25519VerifyChecked, ltHashMixChecked } from './js.js';
 
 /** What the addon exports (native/src/lib.rs). */
 export interface NativeAddon {
@@ -28,6 +28,8 @@ export interface NativeAddon {
   secp256k1Verify(digest: Uint8Array, sig: Uint8Array, pubKey: Uint8Array): boolean;
   secp256k1Recover(digest: Uint8Array, sig: Uint8Array, recid: number): Buffer | null;
   secp256k1Decompress(pubKey: Uint8Array): Buffer | null;
+  /** Since ltHashMix was added; an older build lacks it (see createNativeBackend). */
+  ltHashMix?(lanes: Uint8Array, key: Uint8Array, value: Uint8Array, subtract: number): void;
 }
 
 const ADDON_EXPORTS: readonly (keyof NativeAddon)[] = [
@@ -123,6 +125,8 @@ export function createNativeBackend(addon: NativeAddon): CryptoBackend {
     secp256k1Decompress: (pub) => addon.secp256k1Decompress(pub),
     // OpenSSL through node:crypto is already native; the addon has no ed25519 of its own.
     ed25519Verify: ed25519VerifyChecked,
+    // An older addon without ltHashMix: node:crypto's SHAKE256, the same lanes.
+    ltHashMix: addon.ltHashMix ? (lanes, key, value, subtract) => addon.ltHashMix!(lanes, key, value, subtract ? 1 : 0) : ltHashMixChecked,
   };
 }
 

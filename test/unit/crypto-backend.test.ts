@@ -4,7 +4,7 @@
  */
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync, randomBytes, sign as edSign } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, sign as edSign } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
@@ -79,6 +79,20 @@ const MERKLE_VECTORS: { name: string; items: Uint8Array[]; root: string }[] = [
 ];
 
 function runTable(tt: Test, b: CryptoBackend): void {
+  tt.test('ltHashMix: one element from zero lanes is SHAKE256(u32be(len k) || k || v), lanes little-endian', async (q) => {
+    const key = Buffer.from('bank/balances');
+    const value = new Uint8Array(150).fill(7);
+    const lanes = new Uint8Array(2048);
+    b.ltHashMix(lanes, key, value, false);
+    const want = createHash('shake256', { outputLength: 2048 }).update(Uint8Array.of(0, 0, 0, key.length)).update(key).update(value).digest();
+    q.equal(hex(lanes), hex(want));
+    // Subtracting from zero wraps lane-wise: lane i becomes (65536 - e_i) mod 65536.
+    const neg = new Uint8Array(2048);
+    b.ltHashMix(neg, key, value, true);
+    const e = (x: Uint8Array, i: number) => x[2 * i]! | (x[2 * i + 1]! << 8);
+    q.ok([0, 1, 511, 1023].every((i) => e(neg, i) === (0x10000 - e(want, i)) % 0x10000), 'subtraction wraps mod 2^16');
+    q.throws(() => b.ltHashMix(new Uint8Array(2047), key, value, false), { code: 'ERR_CHAIND_CRYPTO_ARG' }, 'lanes of the wrong size');
+  });
   tt.test('keccak256 known vectors', async (q) => {
     q.equal(hex(b.keccak256(new Uint8Array(0))), 'c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470');
     q.equal(hex(b.keccak256(Buffer.from('abc'))), '4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45');
@@ -337,6 +351,28 @@ t.test('native and JS agree', { skip: tryNativeBackend() ? false : `native backe
   native.keccak256Batch(fixed, 20, fN);
   js.keccak256Batch(fixed, 20, fJ);
   tt.equal(hex(fN), hex(fJ), 'keccak256Batch equal over 100 items of 20 bytes');
+  // The app hash's LtHash step: keys and values of 0..300 bytes (SHAKE256's 136-byte rate and
+  // beyond), added and subtracted into the same lanes by both, from random lanes (every carry).
+  const lanesN = randomBytes(2048);
+  const lanesJ = Uint8Array.from(lanesN);
+  const start = hex(lanesN);
+  const pairs = Array.from({ length: 40 }, (_, i) => [randomBytes((i * 53) % 301), randomBytes((i * 29) % 301)] as const);
+  for (const [k, v] of pairs) {
+    native.ltHashMix(lanesN, k, v, false);
+    js.ltHashMix(lanesJ, k, v, false);
+  }
+  tt.equal(hex(lanesN), hex(lanesJ), 'ltHashMix adds equal over 40 elements');
+  for (const [k, v] of pairs.reverse()) {
+    native.ltHashMix(lanesN, k, v, true);
+    js.ltHashMix(lanesJ, k, v, true);
+  }
+  tt.equal(hex(lanesN), start, 'native: subtracting every element gives back the lanes');
+  tt.equal(hex(lanesJ), start, 'JS: subtracting every element gives back the lanes');
+  const { ltHashMix: _mix, ...noMix } = loadNativeAddon();
+  const noMixBackend = createNativeBackend(noMix);
+  noMixBackend.ltHashMix(lanesJ, pairs[0]![0], pairs[0]![1], false);
+  native.ltHashMix(lanesN, pairs[0]![0], pairs[0]![1], false);
+  tt.equal(hex(lanesJ), hex(lanesN), 'ltHashMix through an addon without it (node:crypto fallback) equal');
 });
 
 t.test('backend selection', async (tt) => {
