@@ -162,6 +162,23 @@ await pairs(
   'JS backend (node:crypto sha256, top-down)',
 );
 
+// --- app hash --------------------------------------------------------------------------------
+// One LtHash element step of src/app/apphash.ts, as a changed bank balance gives it (key ~50 B,
+// value ~20 B): two per changed key, ~5 keys an ERC-20 transfer and 4 a bank send.
+const ltLanes = new Uint8Array(2048);
+const ltKey = randomBytes(50);
+const ltValue = randomBytes(20);
+await pairs(
+  'LtHash element step (ltHashMix), a 50 B key and a 20 B value',
+  native && c('native', () => {
+    native.ltHashMix(ltLanes, ltKey, ltValue, false);
+  }),
+  c('js', () => {
+    js.ltHashMix(ltLanes, ltKey, ltValue, false);
+  }),
+  'JS backend (node:crypto SHAKE256, JS lane sum)',
+);
+
 // --- secp256k1 -------------------------------------------------------------------------------
 const sk = randomBytes(32);
 sk[0] = 0x42; // below n
