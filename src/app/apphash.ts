@@ -46,8 +46,9 @@ export class LtHash {
   readonly lanes: Uint16Array;
   /**
    * The lanes as 2048 little-endian bytes, which the crypto backend's ltHashMix adds elements into
-   * (natively where the addon loaded: one call per changed key, ~5× node:crypto's SHAKE256 and a
-   * JS lane loop). On a little-endian host a view of `lanes`; elsewhere a copy kept beside them.
+   * (natively where the addon loaded: ~10 µs a step, against ~15-20 µs through node:crypto's
+   * SHAKE256 and a JS lane sum). On a little-endian host a view of `lanes`; elsewhere a copy kept
+   * beside them.
    */
   private readonly le: Uint8Array;
 

@@ -116,8 +116,13 @@ export function ed25519VerifyChecked(pubKey: Uint8Array, msg: Uint8Array, sig: U
 /** Lanes of the app hash's LtHash16, and their bytes. */
 const LTHASH_LANES = 1024;
 const LTHASH_BYTES = 2 * LTHASH_LANES;
+/** Whether this host stores a u16 little-endian. */
+const HOST_LE = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 
-/** ltHashMix through node:crypto's SHAKE256 (OpenSSL), lanes read little-endian byte by byte. */
+/**
+ * ltHashMix through node:crypto's SHAKE256 (OpenSSL); the lanes as u16 views on a little-endian
+ * host (Uint16Array arithmetic wraps mod 2^16), byte by byte otherwise.
+ */
 export function ltHashMixChecked(lanes: Uint8Array, key: Uint8Array, value: Uint8Array, subtract: boolean): void {
   const fn = 'ltHashMix';
   exactArg(fn, 'lanes', lanes, LTHASH_BYTES);
@@ -126,6 +131,14 @@ export function ltHashMixChecked(lanes: Uint8Array, key: Uint8Array, value: Uint
   const n = key.length;
   const len = Uint8Array.of(n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
   const e = createHash('shake256', { outputLength: LTHASH_BYTES }).update(len).update(key).update(value).digest();
+  if (HOST_LE && (lanes.byteOffset & 1) === 0 && (e.byteOffset & 1) === 0) {
+    // Both as u16 lanes where they lie (this host's order is the lanes' little-endian one).
+    const l = new Uint16Array(lanes.buffer, lanes.byteOffset, LTHASH_LANES);
+    const d = new Uint16Array(e.buffer, e.byteOffset, LTHASH_LANES);
+    if (subtract) for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! - d[i]!;
+    else for (let i = 0; i < LTHASH_LANES; i++) l[i] = l[i]! + d[i]!;
+    return;
+  }
   for (let i = 0; i < LTHASH_BYTES; i += 2) {
     const a = lanes[i]! | (lanes[i + 1]! << 8);
     const b = e[i]! | (e[i + 1]! << 8);
