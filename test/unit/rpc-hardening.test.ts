@@ -321,6 +321,41 @@ t.test('LoopSlice: at once within the slice, deferred in order after it', async 
 });
 
 /**
+ * The deferred FIFO gets a slice of its own in each loop iteration, not what the turn's requests
+ * left of theirs: under an HTTP flood the turn spends its slice every iteration, and deferred work
+ * (every websocket request) ran one item per iteration, seconds of waiting each under the fuzzer.
+ */
+t.test('LoopSlice: deferred work gets its own slice after a spent turn', async (t) => {
+  const slice = new LoopSlice(5);
+  t.ok(slice.admit(), 'a turn opens');
+  const end = performance.now() + 6;
+  while (performance.now() < end) {
+    /* the turn's requests spend the slice */
+  }
+  let ran = 0;
+  for (let i = 0; i < 50; i++) slice.defer(() => ran++);
+  await new Promise((r) => setImmediate(r));
+  t.equal(ran, 50, 'fifty short deferred items ran in the one check phase');
+  t.equal(slice.pending, 0);
+  // And the slice still bounds it: items of 2 ms each, at most ~3 of them in one iteration.
+  let slow = 0;
+  t.ok(slice.admit(), 'the next turn');
+  for (let i = 0; i < 10; i++) {
+    slice.defer(() => {
+      slow++;
+      const e = performance.now() + 2;
+      while (performance.now() < e) {
+        /* a 2 ms request */
+      }
+    });
+  }
+  await new Promise((r) => setImmediate(r));
+  t.ok(slow >= 1 && slow <= 4, `one check phase ran ${slow} of ten 2 ms items (its 5 ms slice)`);
+  while (slice.pending > 0) await new Promise((r) => setImmediate(r));
+  t.equal(slow, 10, 'the rest in later iterations');
+});
+
+/**
  * Other RPC work always waiting in the slice (as under load: HTTP requests deferred by other
  * clients). A deferred websocket request used to ask admit() again when the slice drained it;
  * with anything else waiting the answer was no, so it went to the back of the queue, every
