@@ -31,70 +31,48 @@
  * app hash of a chain without such modules is what it was before commitments existed.
  */
 import { createHash } from 'node:crypto';
-import { getCryptoBackend } from '../crypto/backend.js';
+import { getCryptoBackend, LTHASH_BYTES } from '../crypto/backend.js';
 import { merkleRoot } from '../crypto/merkle.js';
 import { concatBytes, utf8, type Bytes } from './bytes.js';
 
-export const LTHASH_LANES = 1024;
-export const LTHASH_BYTES = LTHASH_LANES * 2;
-
-/** Whether this host stores a u16 little-endian (then the lanes' own bytes are the serialized form). */
-const HOST_LE = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
-
-/** A module's multiset hash. Uint16Array arithmetic wraps, which is exactly mod 2^16. */
+/**
+ * A module's multiset hash: 1024 u16 lanes summed mod 2^16, kept as their serialized form, 2048
+ * little-endian bytes, which the crypto backend's ltHashMix adds elements into in place (natively
+ * where the addon loaded: ~10 µs a step, against ~15-20 µs through node:crypto's SHAKE256 and a
+ * JS lane sum).
+ */
 export class LtHash {
-  readonly lanes: Uint16Array;
-  /**
-   * The lanes as 2048 little-endian bytes, which the crypto backend's ltHashMix adds elements into
-   * (natively where the addon loaded: ~10 µs a step, against ~15-20 µs through node:crypto's
-   * SHAKE256 and a JS lane sum). On a little-endian host a view of `lanes`; elsewhere a copy kept
-   * beside them.
-   */
-  private readonly le: Uint8Array;
+  private readonly sum: Uint8Array;
 
-  constructor(lanes?: Uint16Array) {
-    this.lanes = lanes ?? new Uint16Array(LTHASH_LANES);
-    if (this.lanes.length !== LTHASH_LANES) throw new Error(`LtHash needs ${LTHASH_LANES} lanes`);
-    this.le = HOST_LE ? new Uint8Array(this.lanes.buffer, this.lanes.byteOffset, LTHASH_BYTES) : this.toBytes();
+  constructor(sum: Uint8Array = new Uint8Array(LTHASH_BYTES)) {
+    if (sum.length !== LTHASH_BYTES) throw new Error(`LtHash needs ${LTHASH_BYTES} bytes`);
+    this.sum = sum;
   }
 
   static fromBytes(b: Bytes): LtHash {
     if (b.length !== LTHASH_BYTES) throw new Error(`stored module hash must be ${LTHASH_BYTES} bytes, got ${b.length}`);
-    const lanes = new Uint16Array(LTHASH_LANES);
-    for (let i = 0; i < LTHASH_LANES; i++) lanes[i] = b[2 * i]! | (b[2 * i + 1]! << 8);
-    return new LtHash(lanes);
+    return new LtHash(Uint8Array.from(b));
   }
 
   toBytes(): Bytes {
-    const out = new Uint8Array(LTHASH_BYTES);
-    for (let i = 0; i < LTHASH_LANES; i++) {
-      const v = this.lanes[i]!;
-      out[2 * i] = v & 0xff;
-      out[2 * i + 1] = v >>> 8;
-    }
-    return out;
+    return Uint8Array.from(this.sum);
   }
 
   clone(): LtHash {
-    return new LtHash(Uint16Array.from(this.lanes));
+    return new LtHash(Uint8Array.from(this.sum));
   }
 
   add(key: Bytes, value: Bytes): void {
-    this.mix(key, value, false);
+    getCryptoBackend().ltHashMix(this.sum, key, value, false);
   }
 
   remove(key: Bytes, value: Bytes): void {
-    this.mix(key, value, true);
-  }
-
-  private mix(key: Bytes, value: Bytes, subtract: boolean): void {
-    getCryptoBackend().ltHashMix(this.le, key, value, subtract);
-    if (!HOST_LE) for (let i = 0; i < LTHASH_LANES; i++) this.lanes[i] = this.le[2 * i]! | (this.le[2 * i + 1]! << 8);
+    getCryptoBackend().ltHashMix(this.sum, key, value, true);
   }
 
   /** moduleRoot: SHA-256 of the serialized sum. */
   root(): Bytes {
-    return createHash('sha256').update(this.toBytes()).digest();
+    return createHash('sha256').update(this.sum).digest();
   }
 }
 

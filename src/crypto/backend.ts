@@ -16,6 +16,8 @@
  * verify returns false and recover returns null.
  */
 import { createJsBackend } from './js.js';
+
+export { LTHASH_BYTES } from './js.js';
 import { loadNativeBackend } from './native.js';
 
 export type CryptoBackendName = 'native' | 'js';

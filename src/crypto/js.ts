@@ -113,9 +113,9 @@ export function ed25519VerifyChecked(pubKey: Uint8Array, msg: Uint8Array, sig: U
   return ed25519VerifyCached(pubKey, msg, sig);
 }
 
-/** Lanes of the app hash's LtHash16, and their bytes. */
+/** Lanes of the app hash's LtHash16, and their bytes (the `lanes` argument of ltHashMix). */
 const LTHASH_LANES = 1024;
-const LTHASH_BYTES = 2 * LTHASH_LANES;
+export const LTHASH_BYTES = 2 * LTHASH_LANES;
 /** Whether this host stores a u16 little-endian. */
 const HOST_LE = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 
