@@ -43,7 +43,7 @@
  * 3–5 blocks; each block's FinalizeBlock and Commit take ~1.6 ms of executor CPU a transfer in the
  * node (the library's runTx is about half of it; the rest is the Cosmos side: ante, the auth and
  * bank mirror writes, events, the app hash, tx indexing, the block's LMDB write), and every block
- * adds timeout_commit. 600 tx/s needs ≤ ~1.15 ms a transfer; the node measured 445–530 tx/s.
+ * adds timeout_commit. 600 tx/s needs ≤ ~1.15 ms a transfer; the node measured 445–552 tx/s.
  *
  * What caps the wallet shape (measured 2026-11-26, see the erc20 report): a sender's next tx waits
  * for the block holding its previous one, so every sender has one tx per block cycle at most, and
@@ -358,7 +358,8 @@ interface TransferRun {
  * height, hashes only) for everyone: the same few requests a second on both chains, not a poll per
  * sender. Ends when the last transfer is in a block.
  */
-async function transfers(c: Chain, signed: string[][], hashes: string[][], mode: 'wallet' | 'stream', n: number): Promise<TransferRun> {
+async function transfers(c: Chain, signed: string[][], hashes: string[][], mode: 'wallet' | 'stream'): Promise<TransferRun> {
+  const n = hashes.reduce((a, h) => a + h.length, 0);
   const h0 = BigInt(await rpc(c.port, 'eth_blockNumber'));
   let done = false;
   const balBodies = holders.slice(0, 64).map((h) => body('eth_getBalance', [hex(h.address), 'latest']));
@@ -600,16 +601,16 @@ async function main(): Promise<void> {
       if (mode === 'warm') {
         // Untimed: the JIT of chaind's admission and execution paths (anvil has none) and both
         // chains' first blocks of transfers, so the measured runs see a node as it runs for long.
-        const [w, wa] = [await transfers(chaind, signed, hashes, 'stream', n), await transfers(anvil, signed, hashes, 'stream', n)];
+        const [w, wa] = [await transfers(chaind, signed, hashes, 'stream'), await transfers(anvil, signed, hashes, 'stream')];
         console.log(`warm-up: ${n} transfers, one per sender (stream shape, not measured): chaind ${w.txPerS.toFixed(0)} tx/s, anvil ${wa.txPerS.toFixed(0)} tx/s`);
         continue;
       }
-      const shape = mode === 'stream' ? `${N_TRANSFERS} pre-signed, ${IN_FLIGHT} sends in flight (${SENDERS} senders, round robin)` : `${N_TRANSFERS} from ${SENDERS} senders (one tx each in the pool)`;
+      const shape = mode === 'stream' ? `${n} pre-signed, ${IN_FLIGHT} sends in flight (${SENDERS} senders, round robin)` : `${n} from ${SENDERS} senders (one tx each in the pool)`;
       const during = mode === 'stream' ? `the ${IN_FLIGHT}-in-flight transfers` : 'wallet-like transfers';
-      const tc = await transfers(chaind, signed, hashes, mode, n);
+      const tc = await transfers(chaind, signed, hashes, mode);
       if (mode === 'stream' || transferWindow === undefined) transferWindow = tc.window;
       console.log(`chaind, ${mode}: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks, at most ${tc.mostInABlock} transfers in one), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, load ${load()}`);
-      const ta = await transfers(anvil, signed, hashes, mode, n);
+      const ta = await transfers(anvil, signed, hashes, mode);
       row(`ERC-20 transfers committed, ${shape}`, tc.txPerS, ta.txPerS, 'tx/s', mode === 'stream' ? '≥ 600 tx/s' : '');
       row(`  ERC-20 transfers server CPU per tx (${mode})`, tc.cpuUsPerTx, ta.cpuUsPerTx, 'µs', '', false);
       console.log(`  chaind threads during the transfers: ${tc.threads}`);
