@@ -112,8 +112,8 @@ const MODES = (process.env.CHAIND_BENCH_MODES ?? 'wallet,stream').split(',').map
   if (m !== 'stream' && m !== 'wallet') throw new Error(`CHAIND_BENCH_MODES: ${m} is neither stream nor wallet`);
   return m;
 });
-/** CHAIND_BENCH_WARM=0: no warm-up round of transfers before the measured ones. */
-const WARM = process.env.CHAIND_BENCH_WARM !== '0';
+/** CHAIND_BENCH_WARM=<n>: transfers in the unmeasured warm-up (default one per sender; 0: none). */
+const WARM_N = Number(process.env.CHAIND_BENCH_WARM ?? SENDERS);
 /** eth_sendRawTransaction requests in flight in the `stream` transfers (the issue's shape). */
 const IN_FLIGHT = 16;
 /**
@@ -535,7 +535,7 @@ async function main(): Promise<void> {
   // A warm-up round first (one transfer per sender, stream shape, not measured), then one set per
   // shape, each to recipients of its own (every transfer creates a balance slot, as on a chain whose
   // tokens reach new holders); each set's nonces follow the one before.
-  const plan = [...(WARM ? [{ mode: 'warm' as const, n: SENDERS }] : []), ...MODES.map((mode) => ({ mode, n: N_TRANSFERS }))];
+  const plan = [...(WARM_N > 0 ? [{ mode: 'warm' as const, n: WARM_N }] : []), ...MODES.map((mode) => ({ mode, n: N_TRANSFERS }))];
   console.log(`signing ${plan.reduce((a, p) => a + p.n, 0)} ERC-20 transfers (${SENDERS} senders)…`);
   const nonces = new Array<bigint>(SENDERS).fill(0n);
   const sets = plan.map(({ mode, n }, k) => {

@@ -8,6 +8,16 @@ export function hexUpper(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex').toUpperCase();
 }
 
+/**
+ * `0x` + lower-case hex, as geth's hexutil.Encode. One flat string from node's hex encoder: the
+ * `bytesToHex` of @noble/@ethereumjs builds it by appending two characters at a time, a rope of
+ * one V8 string node per byte until something flattens it (~3 KB of heap per ERC-20 transfer's
+ * events, kept until the block ends).
+ */
+export function hex0x(b: Uint8Array): string {
+  return `0x${Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex')}`;
+}
+
 /** bytes.Equal; two absent values are equal, an absent and a present one are not. */
 export function bytesEqual(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
   if (a === b) return true;

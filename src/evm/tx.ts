@@ -78,12 +78,33 @@ export function decodeTx(raw: Uint8Array, common: Common): TypedTransaction {
   if (first < 0xc0 && first !== 0x01 && first !== 0x02 && first !== 0x04) {
     throw new EvmTxError(`unsupported transaction type 0x${first.toString(16).padStart(2, '0')}`, 'EVM_TX_UNKNOWN_TYPE');
   }
+  let tx: TypedTransaction;
   try {
     // params: {} because createEvmCommon merged the tx parameters once (halves the decode time).
-    return createTxFromRLP(raw, { common: txCommonOf(common), params: NO_PARAMS });
+    tx = createTxFromRLP(raw, { common: txCommonOf(common), params: NO_PARAMS });
   } catch (e) {
     throw new EvmTxError(`rlp: ${(e as Error).message}`, 'EVM_TX_MALFORMED');
   }
+  if (first < 0xc0 && !canonicalChainId(raw)) throw new EvmTxError('rlp: non-canonical integer (leading zero bytes) for *big.Int', 'EVM_TX_MALFORMED');
+  return tx;
+}
+
+/**
+ * Whether a typed envelope's chain id (the first item of its list) is a canonical RLP integer. The
+ * library checks every other integer field for leading zeros, not this one; geth's decoder refuses
+ * it (rlp: non-canonical integer). With it checked, a decoded envelope is byte for byte the
+ * library's serialize() of the tx, so its hash is keccak256 of the bytes as received.
+ */
+function canonicalChainId(raw: Uint8Array): boolean {
+  // raw = type ‖ list header ‖ chain id ‖ …; the decoder already took the list header as valid.
+  const h = raw[1]!;
+  const at = h <= 0xf7 ? 2 : 2 + (h - 0xf7);
+  const b = raw[at]!;
+  if (b < 0x80) return b !== 0; // a single byte (zero is 0x80)
+  if (b === 0x80) return true;
+  if (b <= 0xb7) return raw[at + 1] !== 0; // a short string: no leading zero
+  if (b <= 0xbf) return raw[at + 1 + (b - 0xb7)] !== 0; // a long one (56 bytes or more)
+  return false; // a list
 }
 
 /**

@@ -60,10 +60,10 @@ import {
   heightBound,
   isInteger,
   makeNum,
-  MAX_KEY,
   numCeil,
   numFloor,
   numPrefix,
+  RowKeys,
   P_CUM,
   P_DEL,
   P_NUM,
@@ -518,6 +518,8 @@ interface Hits {
 
 class Engine {
   private readonly cum: CumCounter;
+  /** The row keys' buffer (forEachRow hands each key to a synchronous put or remove, which copies it). */
+  private readonly rows = new RowKeys();
 
   constructor(
     private readonly db: BinaryDB,
@@ -551,7 +553,8 @@ class Engine {
 
   private forEachRow(events: IndexedEvent[], tail: Buffer, fn: (key: Buffer) => void): void {
     const seen = new Set<string>();
-    const tl = this.kind.tailLen;
+    const rows = this.rows;
+    const trim = this.kind.trim;
     for (const e of events) {
       for (let j = 0; j < e.keys.length; j++) {
         const key = e.keys[j]!;
@@ -559,11 +562,12 @@ class Engine {
         const id = key + '\0' + value;
         if (seen.has(id)) continue;
         seen.add(id);
-        fn(concat(strPrefix(key, value, tl), tail));
-        const n = parseIndexNumber(this.kind.trim ? goTrim(value) : value);
+        const sk = rows.str(key, value, tail);
+        if (sk !== undefined) fn(sk);
+        const n = parseIndexNumber(trim ? goTrim(value) : value);
         if (n) {
-          const nk = concat(numPrefix(key, n), tail);
-          if (nk.length <= MAX_KEY) fn(nk);
+          const nk = rows.num(key, n, tail);
+          if (nk !== undefined) fn(nk);
         }
       }
     }

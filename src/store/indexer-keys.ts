@@ -58,6 +58,8 @@ const ZERO: NumVal = { cls: NumClass.Zero, exp: 0, digits: '' };
 /** Exponents are kept well inside an int32 so the biased 4-byte encoding cannot overflow. */
 const MAX_EXP = 1 << 30;
 
+/** The characters a number can start with in NUM_RE (a digit, a sign, the point, "e"/"E", "i"/"I" of inf). */
+const NUM_FIRST: boolean[] = Array.from({ length: 128 }, (_, c) => (c >= 48 && c <= 57) || '+-.eEiI'.includes(String.fromCharCode(c)));
 const NUM_RE = /^([+-]?)(?:(inf|Inf)|(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,9}))?)$/;
 
 /** Normalizes sign, integer digits, fraction digits and a decimal exponent. */
@@ -78,7 +80,7 @@ export function makeNum(neg: boolean, int: string, frac: string, exp10: number):
 
 /** Parses an attribute value as the kv indexer does; undefined when it is not a number. */
 export function parseIndexNumber(s: string): NumVal | undefined {
-  if (s.length === 0 || s.length > 1200) return undefined;
+  if (s.length === 0 || s.length > 1200 || !NUM_FIRST[s.charCodeAt(0)]) return undefined;
   const m = NUM_RE.exec(s);
   if (!m) return undefined;
   const neg = m[1] === '-';
@@ -106,15 +108,26 @@ export function compareNum(a: NumVal, b: NumVal): number {
  *   class(1) [complement of the above, ending 0xFF]  for negatives
  */
 export function encodeNum(n: NumVal): Buffer {
-  if (n.cls !== NumClass.Pos && n.cls !== NumClass.Neg) return Buffer.from([n.cls]);
-  const len = n.digits.length;
-  const b = Buffer.allocUnsafe(1 + 4 + len + 1);
-  b[0] = n.cls;
-  b.writeUInt32BE(n.exp + 0x80000000, 1);
-  b.write(n.digits, 5, 'latin1');
-  b[5 + len] = 0;
-  if (n.cls === NumClass.Neg) for (let i = 1; i < b.length; i++) b[i] = 0xff - b[i]!;
+  const b = Buffer.allocUnsafe(encodedNumLength(n));
+  writeNum(b, 0, n);
   return b;
+}
+
+function encodedNumLength(n: NumVal): number {
+  return n.cls !== NumClass.Pos && n.cls !== NumClass.Neg ? 1 : 1 + 4 + n.digits.length + 1;
+}
+
+/** Writes encodeNum(n) at `at` (room checked by the caller); returns the offset after it. */
+function writeNum(b: Buffer, at: number, n: NumVal): number {
+  b[at] = n.cls;
+  if (n.cls !== NumClass.Pos && n.cls !== NumClass.Neg) return at + 1;
+  const len = n.digits.length;
+  b.writeUInt32BE(n.exp + 0x80000000, at + 1);
+  b.write(n.digits, at + 5, 'latin1');
+  b[at + 5 + len] = 0;
+  const end = at + 6 + len;
+  if (n.cls === NumClass.Neg) for (let i = at + 1; i < end; i++) b[i] = 0xff - b[i]!;
+  return end;
 }
 
 /** floor() of a number, for height bounds; ±Inf and huge exponents map past the u64 range. */
@@ -227,6 +240,62 @@ export function strPrefix(tag: string, value: string, tailLen: number): Buffer {
 /** `0x03 tag 0x00 num`, followed by the tail. */
 export function numPrefix(tag: string, n: NumVal): Buffer {
   return Buffer.concat([tagPrefix(P_NUM, tag), encodeNum(n)]);
+}
+
+/**
+ * The 0x02 and 0x03 row keys of one position, built in one reused buffer: byte for byte
+ * `concat(strPrefix(tag, value, tail.length), tail)` and `concat(numPrefix(tag, n), tail)`, without
+ * their five short-lived buffers a row. A key returned is a view of that buffer, valid until the
+ * next call: for a caller that hands it at once to a synchronous write, which copies it (lmdb-js
+ * copies keys into its write instructions).
+ */
+export class RowKeys {
+  private readonly buf = Buffer.allocUnsafe(MAX_KEY);
+  /** Bytes of the tag (after the prefix byte) written by the last call, and which tag it was. */
+  private tag = '';
+  private tagLen = -1;
+
+  /** Writes `p tag 0x00`; -1 when the tag would not leave room for a hashed value and the tail. */
+  private head(p: number, tag: string, tailLen: number): number {
+    const b = this.buf;
+    b[0] = p;
+    if (tag !== this.tag || this.tagLen < 0) {
+      if (!tagFits(tag, tailLen)) return -1;
+      this.tag = tag;
+      this.tagLen = b.write(tag, 1, 'utf8');
+    }
+    b[1 + this.tagLen] = 0;
+    return 2 + this.tagLen;
+  }
+
+  /** `0x02 tag 0x00 value 0x00 tail`, or undefined for a tag no row can hold (see tagFits). */
+  str(tag: string, value: string, tail: Uint8Array): Buffer | undefined {
+    const b = this.buf;
+    let at = this.head(P_STR, tag, tail.length);
+    if (at < 0) return undefined;
+    // Raw value when it fits and has no 0x00 (UTF-8 has that byte only for U+0000): as valuePart.
+    const room = MAX_KEY - at - 1 - tail.length;
+    const vLen = value.length * 3 <= room ? -1 : Buffer.byteLength(value, 'utf8');
+    if (vLen <= room && !value.includes('\0')) {
+      at += b.write(value, at, 'utf8');
+    } else {
+      b[at] = HASHED_VALUE;
+      createHash('sha256').update(value, 'utf8').digest().copy(b, at + 1);
+      at += 33;
+    }
+    b[at++] = 0;
+    b.set(tail, at);
+    return b.subarray(0, at + tail.length);
+  }
+
+  /** `0x03 tag 0x00 num tail`, or undefined when it would pass LMDB's key limit (no row then). */
+  num(tag: string, n: NumVal, tail: Uint8Array): Buffer | undefined {
+    const at = this.head(P_NUM, tag, tail.length);
+    if (at < 0 || at + encodedNumLength(n) + tail.length > MAX_KEY) return undefined;
+    const end = writeNum(this.buf, at, n);
+    this.buf.set(tail, end);
+    return this.buf.subarray(0, end + tail.length);
+  }
 }
 
 export function concat(a: Uint8Array, b: Uint8Array): Buffer {

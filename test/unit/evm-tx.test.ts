@@ -51,6 +51,9 @@ t.test('decodes every accepted type and recovers the sender', async (t) => {
       t.equal(tx.getIntrinsicGas(), signed.getIntrinsicGas(), `${crypto.name} ${name}: gas parameters present`);
       const sender = recoverSender(tx, crypto);
       t.equal(bytesToHex(sender), bytesToHex(k!.address), `${crypto.name} ${name}: sender`);
+      // The envelope as received is the library's serialization (EvmKeeper.ethHash hashes the bytes).
+      t.equal(bytesToHex(tx.serialize()), bytesToHex(raw), `${crypto.name} ${name}: canonical`);
+      t.equal(bytesToHex(crypto.keccak256(raw)), bytesToHex(signed.hash()), `${crypto.name} ${name}: hash = keccak256(bytes)`);
       // @ethereumjs's own (noble) recovery on a fresh decode agrees.
       t.equal(decodeTx(raw, common).getSenderAddress().toString(), bytesToHex(k!.address));
     }
@@ -71,6 +74,32 @@ t.test('refusals carry codes', async (t) => {
     t.throws(() => decodeTx(raw, common), { code }, name);
   }
   t.throws(() => decodeTx(hexToBytes('0x03f8a0'), common), /blob transactions \(type 0x03\) are not supported/);
+});
+
+t.test('a typed envelope whose chain id has leading zeros is refused, as geth refuses it', async (t) => {
+  const common = createEvmCommon({ chainId: CHAIN_ID });
+  const [k, other] = makeKeys(2, 'canonical');
+  for (const type of [1, 2, 4] as const) {
+    const signed =
+      type === 4
+        ? createTx({ type, nonce: 0n, to: bytesToHex(other!.address), maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, gasLimit: 100_000n, authorizationList: [eoaCode7702SignAuthorization({ chainId: '0x2329', address: bytesToHex(other!.address), nonce: '0x0' }, other!.priv)] }, { common }).sign(k!.priv)
+        : signTx(common, k!, { type, nonce: 0n, to: other!.address, value: 1n });
+    const raw = signed.serialize();
+    const items = RLP.decode(raw.subarray(1)) as Uint8Array[];
+    const rebuild = (chainIdItem: Uint8Array) => {
+      const payload = Buffer.concat([Buffer.from(chainIdItem), ...items.slice(1).map((x) => Buffer.from(RLP.encode(x)))]);
+      const len = bigIntToUnpaddedBytes(BigInt(payload.length));
+      return Uint8Array.from(Buffer.concat([Buffer.from([type]), payload.length < 56 ? Buffer.from([0xc0 + payload.length]) : Buffer.from([0xf7 + len.length, ...len]), payload]));
+    };
+    t.equal(bytesToHex(rebuild(RLP.encode(items[0]!))), bytesToHex(raw), `type ${type}: the rebuild of the canonical form is the original`);
+    t.ok(decodeTx(rebuild(RLP.encode(items[0]!)), common));
+    const padded = Uint8Array.from([0, ...items[0]!]); // 0x00 0x23 0x29
+    t.throws(() => decodeTx(rebuild(RLP.encode(padded)), common), { code: 'EVM_TX_MALFORMED', message: /non-canonical integer/ }, `type ${type}: short form with a leading zero`);
+    const long = new Uint8Array(56);
+    long.set(items[0]!, 56 - items[0]!.length);
+    t.throws(() => decodeTx(rebuild(RLP.encode(long)), common), { code: 'EVM_TX_MALFORMED', message: /non-canonical integer/ }, `type ${type}: 56 bytes, the value ${CHAIN_ID} at the end`);
+    t.throws(() => decodeTx(rebuild(Uint8Array.of(0x00)), common), { code: 'EVM_TX_MALFORMED' }, `type ${type}: zero as 0x00`);
+  }
 });
 
 t.test('admitTxs: one result per item, in order, no throw', async (t) => {

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { AbciEvent, ExecTxResult } from '../../src/abci/types.js';
 import { compile, parseQuery, QueryError, type Condition } from '../../src/events/query.js';
 import { BlockIndexer, IndexerError, TxIndexer, type TxInput } from '../../src/indexer/indexer.js';
-import { encodeNum, parseIndexNumber } from '../../src/store/indexer-keys.js';
+import { concat, encodeNum, MAX_KEY, numPrefix, parseIndexNumber, RowKeys, strPrefix, tagFits } from '../../src/store/indexer-keys.js';
 import { Storage } from '../../src/store/storage.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-'));
@@ -306,6 +306,42 @@ t.test('text, number and date semantics of the index', async (t) => {
   t.equal(Buffer.compare(encodeNum(parseIndexNumber('1.50')!), encodeNum(parseIndexNumber('15e-1')!)), 0, '1.50 = 15e-1');
   t.equal(parseIndexNumber('12abc'), undefined);
   t.equal(parseIndexNumber('0x10'), undefined);
+});
+
+t.test('RowKeys builds the row keys byte for byte as strPrefix/numPrefix + tail', async (t) => {
+  const rows = new RowKeys();
+  const tails = [Buffer.from('000000000000000500000002', 'hex'), Buffer.from('0000000000000009', 'hex')];
+  const tags = ['transfer.amount', 'tx_log.txLog', 'é.ü', 'x'.repeat(1900), 'a.b'];
+  const values = ['', '101stake', '0x' + 'ab'.repeat(32), 'a\0b', 'ü'.repeat(700), 'v'.repeat(1930), 'v'.repeat(1960), '-12.5', '1e3', 'Inf', '-inf', '00012', '.5', '5.'];
+  let rowsChecked = 0;
+  for (const tail of tails) {
+    for (const tag of tags) {
+      for (const value of values) {
+        // Interleave tags so that the builder's cached tag is replaced and reused.
+        for (const tg of [tag, 'a.b', tag]) {
+          const got = rows.str(tg, value, tail);
+          if (!tagFits(tg, tail.length)) {
+            t.equal(got, undefined, `no row for a tag that cannot fit (${tg.length} chars)`);
+            continue;
+          }
+          t.same(got && Buffer.from(got), concat(strPrefix(tg, value, tail.length), tail), `str ${tg.slice(0, 20)} = ${value.slice(0, 20)} (${value.length} chars)`);
+          const n = parseIndexNumber(value);
+          if (n) {
+            const want = concat(numPrefix(tg, n), tail);
+            const nk = rows.num(tg, n, tail);
+            t.same(nk && Buffer.from(nk), want.length <= MAX_KEY ? want : undefined, `num ${tg.slice(0, 20)} = ${value}`);
+          }
+          rowsChecked++;
+        }
+      }
+    }
+  }
+  t.ok(rowsChecked > 100);
+  // The first-character check of parseIndexNumber agrees with the full grammar.
+  for (const v of ['+1', '-1', '.5', 'e5', 'E5', 'inf', 'Inf', 'INF', 'x1', ' 1', '\t1', 'a', '1', '9', '/', ':']) {
+    const re = /^([+-]?)(?:(inf|Inf)|(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,9}))?)$/.exec(v);
+    t.equal(parseIndexNumber(v) !== undefined, re !== null && (re[2] !== undefined || (re[3] ?? '') + (re[4] ?? '') !== ''), `parseIndexNumber(${JSON.stringify(v)})`);
+  }
 });
 
 t.test('tx.hash lookups', async (t) => {

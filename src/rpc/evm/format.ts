@@ -1,8 +1,9 @@
 /** geth's JSON encodings (common/hexutil): QUANTITY minimal hex, DATA 0x lowercase hex. */
+import { hex0x } from '../../crypto/bytes.js';
 import { GethRpcError, GETH_CODES, decodeGethArg } from '../jsonrpc/geth.js';
 
 export const qty = (n: bigint | number): string => `0x${BigInt(n).toString(16)}`;
-export const hex = (b: Uint8Array): string => `0x${Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex')}`;
+export const hex = hex0x;
 export const ZERO_HASH = `0x${'00'.repeat(32)}`;
 
 /** A -32000 error (geth's errcodeDefault) with geth's text. */

@@ -31,6 +31,7 @@ import { blockHashChain } from './header.js';
 import type { EvmKeeper } from './keeper.js';
 import { ContextFlatState } from './state.js';
 import { runTrace, type TraceSpec, type TraceValue } from './trace.js';
+import { hex0x as hex } from '../../../crypto/bytes.js';
 
 export interface AccountOverride {
   address: Uint8Array;
@@ -90,7 +91,6 @@ export class CallError extends Error {
 
 const DEFAULT_ERROR = -32000;
 const unprefixedHex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
-const hex = (b: Uint8Array): string => `0x${unprefixedHex(b)}`;
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
   if (a === b) return true;

@@ -27,7 +27,7 @@ import type { Common } from '@ethereumjs/common';
 import type { Block } from '@ethereumjs/block';
 import { type TypedTransaction, Capability, TransactionType } from '@ethereumjs/tx';
 import { RLP } from '@ethereumjs/rlp';
-import { Address, bigIntToUnpaddedBytes, bytesToBigInt, bytesToHex, hexToBytes, type PrefixedHexString } from '@ethereumjs/util';
+import { Address, bigIntToUnpaddedBytes, bytesToBigInt, hexToBytes, type PrefixedHexString } from '@ethereumjs/util';
 import { type VM, createVM, runTx } from '@ethereumjs/vm';
 import { installFastSteps } from '../../../evm/fast-steps.js';
 import { installJumpDestCache } from '../../../evm/jumpdests.js';
@@ -45,6 +45,7 @@ import type { BankKeeper } from '../bank/keeper.js';
 import { BALANCES_PREFIX } from '../bank/keys.js';
 import { ACCOUNTS_PREFIX } from '../auth/keys.js';
 import { type CryptoBackend, getCryptoBackend } from '../../../crypto/backend.js';
+import { hex0x, hexUpper } from '../../../crypto/bytes.js';
 import type { CryptoPool } from '../../../pool/types.js';
 import { SECP256K1_N_DIV_2, signature64 } from '../../../evm/common.js';
 import { createEvmCommon } from '../../../evm/common.js';
@@ -141,10 +142,8 @@ interface Engine {
   view: ContextFlatState;
 }
 
-const hex0x = (b: Uint8Array) => bytesToHex(b);
 /** How many committed storage roots EvmKeeper.storageRoot remembers before it starts over. */
 const STORAGE_ROOT_MEMO_MAX = 65_536;
-const upperHex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 
 function evmError(kind: 'wrongSequence' | 'insufficientFunds' | 'outOfGas' | 'invalidChainId' | 'unauthorized' | 'txDecode' | 'invalidRequest', msg: string): AbciError {
   return sdkErrors[kind].wrap(msg);
@@ -327,9 +326,14 @@ export class EvmKeeper implements AccountModel {
     return etx.sender;
   }
 
-  /** The Ethereum tx hash, computed once per decoded tx. */
+  /**
+   * The Ethereum tx hash, computed once per decoded tx: keccak256 of the envelope bytes as they came
+   * (geth's Transaction.Hash of a decoded tx). The decoder takes only canonical encodings (RLP
+   * prefixes, no leading zeros in integers, nothing trailing), so these bytes are the library's
+   * serialize() of the tx, which its hash() would build again first.
+   */
   ethHash(etx: EvmTx): Bytes {
-    return (etx.ethHash ??= etx.tx.hash());
+    return (etx.ethHash ??= this.crypto.keccak256(etx.raw));
   }
 
   /** SHA-256 of the raw bytes (the CometBFT tx hash), computed once per decoded tx. */
@@ -683,7 +687,7 @@ export class EvmKeeper implements AccountModel {
     const attrs: [string, string][] = [['amount', tx.value.toString()]];
     if (r.to !== undefined) attrs.push(['recipient', hex0x(r.to)]);
     if (r.contractAddress !== undefined) attrs.push(['contract', hex0x(r.contractAddress)]);
-    attrs.push(['txHash', upperHex(r.cometHash)], ['ethereumTxHash', hex0x(r.ethHash)], ['txIndex', String(r.index)], ['txGasUsed', r.gasUsed.toString()], ['txType', String(r.type)]);
+    attrs.push(['txHash', hexUpper(r.cometHash)], ['ethereumTxHash', hex0x(r.ethHash)], ['txIndex', String(r.index)], ['txGasUsed', r.gasUsed.toString()], ['txType', String(r.type)]);
     if (r.status === 0) attrs.push(['ethereumTxFailed', r.error]);
     ctx.events.emit('ethereum_tx', attrs);
     if (r.logs.length > 0) {

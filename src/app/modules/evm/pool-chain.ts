@@ -3,7 +3,8 @@
  * recovery through the keeper, the committed nonce and balance through the app's query context.
  */
 import { TransactionType } from '@ethereumjs/tx';
-import { bytesToHex, hexToBytes } from '@ethereumjs/util';
+import { hexToBytes } from '@ethereumjs/util';
+import { hex0x } from '../../../crypto/bytes.js';
 import type { EvmPoolChain, EvmPoolTxInfo } from '../../../mempool/evm_pool.js';
 import type { Bytes } from '../../bytes.js';
 import type { Context } from '../../context.js';
@@ -18,12 +19,12 @@ export function evmPoolChain(keeper: EvmKeeper, queryContext: () => Context): Ev
         const cid = (tx as unknown as { chainId: bigint }).chainId;
         if (cid !== keeper.chainId) throw new Error(`invalid chain id for signer: have ${cid} want ${keeper.chainId}`);
       }
-      const sender = bytesToHex(keeper.sender(etx)).toLowerCase();
+      const sender = hex0x(keeper.sender(etx));
       const t = tx as unknown as { gasPrice?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint };
       const feeCap = t.maxFeePerGas ?? t.gasPrice ?? 0n;
       const tip = t.maxPriorityFeePerGas ?? t.gasPrice ?? 0n;
       return {
-        hash: bytesToHex(keeper.ethHash(etx)).toLowerCase(),
+        hash: hex0x(keeper.ethHash(etx)),
         sender,
         nonce: tx.nonce,
         gasLimit: tx.gasLimit,

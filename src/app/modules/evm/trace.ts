@@ -39,6 +39,7 @@ import type { ContextFlatState } from './state.js';
 import { gethVmError } from '../../../evm/tracers/types.js';
 import { applyOverrides, CallError, type CallArgs, type CallEngine, type CallRequest } from './calls.js';
 import { withSender, type EvmKeeper } from './keeper.js';
+import { hex0x as hex } from '../../../crypto/bytes.js';
 
 export interface TraceBlockEnv {
   number: bigint;
@@ -96,7 +97,6 @@ interface Env {
   keeper: EvmKeeper;
 }
 
-const hex = (b: Uint8Array): string => `0x${Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex')}`;
 const unpad = (b: Uint8Array) => {
   let z = 0;
   while (z < b.length && b[z] === 0) z++;
