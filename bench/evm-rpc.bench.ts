@@ -69,7 +69,7 @@
  *        CHAIND_BENCH_ANVIL_LOG=<file>: anvil logs there (without --silent; RUST_LOG=warn adds its
  *        pool's and miner's warnings).
  *        CHAIND_BENCH_MODES=wallet,stream: the transfer shapes to run (default both, in this order);
- *        CHAIND_BENCH_WARM=0: no warm-up round.
+ *        CHAIND_BENCH_WARM=<n>: transfers in the warm-up round (default one per sender; 0: no warm-up).
  *        CHAIND_BENCH_SENDERS=<n>: senders of the ERC-20 transfers (default 400: 200 gave chaind 49 tx/s
  *        at load 16, blocks of at most 101 transfers; 400 gave 120 tx/s, blocks of up to 307).
  *        CHAIND_BENCH_TOP=<n>: frames per profile list (default 25).
