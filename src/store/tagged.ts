@@ -1,8 +1,9 @@
 /**
- * A JSON encoding for small internal records (state, validator sets, ABCI responses) that keeps
- * bigint and byte values exact: bigint becomes {"$n":"123"} and Uint8Array {"$b":"<base64>"}.
- * Not a wire format: only chaind reads it back. Records written once per block, so JSON's cost
- * (a few µs) is noise next to the block's own work.
+ * A JSON encoding for small internal records (state, validator sets, consensus params, and the
+ * rare parts of a FinalizeBlock response) that keeps bigint and byte values exact: bigint becomes
+ * {"$n":"123"} and Uint8Array {"$b":"<base64>"}. Not a wire format: only chaind reads it back.
+ * Records written once per block, so JSON's cost (a few µs) is noise next to the block's own work;
+ * a block's tx results are not small, and have a binary record (statestore.ts, record-codec.ts).
  */
 
 export function encodeTagged(value: unknown): Buffer {
