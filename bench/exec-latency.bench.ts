@@ -28,6 +28,7 @@
  *        BENCH_PROBE_MS=2              the probes' interval
  *        BENCH_TIMEOUT_COMMIT=40s      the wait in which the txs are submitted
  *        BENCH_WARM_TXS=2000           a block of that many txs before the measured one (warm code)
+ *        BENCH_PROBES=status           only these probes (status, grpc; default both)
  *        BENCH_SLOW_DUMP=1             print each probe's samples over 8 ms in the execution window
  *                                      (ms since the block's "finalizing commit" : latency ms)
  *        CHAIND_EXEC=inline            this build with block execution on the main thread
@@ -117,6 +118,14 @@ async function accountNumber(port: number, address: string): Promise<bigint> {
   if (r.response.code !== 0) throw new Error(`account ${address}: ${r.response.log}`);
   const any = fromBinary(QueryAccountResponseSchema, Buffer.from(r.response.value, 'base64')).account!;
   return fromBinary(BaseAccountSchema, any.value).accountNumber;
+}
+
+/** BENCH_PROBES=status,grpc: which probes run (default both; one alone shows what the other costs the node). */
+const PROBES = (process.env['BENCH_PROBES'] ?? 'status,grpc').split(',');
+
+/** A probe that sends nothing (BENCH_PROBES left it out): no samples, so no figure. */
+function idleProbe(): { stop: () => Promise<{ samples: Sample[]; errors: number }> } {
+  return { stop: async () => ({ samples: [], errors: 0 }) };
 }
 
 /** A sample: when it was scheduled (ms, performance clock) and how long until its answer. */
@@ -407,8 +416,8 @@ async function main(): Promise<void> {
     await submit(perSender.map((txs) => txs.slice(warmPer)));
     // The probes start once the txs are in: the submission's own load is not what is measured.
     const cpu = cpuSampler(proc.pid!);
-    const status = statusProbe(port);
-    const balance = balanceProbe(ports.grpc, sink.bech32);
+    const status = PROBES.includes('status') ? statusProbe(port) : idleProbe();
+    const balance = PROBES.includes('grpc') ? balanceProbe(ports.grpc, sink.bech32) : idleProbe();
     // The client's own event-loop lag on the same schedule: a probe that answers itself at once.
     const lag = openLoop((done) => done(true));
     // Warm-up: the probes' connections open (discarded), then the idle window.

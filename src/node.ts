@@ -7,6 +7,7 @@
  * executor thread init → executor → private validator → WAL →
  * consensus → RPC and metrics servers → consensus start.
  */
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TxDecoder } from './app/tx.js';
@@ -77,7 +78,7 @@ import { Query as AuthzQuery } from './gen/chain/authz/v1beta1/query_pb.js';
 import { Query as BankQuery } from './gen/chain/bank/v1beta1/query_pb.js';
 import { Service as TxService } from './gen/chain/tx/v1beta1/service_pb.js';
 import { protoRegistry } from './proto/registry.js';
-import { GrpcServer, grpcServerOptions, QueryRouter } from './rpc/grpc/index.js';
+import { GRPC_THREAD_MIN_CORES, GrpcServer, GrpcThread, grpcServerOptions, QueryRouter } from './rpc/grpc/index.js';
 import { protoQueryService } from './rpc/grpc/app-bridge.js';
 import { RestGateway, restGatewayOptions } from './rpc/rest/index.js';
 import { TX_SERVICE_REGISTER_OPTIONS, txServiceImpl } from './app/txservice/index.js';
@@ -494,7 +495,10 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
     let grpcPort: number | null = null;
     let restPort: number | null = null;
     if (appConfig.grpc.enable) {
-      const grpcServer = new GrpcServer(grpcServerOptions(appConfig.grpc, queryRouter, logger.child({ module: 'grpc' })));
+      // The transport on a thread of its own where the cores allow (src/rpc/grpc/thread.ts).
+      const grpcOpts = grpcServerOptions(appConfig.grpc, queryRouter, logger.child({ module: 'grpc' }));
+      const onThread = env.grpc === 'thread' || (env.grpc === 'auto' && os.availableParallelism() >= GRPC_THREAD_MIN_CORES);
+      const grpcServer = onThread ? new GrpcThread(grpcOpts) : new GrpcServer(grpcOpts);
       await grpcServer.start();
       parts.push({ name: 'gRPC', close: () => grpcServer.close() });
       log.info('gRPC listening', { addr: `${grpcServer.host}:${grpcServer.port}` });

@@ -17,7 +17,8 @@ import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { getCryptoBackend } from '../src/crypto/backend.js';
 import { EvidencePool } from '../src/evidence/pool.js';
-import type { LogFields, Logger, LogLevel } from '../src/log.js';
+import type { LogFields, Logger } from '../src/log.js';
+import { threadLogger as threadLoggerOf } from './thread-logger.js';
 import { InlineBlockWriter, kvIndexHook, type InlineBatch, type WriteOutcome } from '../src/state/block-writer.js';
 import {
   BATCH_IDLE_MS,
@@ -38,26 +39,9 @@ const port = parentPort!;
 const data = workerData as ExecutorWorkerData;
 const send = (m: FromWorker) => port.postMessage(m);
 
-const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, none: 4 };
-
-/** A Logger whose lines the main thread writes (its logger, its format, its output). */
+/** A Logger whose lines the main thread writes (./thread-logger.ts). */
 function threadLogger(module: string, context: LogFields): Logger {
-  const level = data.logLevels[module] ?? 'info';
-  const at = (l: Exclude<LogLevel, 'none'>) => (msg: string, fields?: LogFields) => {
-    if (RANK[l] >= RANK[level]) send({ type: 'log', level: l, module, msg, fields: { ...fields, ...context } });
-  };
-  return {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    enabled: (l) => RANK[l] >= RANK[level],
-    child: (f) => {
-      const { module: m, ...rest } = f;
-      return threadLogger(typeof m === 'string' ? m : module, { ...context, ...rest });
-    },
-    level,
-  };
+  return threadLoggerOf(send, data.logLevels, module, context);
 }
 
 /** Opens the store and builds the app at once (while the main thread starts up), then waits for `init`. */

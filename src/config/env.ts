@@ -10,6 +10,9 @@
  *                    kill -9 e2e test proves no double signature with it); unset or empty: none
  *   CHAIND_EXEC     `thread` (default): blocks execute on the executor thread; `inline`: on the
  *                    main thread (src/state/executor-thread.ts; tests, debugging)
+ *   CHAIND_GRPC     `auto` (default: `thread` on a machine of 4 cores or more, else `inline`),
+ *                    `thread`: the gRPC server's transport on a thread of its own, calls run by the
+ *                    main thread's router (src/rpc/grpc/thread.ts); `inline`: all of it on the main thread
  *   CHAIND_EXEC_NICE the executor thread's nice value, 0..19 (default 0): above 0 it yields a shared core
  *                    to the thread that answers RPC (Linux: a per-thread setting)
  *   CHAIND_PARALLEL_SCAVENGE `on` | `off` | `auto` (default: off on a machine of fewer than 5 cores, on
@@ -25,6 +28,7 @@ import { ConfigError } from './errors.js';
 
 export type PoolSetting = 'piscina' | 'single';
 export type ExecSetting = 'thread' | 'inline';
+export type GrpcSetting = 'auto' | 'thread' | 'inline';
 export type ScavengeSetting = 'auto' | 'on' | 'off';
 
 export interface EnvSwitches {
@@ -36,6 +40,8 @@ export interface EnvSwitches {
   signLog: string | null;
   /** CHAIND_EXEC */
   exec: ExecSetting;
+  /** CHAIND_GRPC */
+  grpc: GrpcSetting;
   /** CHAIND_EXEC_NICE */
   execNice: number;
   /** CHAIND_PARALLEL_SCAVENGE */
@@ -48,7 +54,7 @@ export interface EnvSwitches {
 export const DEFAULT_EXEC_NICE = 0;
 
 /** What a node started without an environment (in-process tests) runs with. */
-export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', execNice: DEFAULT_EXEC_NICE, parallelScavenge: 'auto', testDoubleSign: false });
+export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', grpc: 'auto', execNice: DEFAULT_EXEC_NICE, parallelScavenge: 'auto', testDoubleSign: false });
 
 /** Reads and checks the switches; a bad value is a ConfigError naming the variable. */
 export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwitches {
@@ -59,6 +65,10 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
   const exec = (env.CHAIND_EXEC ?? '').trim().toLowerCase();
   if (exec !== '' && exec !== 'thread' && exec !== 'inline') {
     throw new ConfigError(`CHAIND_EXEC must be thread or inline, got "${env.CHAIND_EXEC}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_EXEC');
+  }
+  const grpc = (env.CHAIND_GRPC ?? '').trim().toLowerCase();
+  if (grpc !== '' && grpc !== 'auto' && grpc !== 'thread' && grpc !== 'inline') {
+    throw new ConfigError(`CHAIND_GRPC must be auto, thread or inline, got "${env.CHAIND_GRPC}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_GRPC');
   }
   const niceText = (env.CHAIND_EXEC_NICE ?? '').trim();
   const execNice = niceText === '' ? DEFAULT_EXEC_NICE : Number(niceText);
@@ -78,6 +88,7 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
   const signLog = env.CHAIND_SIGN_LOG;
   return { pool: pool === 'single' ? 'single' : 'piscina', crypto, signLog: signLog !== undefined && signLog !== '' ? signLog : null,
     exec: exec === 'inline' ? 'inline' : 'thread',
+    grpc: grpc === 'inline' || grpc === 'thread' ? grpc : 'auto',
     execNice,
     parallelScavenge: scavenge === 'on' || scavenge === 'off' ? scavenge : 'auto',
     testDoubleSign: env.CHAIND_TEST_DOUBLE_SIGN === '1' };

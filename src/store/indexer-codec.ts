@@ -14,7 +14,7 @@
  * bytes/str = u32 BE length + bytes (UTF-8 for str).
  */
 import type { AbciEvent, ExecTxResult } from '../abci/types.js';
-import { readEvents, Reader, writeEvents, Writer } from './record-codec.js';
+import { readTxResultBody, Reader, writeTxResultBody, Writer } from './record-codec.js';
 
 // ---------------------------------------------------------------------------------------------
 // Tx record
@@ -38,13 +38,7 @@ export function encodeTxRecord(height: bigint, index: number, tx: Uint8Array, r:
   w.u32(index);
   w.u32(r.code);
   w.bytes(tx);
-  w.bytes(r.data);
-  w.str(r.log);
-  w.str(r.info);
-  w.str(r.codespace);
-  w.i64(r.gasWanted);
-  w.i64(r.gasUsed);
-  writeEvents(w, r.events);
+  writeTxResultBody(w, r);
   return w.finish();
 }
 
@@ -62,14 +56,7 @@ export function decodeTxRecord(hash: Uint8Array, b: Uint8Array): TxRecord {
   const index = r.u32();
   const code = r.u32();
   const tx = r.bytes();
-  const data = r.bytes();
-  const log = r.str();
-  const info = r.str();
-  const codespace = r.str();
-  const gasWanted = r.i64();
-  const gasUsed = r.i64();
-  const events = readEvents(r);
-  return { hash, height, index, tx, result: { code, data, log, info, gasWanted, gasUsed, events, codespace } };
+  return { hash, height, index, tx, result: readTxResultBody(r, code) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -175,9 +175,12 @@ export function readEvents(r: Reader): AbciEvent[] {
   return out;
 }
 
-/** One tx result: code(4) data(bytes) log info codespace(str) gasWanted(8, signed) gasUsed(8, signed) events. */
-export function writeTxResult(w: Writer, r: ExecTxResult): void {
-  w.u32(r.code);
+/**
+ * A tx result without its code: data(bytes) log info codespace(str) gasWanted(8, signed)
+ * gasUsed(8, signed) events. The code goes where each record keeps it (the tx record has it in
+ * its fixed header).
+ */
+export function writeTxResultBody(w: Writer, r: ExecTxResult): void {
   w.bytes(r.data);
   w.str(r.log);
   w.str(r.info);
@@ -187,8 +190,7 @@ export function writeTxResult(w: Writer, r: ExecTxResult): void {
   writeEvents(w, r.events);
 }
 
-export function readTxResult(r: Reader): ExecTxResult {
-  const code = r.u32();
+export function readTxResultBody(r: Reader, code: number): ExecTxResult {
   const data = r.bytes();
   const log = r.str();
   const info = r.str();
@@ -197,4 +199,14 @@ export function readTxResult(r: Reader): ExecTxResult {
   const gasUsed = r.i64();
   const events = readEvents(r);
   return { code, data, log, info, gasWanted, gasUsed, events, codespace };
+}
+
+/** One tx result: code(4) then its body. */
+export function writeTxResult(w: Writer, r: ExecTxResult): void {
+  w.u32(r.code);
+  writeTxResultBody(w, r);
+}
+
+export function readTxResult(r: Reader): ExecTxResult {
+  return readTxResultBody(r, r.u32());
 }

@@ -3,7 +3,7 @@ import t from 'tap';
 import { ConfigError, DEFAULT_ENV_SWITCHES, readEnvSwitches } from '../../src/config/index.js';
 
 t.test('defaults when nothing is set', async (t) => {
-  t.same(readEnvSwitches({}), { pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', execNice: 0, parallelScavenge: 'auto', testDoubleSign: false });
+  t.same(readEnvSwitches({}), { pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', grpc: 'auto', execNice: 0, parallelScavenge: 'auto', testDoubleSign: false });
   t.same(readEnvSwitches({}), DEFAULT_ENV_SWITCHES, 'the same as a node started without an environment');
 });
 

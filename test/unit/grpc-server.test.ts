@@ -21,6 +21,7 @@ import * as reflV1 from '../../src/gen/grpc/reflection/v1/reflection_pb.js';
 import * as reflV1alpha from '../../src/gen/grpc/reflection/v1alpha/reflection_pb.js';
 import { QueryRouter, type ServiceImpl } from '../../src/app/query-router.js';
 import { GrpcServer } from '../../src/rpc/grpc/server.js';
+import { GrpcThread } from '../../src/rpc/grpc/thread.js';
 import {
   BaseAccountSchema,
   BlobRequestSchema,
@@ -115,8 +116,15 @@ function makeRouter(upstreamNames = false): QueryRouter {
   return router;
 }
 
+/**
+ * test/unit/grpc-thread.test.ts runs this file again with CHAIND_TEST_GRPC_VIA=thread: the same
+ * calls through the gRPC thread (src/rpc/grpc/thread.ts), whose handlers run on this thread.
+ */
+const VIA_THREAD = process.env.CHAIND_TEST_GRPC_VIA === 'thread';
+
 async function startServer(t: Test, opts: Partial<ConstructorParameters<typeof GrpcServer>[0]> = {}) {
-  const server = new GrpcServer({ address: '127.0.0.1:0', router: opts.router ?? makeRouter(), ...opts });
+  const o = { address: '127.0.0.1:0', router: opts.router ?? makeRouter(), ...opts };
+  const server = VIA_THREAD ? new GrpcThread(o) : new GrpcServer(o);
   await server.start();
   const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
   t.teardown(async () => {
@@ -596,7 +604,8 @@ t.test('app bridge: JSON-shaped module query routes served as a typed service', 
 });
 
 t.test('graceful close lets in-flight calls finish and refuses new ones', async (t) => {
-  const server = new GrpcServer({ address: '127.0.0.1:0', router: makeRouter(), closeGraceMs: 30_000 }); // close() ends as soon as the call does
+  const o = { address: '127.0.0.1:0', router: makeRouter(), closeGraceMs: 30_000 };
+  const server = VIA_THREAD ? new GrpcThread(o) : new GrpcServer(o); // close() ends as soon as the call does
   await server.start();
   const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
   t.teardown(() => client.close());

@@ -15,6 +15,7 @@ export {
   DEFAULT_MAX_RECV_BUFFER_BYTES,
 } from './server.js';
 export type { GrpcServerOptions } from './server.js';
+export { GRPC_THREAD_MIN_CORES, GrpcThread } from './thread.js';
 export { DescriptorPool, REFLECTION_PATHS, REFLECTION_SERVICES, answerReflection } from './reflection.js';
 export { jsonQueryService, latestOnlyHeights } from './app-bridge.js';
 export type { JsonQueryApp, JsonQueryServiceOptions } from './app-bridge.js';

@@ -98,6 +98,43 @@ export interface GrpcServerOptions {
   maxConcurrentStreams?: number;
   /** `[grpc] max-recv-buffer-bytes`, unfinished request bytes held across all streams (≥ 1). */
   maxRecvBufferBytes?: number;
+  /**
+   * Runs a resolved call: by default here, over `router` (localInvoker). The gRPC thread
+   * (./thread.ts) serves the transport on a thread of its own and hands each call's bytes to the
+   * main thread's router this way; `router` there only names the routes (resolve, reflection).
+   */
+  invoke?: Invoker;
+}
+
+/** What one call came to: the response message's bytes, or a status; and the height served. */
+export type InvokeResult = { ok: true; bytes: Uint8Array; height: bigint | undefined } | { ok: false; status: Status; height: bigint | undefined };
+
+/**
+ * Runs one unary call: `body` is the request message's bytes, `heightHeader` the request's
+ * x-cosmos-block-height ('' when absent). Never throws: a failure is a status.
+ */
+export type Invoker = (route: Route, body: Uint8Array, heightHeader: string, options: { readonly metadata: Metadata; readonly signal?: AbortSignal }) => Promise<InvokeResult>;
+
+/**
+ * The call on this thread: decode the request, resolve the height (cosmos-sdk's
+ * createQueryContext rules, so that an error answer carries the height too), run the handler,
+ * encode the response. A handler's failure that is neither a gRPC status nor an SDK error is
+ * logged at debug level.
+ */
+export function localInvoker(router: QueryRouter, log?: Logger): Invoker {
+  return async (route, body, hv, options) => {
+    let height: bigint | undefined;
+    try {
+      const req = decodeRequest(route.desc.input, body);
+      height = router.resolveHeight(hv === '' ? undefined : parseHeightHeader(hv));
+      const { response } = await router.callAt(route, req, height, options);
+      return { ok: true, bytes: toBinary(route.desc.output, response), height };
+    } catch (e) {
+      const status = toStatus(e);
+      if (status.code === GrpcCode.Unknown && !(e instanceof AbciError)) log?.debug('gRPC handler failed', { method: route.path, err: status.message });
+      return { ok: false, status, height };
+    }
+  };
 }
 
 /** GrpcServerOptions from app.toml's `[grpc]` section. */
@@ -152,9 +189,11 @@ export class GrpcServer {
   /** The session created for the socket whose 'connection' event comes next. */
   private newest: http2.ServerHttp2Session | null = null;
   private lastDropLog = 0;
+  private readonly invoke: Invoker;
 
   constructor(private readonly opts: GrpcServerOptions) {
     this.router = opts.router;
+    this.invoke = opts.invoke ?? localInvoker(opts.router, opts.logger);
     this.maxRecv = opts.maxRecvMsgSize ?? DEFAULT_MAX_RECV_MSG_SIZE;
     this.maxSend = opts.maxSendMsgSize ?? DEFAULT_MAX_SEND_MSG_SIZE;
     this.reflection = opts.reflection ?? true;
@@ -479,25 +518,19 @@ export class GrpcServer {
   }
 
   private async runUnary(call: UnaryCall, headers: http2.IncomingHttpHeaders, route: Route, body: Buffer): Promise<void> {
-    let height: bigint | undefined;
-    try {
-      const req = decodeRequest(route.desc.input, body);
-      const hv = header(headers, BLOCK_HEIGHT_HEADER);
-      height = this.router.resolveHeight(hv === '' ? undefined : parseHeightHeader(hv));
-      // The options reach the call only through a LazySignal (CallOptionsOf): nothing the router
-      // is handed leads back to the stream (see LazySignal).
-      const { response } = await this.router.callAt(route, req, height, new CallOptionsOf(toMetadata(headers), call.lazy));
-      if (call.finished) return;
-      const bytes = toBinary(route.desc.output, response);
-      if (bytes.length > this.maxSend) {
-        throw statusError(GrpcCode.ResourceExhausted, `grpc: trying to send message larger than max (${bytes.length} vs. ${this.maxSend})`);
-      }
-      call.succeed(frame(bytes), heightHeaders(height));
-    } catch (e) {
-      const st = toStatus(e);
-      if (st.code === GrpcCode.Unknown && !(e instanceof AbciError)) this.log?.debug('gRPC handler failed', { method: route.path, err: st.message });
-      call.fail(st, heightHeaders(height));
+    // The options reach the call only through a LazySignal (CallOptionsOf): nothing the router
+    // is handed leads back to the stream (see LazySignal).
+    const r = await this.invoke(route, body, header(headers, BLOCK_HEIGHT_HEADER), new CallOptionsOf(toMetadata(headers), call.lazy));
+    if (call.finished) return;
+    if (!r.ok) {
+      call.fail(r.status, heightHeaders(r.height));
+      return;
     }
+    if (r.bytes.length > this.maxSend) {
+      call.fail({ code: GrpcCode.ResourceExhausted, message: `grpc: trying to send message larger than max (${r.bytes.length} vs. ${this.maxSend})` }, heightHeaders(r.height));
+      return;
+    }
+    call.succeed(frame(r.bytes), heightHeaders(r.height));
   }
 
   private serveReflection(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, version: ReflectionVersion, ctOut: string): void {
