@@ -251,17 +251,19 @@ export function numPrefix(tag: string, n: NumVal): Buffer {
  */
 export class RowKeys {
   private readonly buf = Buffer.allocUnsafe(MAX_KEY);
-  /** Bytes of the tag (after the prefix byte) written by the last call, and which tag it was. */
+  /** Bytes of the tag (after the prefix byte) written by the last call, and which tag and tail length it was for. */
   private tag = '';
   private tagLen = -1;
+  private tailLen = -1;
 
   /** Writes `p tag 0x00`; -1 when the tag would not leave room for a hashed value and the tail. */
   private head(p: number, tag: string, tailLen: number): number {
     const b = this.buf;
     b[0] = p;
-    if (tag !== this.tag || this.tagLen < 0) {
+    if (tag !== this.tag || tailLen !== this.tailLen || this.tagLen < 0) {
       if (!tagFits(tag, tailLen)) return -1;
       this.tag = tag;
+      this.tailLen = tailLen;
       this.tagLen = b.write(tag, 1, 'utf8');
     }
     b[1 + this.tagLen] = 0;

@@ -310,8 +310,10 @@ t.test('text, number and date semantics of the index', async (t) => {
 
 t.test('RowKeys builds the row keys byte for byte as strPrefix/numPrefix + tail', async (t) => {
   const rows = new RowKeys();
-  const tails = [Buffer.from('000000000000000500000002', 'hex'), Buffer.from('0000000000000009', 'hex')];
-  const tags = ['transfer.amount', 'tx_log.txLog', 'é.ü', 'x'.repeat(1900), 'a.b'];
+  // Tails of both lengths in turn: a tag of 1,932 bytes leaves room for a hashed value and an
+  // 8-byte tail, not a 12-byte one.
+  const tails = [Buffer.from('0000000000000009', 'hex'), Buffer.from('000000000000000500000002', 'hex'), Buffer.from('0000000000000009', 'hex')];
+  const tags = ['transfer.amount', 'tx_log.txLog', 'é.ü', 'x'.repeat(1900), 'y'.repeat(1932), 'a.b'];
   const values = ['', '101stake', '0x' + 'ab'.repeat(32), 'a\0b', 'ü'.repeat(700), 'v'.repeat(1930), 'v'.repeat(1960), '-12.5', '1e3', 'Inf', '-inf', '00012', '.5', '5.'];
   let rowsChecked = 0;
   for (const tail of tails) {
@@ -337,6 +339,11 @@ t.test('RowKeys builds the row keys byte for byte as strPrefix/numPrefix + tail'
     }
   }
   t.ok(rowsChecked > 100);
+  // The same tag right after, with a longer tail: the fit is checked again, not taken from the last call.
+  const long = 'y'.repeat(1932);
+  t.ok(rows.str(long, 'v', tails[0]!), 'fits with the 8-byte tail');
+  t.equal(rows.str(long, 'v', tails[1]!), undefined, 'not with the 12-byte tail');
+  t.ok(rows.num(long, parseIndexNumber('5')!, tails[0]!), 'a number row with the 8-byte tail');
   // The first-character check of parseIndexNumber agrees with the full grammar.
   for (const v of ['+1', '-1', '.5', 'e5', 'E5', 'inf', 'Inf', 'INF', 'x1', ' 1', '\t1', 'a', '1', '9', '/', ':']) {
     const re = /^([+-]?)(?:(inf|Inf)|(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,9}))?)$/.exec(v);
