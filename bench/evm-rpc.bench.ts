@@ -43,7 +43,7 @@
  * 3–5 blocks; each block's FinalizeBlock and Commit take ~1.6 ms of executor CPU a transfer in the
  * node (the library's runTx is about half of it; the rest is the Cosmos side: ante, the auth and
  * bank mirror writes, events, the app hash, tx indexing, the block's LMDB write), and every block
- * adds timeout_commit. 600 tx/s needs ≤ ~1.15 ms a transfer; the node measured 445–552 tx/s.
+ * adds timeout_commit. 600 tx/s needs ≤ ~1.15 ms a transfer; the node measured 383–580 tx/s (runs of one build).
  *
  * What caps the wallet shape (measured 2026-11-26, see the erc20 report): a sender's next tx waits
  * for the block holding its previous one, so every sender has one tx per block cycle at most, and
