@@ -532,7 +532,7 @@ async function main(): Promise<void> {
     return;
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chaind-bench-'));
-  // A warm-up round first (one transfer per sender, stream shape, not measured), then one set per
+  // A warm-up round first (CHAIND_BENCH_WARM transfers, stream shape, not measured), then one set per
   // shape, each to recipients of its own (every transfer creates a balance slot, as on a chain whose
   // tokens reach new holders); each set's nonces follow the one before.
   const plan = [...(WARM_N > 0 ? [{ mode: 'warm' as const, n: WARM_N }] : []), ...MODES.map((mode) => ({ mode, n: N_TRANSFERS }))];
@@ -602,7 +602,7 @@ async function main(): Promise<void> {
         // Untimed: the JIT of chaind's admission and execution paths (anvil has none) and both
         // chains' first blocks of transfers, so the measured runs see a node as it runs for long.
         const [w, wa] = [await transfers(chaind, signed, hashes, 'stream'), await transfers(anvil, signed, hashes, 'stream')];
-        console.log(`warm-up: ${n} transfers, one per sender (stream shape, not measured): chaind ${w.txPerS.toFixed(0)} tx/s, anvil ${wa.txPerS.toFixed(0)} tx/s`);
+        console.log(`warm-up: ${n} transfers (stream shape, not measured): chaind ${w.txPerS.toFixed(0)} tx/s, anvil ${wa.txPerS.toFixed(0)} tx/s`);
         continue;
       }
       const shape = mode === 'stream' ? `${n} pre-signed, ${IN_FLIGHT} sends in flight (${SENDERS} senders, round robin)` : `${n} from ${SENDERS} senders (one tx each in the pool)`;

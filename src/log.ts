@@ -18,7 +18,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export type LogFormat = 'plain' | 'json';
 export type LogFields = Record<string, unknown>;
 
-const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, none: 4 };
+/** Levels in order: a line is written when its level's rank is at least the logger's. */
+export const LOG_RANK: Readonly<Record<LogLevel, number>> = { debug: 0, info: 1, warn: 2, error: 3, none: 4 };
+const RANK = LOG_RANK;
 const LETTER: Record<Exclude<LogLevel, 'none'>, string> = { debug: 'D', info: 'I', warn: 'W', error: 'E' };
 
 export interface Logger {

@@ -3,7 +3,7 @@
  * output): each line is posted as a `log` message, at the levels the main thread's loggers had
  * when the thread started. The executor and gRPC threads use it.
  */
-import type { LogFields, Logger, LogLevel } from '../src/log.js';
+import { LOG_RANK as RANK, type LogFields, type Logger, type LogLevel } from '../src/log.js';
 
 export interface ThreadLogLine {
   type: 'log';
@@ -12,8 +12,6 @@ export interface ThreadLogLine {
   msg: string;
   fields?: LogFields;
 }
-
-const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, none: 4 };
 
 export function threadLogger(send: (line: ThreadLogLine) => void, levels: Readonly<Record<string, LogLevel>>, module: string, context: LogFields = {}): Logger {
   const level = levels[module] ?? 'info';

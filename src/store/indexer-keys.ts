@@ -206,12 +206,17 @@ export function tagPrefix(p: number, tag: string): Buffer {
   return b;
 }
 
+/** Whether a value of `valueLen` UTF-8 bytes goes into a 0x02 row as it is (`p tag 0x00 value 0x00 tail`). */
+function rawValueFits(tagLen: number, valueLen: number, tailLen: number): boolean {
+  return 1 + tagLen + 1 + valueLen + 1 + tailLen <= MAX_KEY;
+}
+
 /** The value part of a 0x02 row: the UTF-8 value, or 0xFF + sha256 when the key would be too long. */
 export function valuePart(tagLen: number, value: string, tailLen: number): Buffer {
   const v = Buffer.from(value, 'utf8');
   // A value containing 0x00 is hashed too: raw value parts never contain the separator, so no
   // (tag, value) prefix is a prefix of another value's rows.
-  if (1 + tagLen + 1 + v.length + 1 + tailLen <= MAX_KEY && !v.includes(0)) return v;
+  if (rawValueFits(tagLen, v.length, tailLen) && !v.includes(0)) return v;
   const h = createHash('sha256').update(v).digest();
   const b = Buffer.allocUnsafe(33);
   b[0] = HASHED_VALUE;
@@ -276,9 +281,10 @@ export class RowKeys {
     let at = this.head(P_STR, tag, tail.length);
     if (at < 0) return undefined;
     // Raw value when it fits and has no 0x00 (UTF-8 has that byte only for U+0000): as valuePart.
-    const room = MAX_KEY - at - 1 - tail.length;
-    const vLen = value.length * 3 <= room ? -1 : Buffer.byteLength(value, 'utf8');
-    if (vLen <= room && !value.includes('\0')) {
+    // At most 3 UTF-8 bytes a UTF-16 unit: a value short enough fits without counting its bytes.
+    const tagLen = at - 2;
+    const fits = rawValueFits(tagLen, value.length * 3, tail.length) || rawValueFits(tagLen, Buffer.byteLength(value, 'utf8'), tail.length);
+    if (fits && !value.includes('\0')) {
       at += b.write(value, at, 'utf8');
     } else {
       b[at] = HASHED_VALUE;

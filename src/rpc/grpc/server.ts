@@ -638,7 +638,7 @@ function cut(s: http2.Http2Session, st: SessionState): void {
  * loaded machine, one every ~0.85 s at 1,000 req/s), the main source of the RPC thread's tail
  * latency. Without that path: ~0.35 KB promoted per request.
  */
-class LazySignal {
+export class LazySignal {
   private ac: AbortController | null = null;
   private aborted: { reason: unknown } | null = null;
 

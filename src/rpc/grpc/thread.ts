@@ -28,7 +28,7 @@ import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import type { Metadata, QueryRouter } from '../../app/query-router.js';
 import type { Logger, LogLevel } from '../../log.js';
 import { GrpcCode, statusError, type Status } from './status.js';
-import { localInvoker, type GrpcServerOptions, type InvokeResult } from './server.js';
+import { LazySignal, localInvoker, type GrpcServerOptions, type InvokeResult } from './server.js';
 
 /** CHAIND_GRPC=auto runs the gRPC thread on machines of this many cores or more (see above). */
 export const GRPC_THREAD_MIN_CORES = 4;
@@ -73,8 +73,8 @@ export class GrpcThread {
   private closing: Promise<void> | null = null;
   private onClosed: (() => void) | null = null;
   private dead = false;
-  /** The handlers' signals of the calls in flight, made only when a handler asks for one. */
-  private readonly signals = new Map<number, { ac: AbortController | null; aborted: Status | null }>();
+  /** The handlers' signals of the calls in flight (made only when a handler asks for one). */
+  private readonly signals = new Map<number, LazySignal>();
 
   constructor(private readonly opts: GrpcThreadOptions) {}
 
@@ -108,14 +108,9 @@ export class GrpcThread {
             if (router.version !== version) logger?.error('gRPC: a service was registered after the gRPC thread started; it is not served', { path: m.path });
             void this.call(invoke, m);
             return;
-          case 'cancel': {
-            const sig = this.signals.get(m.id);
-            if (sig !== undefined && sig.aborted === null) {
-              sig.aborted = m.status;
-              sig.ac?.abort(statusError(m.status.code, m.status.message));
-            }
+          case 'cancel':
+            this.signals.get(m.id)?.abort(statusError(m.status.code, m.status.message));
             return;
-          }
           case 'log':
             logger?.[m.level](m.msg, m.fields);
             return;
@@ -153,17 +148,13 @@ export class GrpcThread {
     let r: InvokeResult;
     if ('error' in resolved) r = { ok: false, status: resolved.error, height: undefined };
     else {
-      // The handler's signal, made if it asks (as the server's LazySignal): aborted by `cancel`.
-      const sig: { ac: AbortController | null; aborted: Status | null } = { ac: null, aborted: null };
+      // The handler's signal, made if it asks: aborted by `cancel`.
+      const sig = new LazySignal();
       this.signals.set(m.id, sig);
       const options = {
         metadata: m.metadata,
         get signal(): AbortSignal {
-          if (sig.ac === null) {
-            sig.ac = new AbortController();
-            if (sig.aborted !== null) sig.ac.abort(statusError(sig.aborted.code, sig.aborted.message));
-          }
-          return sig.ac.signal;
+          return sig.signal;
         },
       };
       try {
