@@ -16,7 +16,7 @@ import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Address, bytesToHex, createContractAddress, hexToBytes } from '@ethereumjs/util';
 import type { ChainApp } from '../../src/app/chain.js';
 import { consensusReceipt, decodeHeader, decodeStoredHeader, encodeHeader, encodeStoredHeader, makeHeader, orderedTrieRoot, sealHeader, EMPTY_ROOT_HASH } from '../../src/app/modules/evm/header.js';
-import { decodeLog, decodeReceipt, encodeLog, encodeLogRlp, encodeReceipt, encodeReceiptRlp, type StoredReceipt } from '../../src/app/modules/evm/receipts.js';
+import { decodeLog, decodeReceipt, encodeLog, encodeLogRlp, encodeReceipt, encodeReceiptRlp, receiptHashes, type StoredReceipt } from '../../src/app/modules/evm/receipts.js';
 import { getCryptoBackend } from '../../src/crypto/backend.js';
 import { createEvmCommon } from '../../src/evm/common.js';
 import { devAccounts } from '../../src/keys/devaccounts.js';
@@ -194,6 +194,8 @@ t.test('an in-process node: header hashes, parent links, lookups and BLOCKHASH a
   t.same(b2.transactions, [bytesToHex(poke.hash())], 'the block holds the one tx');
   const blockRlp = RLP.encode([RLP.decode(createBlockHeaderFromRPC(b2, { common: plainPrague, skipConsensusFormatValidation: true }).serialize()) as Uint8Array[], [poke.serialize()], [], []]);
   t.equal(b2.size, qty(blockRlp.length), 'size = len(RLP([header, txs, uncles, withdrawals]))');
+  const b2full = await ok(port, 'eth_getBlockByNumber', [qty(h2), true]);
+  t.same({ ...b2full, transactions: b2full.transactions.map((x: { hash: string }) => x.hash) }, b2, 'with full txs: the same block, the same size, the same tx hashes');
 
   // Lookups by the EVM hash, both ways.
   const byHash = await ok(port, 'eth_getBlockByHash', [b2.hash, false]);
@@ -270,6 +272,9 @@ t.test('stored receipts and logs: the single-allocation encoders give RLP.encode
     const fast = encodeReceipt(r);
     t.equal(bytesToHex(fast), bytesToHex(encodeReceiptRlp(r)), `receipt ${i}: same bytes`);
     t.same(decodeReceipt(fast), { ...r, logs: r.logs.map(([a, tp, d]) => [a, tp, d]) }, `receipt ${i}: decodes back`);
+    const hs = receiptHashes(fast);
+    t.same([bytesToHex(hs.ethHash), bytesToHex(hs.cometHash)], [bytesToHex(r.ethHash), bytesToHex(r.cometHash)], `receipt ${i}: receiptHashes reads the two hashes`);
+    t.throws(() => receiptHashes(fast.subarray(0, 100)), /receipt: truncated/, `receipt ${i}: a cut receipt is refused`);
     r.logs.forEach(([address, topics, data], j) => {
       const l = { address, topics, data, txIndex: r.index + j };
       t.equal(bytesToHex(encodeLog(l)), bytesToHex(encodeLogRlp(l)), `receipt ${i} log ${j}: same bytes`);

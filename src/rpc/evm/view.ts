@@ -23,6 +23,7 @@ import type { StoredReceipt } from '../../app/modules/evm/receipts.js';
 import type { SealedHeader } from '../../app/modules/evm/header.js';
 import type { Block, BlockMeta } from '../../types/block.js';
 import type { EvmRpcDeps } from './deps.js';
+import { bytesEqual } from '../../crypto/bytes.js';
 import { hex, qty, ZERO_HASH } from './format.js';
 
 export const EMPTY_ROOT = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421';
@@ -110,10 +111,35 @@ export const blockTime = (b: LoadedBlock) => b.block.header.time / 1_000_000_000
 /** The block's EVM txs in execution order, each with its receipt and its envelope as carried in the block. */
 export function blockTxRaws(deps: EvmRpcDeps, b: LoadedBlock): { receipt: StoredReceipt; raw: Uint8Array | undefined }[] {
   const receipts = deps.keeper.blockReceipts(b.height);
-  if (receipts.length === 0) return [];
-  const byComet = new Map<string, Uint8Array>();
-  for (const raw of b.block.data.txs) byComet.set(hex(deps.keeper.crypto.sha256(raw)), raw);
-  return receipts.map((receipt) => ({ receipt, raw: byComet.get(hex(receipt.cometHash)) }));
+  const raws = envelopesOf(deps, b, receipts);
+  return receipts.map((receipt, i) => ({ receipt, raw: raws[i] }));
+}
+
+/**
+ * The envelope of each receipt's tx (by its CometBFT hash) as the block carries it. The block runs
+ * its EVM txs in block order, so the receipts' txs come in the order of the block's txs: one walk
+ * hashes each block tx once and compares bytes. Should a receipt not be found ahead of the last
+ * one (none is, as blocks are executed), the rest are looked up in a map of all the block's txs.
+ */
+function envelopesOf(deps: EvmRpcDeps, b: LoadedBlock, receipts: readonly { cometHash: Uint8Array }[]): (Uint8Array | undefined)[] {
+  const txs = b.block.data.txs;
+  const out: (Uint8Array | undefined)[] = new Array(receipts.length);
+  let next = 0;
+  let byComet: Map<string, Uint8Array> | undefined;
+  for (let i = 0; i < receipts.length; i++) {
+    const want = receipts[i]!.cometHash;
+    if (byComet === undefined) {
+      while (next < txs.length && !bytesEqual(deps.keeper.crypto.sha256(txs[next]!), want)) next++;
+      if (next < txs.length) {
+        out[i] = txs[next++];
+        continue;
+      }
+      byComet = new Map();
+      for (const raw of txs) byComet.set(hex(deps.keeper.crypto.sha256(raw)), raw);
+    }
+    out[i] = byComet.get(hex(want));
+  }
+  return out;
 }
 
 /** The block's EVM txs in execution order, each with its receipt and decoded tx. */
@@ -139,17 +165,29 @@ export function gasLimitOf(deps: EvmRpcDeps): bigint {
 /** RPCMarshalBlock: the header fields, then size, transactions, uncles and withdrawals. */
 export async function blockJson(deps: EvmRpcDeps, b: LoadedBlock, full: boolean): Promise<Record<string, unknown>> {
   if (b.header === undefined) return legacyBlockJson(deps, b, full);
-  // The size comes from the envelopes as the block carries them: a block watcher's
+  // The size comes from the envelopes as the block carries them, so a block watcher's
   // eth_getBlockByNumber(n, false) decodes no tx (a 400-tx block's decode and re-encode cost the
-  // RPC thread ~30 ms).
+  // RPC thread ~30 ms) and no receipt either: the hashes are read out of each (receiptHashes).
+  if (!full) {
+    const hashes = deps.keeper.blockTxHashes(b.height);
+    return blockObject(b.header, envelopesOf(deps, b, hashes), hashes.map((h) => hex(h.ethHash)));
+  }
   const rows = blockTxRaws(deps, b);
-  return {
-    ...headerFields(b.header),
-    size: qty(blockSize(b.header.rlp, rows.map((r) => r.raw))),
-    transactions: rows.map((r) => {
-      const tx = full ? decodeRaw(deps, r.raw) : undefined;
+  return blockObject(
+    b.header,
+    rows.map((r) => r.raw),
+    rows.map((r) => {
+      const tx = decodeRaw(deps, r.raw);
       return tx ? txJson(tx, r.receipt, b) : hex(r.receipt.ethHash);
     }),
+  );
+}
+
+function blockObject(header: SealedHeader, envelopes: (Uint8Array | undefined)[], transactions: unknown[]): Record<string, unknown> {
+  return {
+    ...headerFields(header),
+    size: qty(blockSize(header.rlp, envelopes)),
+    transactions,
     uncles: [],
     withdrawals: [],
   };

@@ -79,7 +79,7 @@ import {
   txLookupKey,
   txPosition,
 } from './keys.js';
-import { decodeBlock, decodeLog, decodeReceipt, encodeBlock, encodeLog, encodeReceipt, type IndexedLog, type StoredBlock, type StoredReceipt } from './receipts.js';
+import { decodeBlock, decodeLog, decodeReceipt, encodeBlock, encodeLog, encodeReceipt, receiptHashes, type IndexedLog, type ReceiptHashes, type StoredBlock, type StoredReceipt } from './receipts.js';
 import { blockHashChain, consensusReceipt, decodeStoredHeader, encodeStoredHeader, makeHeader, orderedTrieRoot, sealHeader, type SealedHeader } from './header.js';
 import { EVM_KIND } from './kind.js';
 import { ContextFlatState, evmStore, readAccount, setBankBalance, setSequence, type AccountModel } from './state.js';
@@ -1058,6 +1058,11 @@ export class EvmKeeper implements AccountModel {
 
   blockReceipts(height: bigint): StoredReceipt[] {
     return this.rangeValues(receiptsPrefix(height)).map(decodeReceipt);
+  }
+
+  /** The Ethereum and CometBFT hashes of a block's EVM txs, in execution order (blockReceipts, lighter). */
+  blockTxHashes(height: bigint): ReceiptHashes[] {
+    return this.rangeValues(receiptsPrefix(height)).map(receiptHashes);
   }
 
   blockSummary(height: bigint): StoredBlock | undefined {
