@@ -331,14 +331,17 @@ export class CacheKVStore implements KVStore {
 
 /** A module's view of a parent store: every key is prefixed (store/prefix). */
 export class PrefixStore implements KVStore {
-  private readonly end: Bytes | undefined;
+  /**
+   * The end of the prefix's range, made at the first iteration: a context makes a PrefixStore per
+   * module store it is asked for, a tx's ante and messages many, and most only get and set.
+   */
+  private end: Bytes | undefined | null = null;
 
   constructor(
     private readonly parent: KVStore,
     readonly prefix: Bytes,
   ) {
     if (prefix.length === 0) throw new Error('prefix store needs a non-empty prefix');
-    this.end = prefixEnd(prefix);
   }
 
   private full(key: Bytes): Bytes {
@@ -364,7 +367,7 @@ export class PrefixStore implements KVStore {
 
   *iterate(start?: Bytes, end?: Bytes, reverse = false): Iterable<KVPair> {
     const s = start === undefined ? this.prefix : concatBytes(this.prefix, start);
-    const e = end === undefined ? this.end : concatBytes(this.prefix, end);
+    const e = end === undefined ? (this.end === null ? (this.end = prefixEnd(this.prefix)) : this.end) : concatBytes(this.prefix, end);
     const n = this.prefix.length;
     for (const p of this.parent.iterate(s, e, reverse)) yield { key: p.key.subarray(n), value: p.value };
   }
