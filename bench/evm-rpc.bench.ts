@@ -14,7 +14,9 @@
  *                                     - stream (issue 10's shape, its goal row): 2,000 pre-signed
  *                                       from the same 400 senders, sent round robin with 16
  *                                       eth_sendRawTransaction requests in flight, none waiting for
- *                                       a block
+ *                                       a block;
+ *                                       three rounds, chaind and anvil alternating, each figure
+ *                                       the median of its rounds
  *   eth_getBalance p99 during them    open loop at a fixed rate while those transfers execute, from
  *                                     a thread of its own (open-loop.ts probeThread): this client
  *                                     sends ~400 txs at once per block and follows the blocks, and
@@ -70,6 +72,7 @@
  *        pool's and miner's warnings).
  *        CHAIND_BENCH_MODES=wallet,stream: the transfer shapes to run (default both, in this order);
  *        CHAIND_BENCH_WARM=<n>: transfers in the warm-up round (default one per sender; 0: no warm-up).
+ *        CHAIND_BENCH_STREAM_ROUNDS=<n>: rounds of the stream shape (default 3; figures are their medians).
  *        CHAIND_BENCH_SENDERS=<n>: senders of the ERC-20 transfers (default 400: 200 gave chaind 49 tx/s
  *        at load 16, blocks of at most 101 transfers; 400 gave 120 tx/s, blocks of up to 307).
  *        CHAIND_BENCH_TOP=<n>: frames per profile list (default 25).
@@ -116,6 +119,13 @@ const MODES = (process.env.CHAIND_BENCH_MODES ?? 'wallet,stream').split(',').map
 const WARM_N = Number(process.env.CHAIND_BENCH_WARM ?? SENDERS);
 /** eth_sendRawTransaction requests in flight in the `stream` transfers (the issue's shape). */
 const IN_FLIGHT = 16;
+/**
+ * Rounds of the stream shape (CHAIND_BENCH_STREAM_ROUNDS, default 3; 1 in smoke runs), chaind and
+ * anvil alternating; each figure is the median of its rounds. One build's single rounds measured
+ * 383–658 tx/s on this 2-core machine (how the 2,000 txs fall into blocks, what V8 compiles
+ * meanwhile, the other processes), so one round told little.
+ */
+const STREAM_ROUNDS = Math.max(1, Number(process.env.CHAIND_BENCH_STREAM_ROUNDS ?? smoke(3, 1)));
 /**
  * An anvil that has made no block for this long while our txs wait in its pool gets an evm_mine: its
  * automine stops with ready txs under the stream shape too (1,700 of 2,000 left pending, none mined
@@ -522,6 +532,37 @@ function printProfiles(dir: string, window?: [number, number]): void {
 
 // ---- main -----------------------------------------------------------------------------------------
 
+const median = (xs: number[]) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 === 1 ? v[v.length >> 1]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+};
+
+/**
+ * One chain's rounds of a shape as one run: the round of median tx/s stands for the blocks, the
+ * threads and the window; tx/s, CPU per tx and the probe's p50 and p99 are the medians of the
+ * rounds, the probe's max the largest, its errors and the retries summed.
+ */
+function medianRun(runs: TransferRun[]): TransferRun {
+  if (runs.length === 1) return runs[0]!;
+  const byRate = [...runs].sort((a, b) => a.txPerS - b.txPerS);
+  const base = byRate[(byRate.length - 1) >> 1]!;
+  return {
+    ...base,
+    txPerS: median(runs.map((r) => r.txPerS)),
+    cpuUsPerTx: median(runs.map((r) => r.cpuUsPerTx)),
+    balance: {
+      ...base.balance,
+      p50: median(runs.map((r) => r.balance.p50)),
+      p99: median(runs.map((r) => r.balance.p99)),
+      max: Math.max(...runs.map((r) => r.balance.max)),
+      errors: runs.reduce((a, r) => a + r.balance.errors, 0),
+    },
+    retries: runs.reduce((a, r) => a + r.retries, 0),
+    kicks: runs.reduce((a, r) => a + r.kicks, 0),
+    failed: runs.reduce((a, r) => a + r.failed, 0),
+  };
+}
+
 async function main(): Promise<void> {
   if (!TRANSFERS_ONLY && !has('wrk')) {
     console.error('wrk is not installed (apt-get install wrk); skipping (--transfers runs without it)');
@@ -535,7 +576,7 @@ async function main(): Promise<void> {
   // A warm-up round first (CHAIND_BENCH_WARM transfers, stream shape, not measured), then one set per
   // shape, each to recipients of its own (every transfer creates a balance slot, as on a chain whose
   // tokens reach new holders); each set's nonces follow the one before.
-  const plan = [...(WARM_N > 0 ? [{ mode: 'warm' as const, n: WARM_N }] : []), ...MODES.map((mode) => ({ mode, n: N_TRANSFERS }))];
+  const plan = [...(WARM_N > 0 ? [{ mode: 'warm' as const, n: WARM_N }] : []), ...MODES.flatMap((mode) => Array.from({ length: mode === 'stream' ? STREAM_ROUNDS : 1 }, () => ({ mode, n: N_TRANSFERS })))];
   console.log(`signing ${plan.reduce((a, p) => a + p.n, 0)} ERC-20 transfers (${SENDERS} senders)…`);
   const nonces = new Array<bigint>(SENDERS).fill(0n);
   const sets = plan.map(({ mode, n }, k) => {
@@ -568,11 +609,12 @@ async function main(): Promise<void> {
     if (answers[0] !== answers[1] || BigInt(answers[0]) !== 10n ** 24n) throw new Error(`balanceOf differs: ${answers.join(' vs ')}`);
 
     const rows: string[] = [];
-    const row = (what: string, a: number, b: number, unit: string, goal: string, higherIsBetter = true) => {
+    const row = (what: string, a: number, b: number, unit: string, goal: string, higherIsBetter = true, note = '') => {
       const ratio = a / b;
       rows.push(`${what.padEnd(44)} ${a.toFixed(1).padStart(9)} ${b.toFixed(1).padStart(9)} ${unit.padEnd(6)} ${ratio.toFixed(2).padStart(6)}×  ${goal.padEnd(12)} load ${load()}`);
       console.log(rows[rows.length - 1]);
-      report({ area: 'EVM RPC', figure: what.trim(), unit, value: a, peer: 'anvil', peerValue: b, better: higherIsBetter ? 'higher' : 'lower', ...(goal ? { note: `goal ${goal}` } : {}) });
+      const notes = [goal ? `goal ${goal}` : '', note].filter((x) => x !== '').join('; ');
+      report({ area: 'EVM RPC', figure: what.trim(), unit, value: a, peer: 'anvil', peerValue: b, better: higherIsBetter ? 'higher' : 'lower', ...(notes ? { note: notes } : {}) });
       return higherIsBetter ? ratio : 1 / ratio;
     };
     console.log(`\n${'measure'.padEnd(44)} ${'chaind'.padStart(9)} ${'anvil'.padStart(9)} ${'unit'.padEnd(6)} ${'ratio'.padStart(7)}  goal`);
@@ -597,25 +639,39 @@ async function main(): Promise<void> {
     }
 
     if (READS_ONLY) return;
-    for (const { mode, n, signed, hashes } of sets) {
-      if (mode === 'warm') {
-        // Untimed: the JIT of chaind's admission and execution paths (anvil has none) and both
-        // chains' first blocks of transfers, so the measured runs see a node as it runs for long.
-        const [w, wa] = [await transfers(chaind, signed, hashes, 'stream'), await transfers(anvil, signed, hashes, 'stream')];
-        console.log(`warm-up: ${n} transfers (stream shape, not measured): chaind ${w.txPerS.toFixed(0)} tx/s, anvil ${wa.txPerS.toFixed(0)} tx/s`);
-        continue;
-      }
+    const measured = sets.filter((x) => x.mode !== 'warm');
+    for (const { n, signed, hashes } of sets.filter((x) => x.mode === 'warm')) {
+      // Untimed: the JIT of chaind's admission and execution paths (anvil has none) and both
+      // chains' first blocks of transfers, so the measured runs see a node as it runs for long.
+      const [w, wa] = [await transfers(chaind, signed, hashes, 'stream'), await transfers(anvil, signed, hashes, 'stream')];
+      console.log(`warm-up: ${n} transfers (stream shape, not measured): chaind ${w.txPerS.toFixed(0)} tx/s, anvil ${wa.txPerS.toFixed(0)} tx/s`);
+    }
+    for (const mode of MODES) {
+      const rounds = measured.filter((x) => x.mode === mode);
+      const n = rounds[0]!.n;
       const shape = mode === 'stream' ? `${n} pre-signed, ${IN_FLIGHT} sends in flight (${SENDERS} senders, round robin)` : `${n} from ${SENDERS} senders (one tx each in the pool)`;
       const during = mode === 'stream' ? `the ${IN_FLIGHT}-in-flight transfers` : 'wallet-like transfers';
-      const tc = await transfers(chaind, signed, hashes, mode);
+      const cs: TransferRun[] = [];
+      const as: TransferRun[] = [];
+      for (const [i, { signed, hashes }] of rounds.entries()) {
+        const tc = await transfers(chaind, signed, hashes, mode);
+        const round = rounds.length > 1 ? ` round ${i + 1}/${rounds.length}` : '';
+        console.log(`chaind, ${mode}${round}: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks, at most ${tc.mostInABlock} transfers in one), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, load ${load()}`);
+        const ta = await transfers(anvil, signed, hashes, mode);
+        console.log(`anvil, ${mode}${round}: ${ta.txPerS.toFixed(1)} tx/s (${ta.seconds.toFixed(2)} s), eth_getBalance during: p50 ${ta.balance.p50.toFixed(1)} ms p99 ${ta.balance.p99.toFixed(1)} ms`);
+        cs.push(tc);
+        as.push(ta);
+      }
+      const [tc, ta] = [medianRun(cs), medianRun(as)];
       if (mode === 'stream' || transferWindow === undefined) transferWindow = tc.window;
-      console.log(`chaind, ${mode}: ${tc.txPerS.toFixed(1)} tx/s (${tc.seconds.toFixed(2)} s, ${tc.blocks} blocks, at most ${tc.mostInABlock} transfers in one), eth_getBalance during: p50 ${tc.balance.p50.toFixed(1)} ms p99 ${tc.balance.p99.toFixed(1)} ms max ${tc.balance.max.toFixed(1)} ms, retries ${tc.retries}, load ${load()}`);
-      const ta = await transfers(anvil, signed, hashes, mode);
-      row(`ERC-20 transfers committed, ${shape}`, tc.txPerS, ta.txPerS, 'tx/s', mode === 'stream' ? '≥ 600 tx/s' : '');
+      const of = cs.length > 1 ? `median of ${cs.length} rounds: chaind ${cs.map((r) => r.txPerS.toFixed(0)).join(', ')}, anvil ${as.map((r) => r.txPerS.toFixed(0)).join(', ')} tx/s` : '';
+      row(`ERC-20 transfers committed, ${shape}`, tc.txPerS, ta.txPerS, 'tx/s', mode === 'stream' ? '≥ 600 tx/s' : '', true, of);
+      if (of) console.log(`  ${of}`);
       row(`  ERC-20 transfers server CPU per tx (${mode})`, tc.cpuUsPerTx, ta.cpuUsPerTx, 'µs', '', false);
-      console.log(`  chaind threads during the transfers: ${tc.threads}`);
+      console.log(`  chaind threads during the transfers${cs.length > 1 ? ' (the median round)' : ''}: ${tc.threads}`);
       console.log(`  chaind ${tc.seconds.toFixed(2)} s in ${tc.blocks} blocks (${tc.blocksWithTransfers} with transfers, at most ${tc.mostInABlock} in one), anvil ${ta.seconds.toFixed(2)} s in ${ta.blocks} blocks (${ta.blocksWithTransfers} with transfers, at most ${ta.mostInABlock} in one); failed (sampled): ${tc.failed} / ${ta.failed}; "nonce too high" retries: ${tc.retries} / ${ta.retries}${ta.kicks > 0 ? `; anvil's stalled automine woken by evm_mine ${ta.kicks} times` : ''}`);
-      row(`eth_getBalance p99 during ${during} (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', mode === 'stream' ? '< 10 ms' : '', false);
+      const p99of = cs.length > 1 ? `median of ${cs.length} rounds: chaind ${cs.map((r) => r.balance.p99.toFixed(1)).join(', ')}, anvil ${as.map((r) => r.balance.p99.toFixed(1)).join(', ')} ms` : '';
+      row(`eth_getBalance p99 during ${during} (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', mode === 'stream' ? '< 10 ms' : '', false, p99of);
       row(`eth_getBalance p50 during ${during}`, tc.balance.p50, ta.balance.p50, 'ms', '', false);
       console.log(`  max: chaind ${tc.balance.max.toFixed(1)} ms, anvil ${ta.balance.max.toFixed(1)} ms; errors ${tc.balance.errors} / ${ta.balance.errors}; the client's own event-loop lag p99/max ${tc.clientLag.p99.toFixed(1)}/${tc.clientLag.max.toFixed(1)} ms / ${ta.clientLag.p99.toFixed(1)}/${ta.clientLag.max.toFixed(1)} ms`);
     }
