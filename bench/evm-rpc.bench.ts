@@ -42,10 +42,15 @@
  * same reason.
  *
  * What caps the stream shape (measured 2026-11-27): the executor thread. The 2,000 transfers land in
- * 3–5 blocks; each block's FinalizeBlock and Commit take ~1.6 ms of executor CPU a transfer in the
- * node (the library's runTx is about half of it; the rest is the Cosmos side: ante, the auth and
- * bank mirror writes, events, the app hash, tx indexing, the block's LMDB write), and every block
- * adds timeout_commit. 600 tx/s needs ≤ ~1.15 ms a transfer; the node measured 383–580 tx/s (runs of one build).
+ * 3–5 blocks; each block's FinalizeBlock and Commit take 1.1–1.7 ms of executor CPU a transfer in
+ * the node (the library's runTx is about half of it; the rest is the Cosmos side: ante, the auth and
+ * bank mirror writes, events, the app hash, tx indexing, the block's LMDB write). While the RPC
+ * thread admits the transfers (~0.6 ms each) the executor shares the two cores with it, this
+ * client and V8's compiler threads (~2 s of TurboFan compiles fell in one measured window), and
+ * runs a block at ~2–2.8 ms a transfer; the last block then runs alone at ~1.2 ms. Between two
+ * blocks the executor waits ~130 ms, mostly for the RPC thread's recheck of the txs still pending
+ * (~120 µs each). 600 tx/s needs ≤ ~1.15 ms a transfer over the whole run; single rounds of one
+ * build measured 371–658 tx/s.
  *
  * What caps the wallet shape (measured 2026-11-26, see the erc20 report): a sender's next tx waits
  * for the block holding its previous one, so every sender has one tx per block cycle at most, and
