@@ -197,10 +197,29 @@ export class ProtoWriter {
   }
 
   stringField(field: number, s: string): void {
-    if (s.length > 0) {
-      this.tag(field, WIRE_LEN);
-      this.lenBytes(textEncoder.encode(s));
+    const n = s.length;
+    if (n === 0) return;
+    this.tag(field, WIRE_LEN);
+    if (n < 0x80) {
+      // A short string (addresses, type URLs, denoms, event keys) that is all ASCII is its own
+      // UTF-8: its characters go straight in after a one-byte length, without TextEncoder's new
+      // array and the copy of it. At the first other character, the encoder takes it all.
+      this.ensure(n + 1);
+      const buf = this.buf;
+      const at = this.pos + 1;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[at + i] = c;
+      }
+      if (i === n) {
+        buf[this.pos] = n;
+        this.pos = at + n;
+        return;
+      }
     }
+    this.lenBytes(textEncoder.encode(s));
   }
 
   /** Starts an embedded message for `field`; returns a mark for ldelim. */

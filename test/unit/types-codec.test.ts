@@ -354,3 +354,23 @@ t.test('ProtoReader primitives', async (t) => {
   t.equal(r2.tag(), 16);
   t.equal(r2.int64(), 9n);
 });
+
+t.test('ProtoWriter.stringField: the UTF-8 bytes behind a length, whichever path writes them', async (t) => {
+  const cases = ['a', 'chain1qqqsyqcyq5rqwzqfpg9scrgwpugpzysn8fgq4s', '/chain.crypto.secp256k1.PubKey', 'x'.repeat(127), 'y'.repeat(128), 'z'.repeat(300), 'é', `${'a'.repeat(100)}é`, `é${'a'.repeat(100)}`, `${'b'.repeat(126)}€`, '😀 ascii after', '\u007f\u0080', '\u0000'];
+  for (const s of cases) {
+    const w = new ProtoWriter(4); // small: the fast path must grow the buffer itself
+    w.uint32Field(1, 7);
+    w.stringField(2, s);
+    w.uint32Field(3, 9);
+    const u = new TextEncoder().encode(s);
+    const want = new ProtoWriter();
+    want.uint32Field(1, 7);
+    want.tag(2, 2);
+    want.lenBytes(u);
+    want.uint32Field(3, 9);
+    t.same(Buffer.from(w.finish()).toString('hex'), Buffer.from(want.finish()).toString('hex'), `${JSON.stringify(s.slice(0, 20))} (${s.length} chars)`);
+  }
+  const empty = new ProtoWriter();
+  empty.stringField(1, '');
+  t.equal(empty.finish().length, 0, 'an empty string is left out');
+});
