@@ -1,6 +1,7 @@
 /**
- * Byte-array helpers shared across chaind: the one upper-case hex rendering and the one byte
- * equality and ordering. The lowest room (crypto uses it, so it imports nothing).
+ * Byte-array helpers shared across chaind: the one upper-case hex rendering, the one byte
+ * equality and ordering, and the ASCII fast path of the binary encoders. The lowest room (crypto
+ * uses it, so it imports nothing).
  */
 
 /** Upper-case hex, as CometBFT prints HexBytes (and Go's `strings.ToUpper(hex.EncodeToString(b))`). */
@@ -31,4 +32,21 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+}
+
+/**
+ * Writes `s` at `buf[at…]` when every character is ASCII (then its UTF-8 is its characters) and
+ * returns true; returns false at the first other character, having written some of it (the caller
+ * encodes the string the general way over the same place). The caller makes the room
+ * (`s.length` bytes). Short keys, addresses, type URLs and event attributes are almost all ASCII:
+ * written this way they cost no TextEncoder array nor native call.
+ */
+export function writeAscii(buf: Uint8Array, at: number, s: string): boolean {
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return false;
+    buf[at + i] = c;
+  }
+  return true;
 }

@@ -6,6 +6,7 @@
  * reads them back.
  */
 import type { AbciEvent, ExecTxResult } from '../abci/types.js';
+import { writeAscii } from '../crypto/bytes.js';
 
 /**
  * A record is written into one scratch buffer shared by every Writer (records are written one at
@@ -70,17 +71,9 @@ export class Writer {
     // (byteLength, write) a string costs otherwise.
     if (len <= 128) {
       this.room(4 + len);
-      const b = this.buf;
-      const at = this.n + 4;
-      let i = 0;
-      for (; i < len; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0x80) break;
-        b[at + i] = c;
-      }
-      if (i === len) {
-        b.writeUInt32BE(len, this.n);
-        this.n = at + len;
+      if (writeAscii(this.buf, this.n + 4, s)) {
+        this.buf.writeUInt32BE(len, this.n);
+        this.n += 4 + len;
         return;
       }
     }

@@ -11,6 +11,7 @@
  * back-patches it and shifts the body when the length needs more than one varint byte. That keeps
  * one buffer per message and avoids the size-then-write double pass.
  */
+import { writeAscii } from '../crypto/bytes.js';
 
 /** Error for malformed protobuf input; `code` is stable for callers that map errors. */
 export class ProtoDecodeError extends Error {
@@ -205,17 +206,9 @@ export class ProtoWriter {
       // UTF-8: its characters go straight in after a one-byte length, without TextEncoder's new
       // array and the copy of it. At the first other character, the encoder takes it all.
       this.ensure(n + 1);
-      const buf = this.buf;
-      const at = this.pos + 1;
-      let i = 0;
-      for (; i < n; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0x80) break;
-        buf[at + i] = c;
-      }
-      if (i === n) {
-        buf[this.pos] = n;
-        this.pos = at + n;
+      if (writeAscii(this.buf, this.pos + 1, s)) {
+        this.buf[this.pos] = n;
+        this.pos += 1 + n;
         return;
       }
     }
