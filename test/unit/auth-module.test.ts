@@ -354,38 +354,3 @@ t.test('setAccount writes a BaseAccount as protobuf-es packs it; getAccount read
   t.same({ ...got, pubKey: { typeUrl: got.pubKey?.typeUrl, value: got.pubKey?.value } }, { ...decoded, pubKey: { typeUrl: decoded.pubKey?.typeUrl, value: decoded.pubKey?.value } });
   t.equal(keeper.getAccount(ctx, key.address), got, 'the same bytes again: the same account');
 });
-
-t.test('updateAccount: an account read from the context is written without its number index, which stays; a stale one is written whole', async (t) => {
-  const keeper = new AccountKeeper();
-  const writes: string[] = [];
-  const cache = new CacheKVStore(new ReadOnlyStore({ get: () => undefined, has: () => false, set: () => undefined, delete: () => undefined, iterate: () => [] }));
-  const logged = {
-    get: (k: Uint8Array) => cache.get(k),
-    has: (k: Uint8Array) => cache.has(k),
-    set: (k: Uint8Array, v: Uint8Array) => {
-      writes.push(hex(k));
-      cache.set(k, v);
-    },
-    delete: (k: Uint8Array) => cache.delete(k),
-    iterate: (s?: Uint8Array, e?: Uint8Array, r?: boolean) => cache.iterate(s, e, r),
-  };
-  const ctx = new Context({ mode: ExecMode.Finalize, chainId: CHAIN_ID, height: 2n, time: 0n, gasMeter: new InfiniteGasMeter(), addressCodec: new Bech32Codec('chain'), stores: () => logged });
-  const addr = Uint8Array.from({ length: 20 }, (_, i) => i + 1);
-  const accountKeyHex = hex(concatBytes(Uint8Array.of(0x01), addr));
-  keeper.setAccount(ctx, { address: addr, accountNumber: 5n, sequence: 0n });
-  t.equal(writes.length, 2, 'setAccount: the account and its number index');
-  const numberKeyHex = writes.find((w) => w !== accountKeyHex)!;
-  writes.length = 0;
-  const read = keeper.getAccount(ctx, addr)!;
-  keeper.updateAccount(ctx, read, { ...read, sequence: 1n });
-  t.same(writes, [accountKeyHex], 'a sequence bump writes the account only');
-  t.equal(keeper.getAccount(ctx, addr)!.sequence, 1n);
-  t.same(cache.get(Buffer.from(numberKeyHex, 'hex')), addr, 'the number index still names the address');
-  writes.length = 0;
-  keeper.updateAccount(ctx, read, { ...read, sequence: 2n });
-  t.same(writes.sort(), [accountKeyHex, numberKeyHex].sort(), 'an account read before the last write (stale): written whole');
-  writes.length = 0;
-  const now = keeper.getAccount(ctx, addr)!;
-  keeper.updateAccount(ctx, now, { ...now, accountNumber: 6n });
-  t.equal(writes.length, 2, 'a changed number: written whole');
-});

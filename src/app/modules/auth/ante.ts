@@ -294,7 +294,7 @@ export function authAnteChain(opts: AuthAnteOptions): AnteDecorator[] {
       if (acc.pubKey !== undefined) continue;
       // In simulation the stand-in key is never stored: only gas is being estimated.
       if (pkAny === undefined) continue;
-      accounts.updateAccount(ctx, acc, { ...acc, pubKey: canonicalPubKeyAny(pkAny) });
+      accounts.setAccount(ctx, { ...acc, pubKey: canonicalPubKeyAny(pkAny) });
     }
     for (let i = 0; i < infos.length; i++) {
       ctx.events.emit('tx', [['acc_seq', `${ctx.addressCodec.encode(signers[i]!)}/${infos[i]!.sequence}`]]);
@@ -395,7 +395,7 @@ export function authAnteChain(opts: AuthAnteOptions): AnteDecorator[] {
   const incrementSequence: AnteDecorator = (ctx, tx) => {
     for (const s of txSigners(ctx, tx)) {
       const acc = signerAccount(ctx, accounts, s);
-      accounts.updateAccount(ctx, acc, { ...acc, sequence: acc.sequence + 1n });
+      accounts.setAccount(ctx, { ...acc, sequence: acc.sequence + 1n });
     }
   };
 

@@ -156,27 +156,6 @@ export class AccountKeeper {
 
   /** SetAccount: the account under its address, and the number → address index. */
   setAccount(ctx: Context, acc: Account): void {
-    this.writeAccount(ctx, acc);
-    this.store(ctx).set(accountNumberKey(acc.accountNumber), Uint8Array.from(acc.address));
-  }
-
-  /**
-   * SetAccount of an account read from this context (getAccount) with only its sequence or
-   * public key changed: its number → address entry is in the store already, with the same value,
-   * and is not written again. A sequence bump a tx (the ante's, CheckTx's, recheck's, the EVM's)
-   * is then one store write instead of two: at the block's end one LMDB write, one history row
-   * and one app-hash element less per signer.
-   */
-  updateAccount(ctx: Context, stored: Account, acc: Account): void {
-    if (stored.accountNumber !== acc.accountNumber || !bytesEqual(stored.address, acc.address) || this.getAccount(ctx, acc.address) !== stored) {
-      this.setAccount(ctx, acc);
-      return;
-    }
-    this.writeAccount(ctx, acc);
-  }
-
-  /** The account under its address (setAccount without the number index). */
-  private writeAccount(ctx: Context, acc: Account): void {
     const s = this.store(ctx);
     const fast = acc.name === undefined && isU64(acc.accountNumber) && isU64(acc.sequence);
     const keyUrl = acc.pubKey === undefined ? undefined : emitTypeUrl(acc.pubKey.typeUrl);
@@ -191,6 +170,7 @@ export class AccountKeeper {
       const pubKey = acc.pubKey === undefined || acc.pubKey.typeUrl === keyUrl ? acc.pubKey : create(AnySchema, { typeUrl: keyUrl, value: acc.pubKey.value });
       this.written.set(bytesToKey(bytes), { address: Uint8Array.from(acc.address), pubKey, accountNumber: acc.accountNumber, sequence: acc.sequence });
     }
+    s.set(accountNumberKey(acc.accountNumber), Uint8Array.from(acc.address));
   }
 
   removeAccount(ctx: Context, acc: Account): void {

@@ -74,7 +74,7 @@ export function setSequence(m: AccountModel, ctx: Context, addr: Bytes, sequence
     const created = m.auth.newAccountWithAddress(ctx, addr);
     m.auth.setAccount(ctx, { ...created, sequence });
   } else if (acc.sequence !== sequence) {
-    m.auth.updateAccount(ctx, acc, { ...acc, sequence });
+    m.auth.setAccount(ctx, { ...acc, sequence });
   }
 }
 
