@@ -13,6 +13,12 @@
  * with a promise per dynamic-gas opcode), and a tenth in the garbage collector. This loop has none
  * of it: one preallocated stack and memory per engine, one switch.
  *
+ * With `writes` (a transaction's top frame, src/evm/fast-tx.ts) SSTORE (EIP-2200 with EIP-2929's and
+ * EIP-3529's costs and refunds, the 2300-gas sentry) and LOG0-LOG4 are covered too: the frame's
+ * slot writes and logs come back in the result (after a failure or a revert: no logs, the
+ * written slots at their original values), with the refund counter, and the caller writes them; reads of a slot written earlier in the frame
+ * answer the written value, and a slot's original value is the one the state read first.
+ *
  * Covered: STOP, the arithmetic/comparison/bitwise opcodes 0x01-0x1d, KECCAK256, ADDRESS, ORIGIN,
  * CALLER, CALLVALUE, CALLDATALOAD/SIZE/COPY, CODESIZE/COPY, GASPRICE, RETURNDATASIZE (always 0
  * in one frame), TIMESTAMP, NUMBER, GASLIMIT, CHAINID, BASEFEE, POP, MLOAD, MSTORE, MSTORE8,
@@ -54,7 +60,14 @@ export interface FastCallInput {
   block: FastCallBlock;
   /** The committed value of a slot of `address` (32-byte key), as the state manager reads it. */
   sload(key: Uint8Array): Uint8Array;
+  /** A transaction's top frame: SSTORE and the LOGs are covered, their effects returned. */
+  writes?: boolean;
+  /** Slots of `address` warm before the frame starts (the tx's access list). */
+  warmSlots?: readonly bigint[];
 }
+
+/** A log as the library's execResult holds it: address, 32-byte topics, data. */
+export type FastLog = [Uint8Array, Uint8Array[], Uint8Array];
 
 /** What runCall's execResult holds for these fields. */
 export interface FastCallResult {
@@ -62,6 +75,15 @@ export interface FastCallResult {
   returnValue: Uint8Array;
   /** The EVMError's text (`revert`, `out of gas`, ...); absent on success. */
   error?: string;
+  /**
+   * With `writes`, the slots the frame wrote, to be written to the state: on success at their
+   * final values; after a failure or a revert at their original values — the library's journal
+   * puts those back, and the slots stay marked written, so the block's changed set is the same.
+   */
+  storage?: Map<bigint, bigint>;
+  /** With `writes`, on success: the logs and the refund counter. */
+  logs?: FastLog[];
+  gasRefund?: bigint;
 }
 
 /** Memory beyond this many bytes is left to the library (when the gas could pay for it). */
@@ -99,7 +121,8 @@ function coveredOpcodes(): Map<number, [string, boolean]> {
   for (const [op, name] of names) m.set(op, [name, false]);
   const dynamic: [number, string][] = [
     [0x0a, 'EXP'], [0x20, 'KECCAK256'], [0x37, 'CALLDATACOPY'], [0x39, 'CODECOPY'], [0x51, 'MLOAD'],
-    [0x52, 'MSTORE'], [0x53, 'MSTORE8'], [0x54, 'SLOAD'], [0x5e, 'MCOPY'], [0xf3, 'RETURN'], [0xfd, 'REVERT'],
+    [0x52, 'MSTORE'], [0x53, 'MSTORE8'], [0x54, 'SLOAD'], [0x55, 'SSTORE'], [0x5e, 'MCOPY'], [0xf3, 'RETURN'], [0xfd, 'REVERT'],
+    [0xa0, 'LOG'], [0xa1, 'LOG'], [0xa2, 'LOG'], [0xa3, 'LOG'], [0xa4, 'LOG'],
   ];
   for (const [op, name] of dynamic) m.set(op, [name, true]);
   for (let i = 0; i < 32; i++) m.set(0x60 + i, ['PUSH', false]);
@@ -143,6 +166,10 @@ export class FastCaller {
   private readonly expByteGas: number;
   private readonly coldSload: number;
   private readonly warmRead: number;
+  /** EIP-2200's parameters as the fork sets them (EIP-2929 and EIP-3529 change some). */
+  private readonly sstore: { sentry: number; noop: number; init: number; clean: number; dirty: number; clearRefund: number; initRefund: number; cleanRefund: number; reset: number };
+  private readonly logTopicGas: number;
+  private readonly logDataGas: number;
 
   private constructor(
     opcodeMap: OpcodeEntry[],
@@ -171,20 +198,34 @@ export class FastCaller {
     this.expByteGas = p('expByteGas');
     this.coldSload = p('coldsloadGas');
     this.warmRead = p('warmstoragereadGas');
+    this.sstore = {
+      sentry: p('sstoreSentryEIP2200Gas'),
+      noop: p('sstoreNoopEIP2200Gas'),
+      init: p('sstoreInitEIP2200Gas'),
+      clean: p('sstoreCleanEIP2200Gas'),
+      dirty: p('sstoreDirtyEIP2200Gas'),
+      clearRefund: p('sstoreClearRefundEIP2200Gas'),
+      initRefund: p('sstoreInitRefundEIP2200Gas'),
+      cleanRefund: p('sstoreCleanRefundEIP2200Gas'),
+      reset: p('sstoreResetGas'),
+    };
+    this.logTopicGas = p('logTopicGas');
+    this.logDataGas = p('logDataGas');
   }
 
   /**
    * The interpreter for an EVM (its opcode table, its Common's gas parameters and keccak), or
    * undefined when the fork has rules this loop does not follow: no EIP-2929 (cold/warm slots), or
    * EOF (3540), stateless code-chunk gas (6800, 7864), DUPN/SWAPN/EXCHANGE immediates (8024),
-   * state gas (8037), block-level access lists (7928).
+   * state gas (8037), block-level access lists (7928), SSTORE's access-gate rules (8038), or a fork
+   * before Istanbul's SSTORE rules (EIP-2200).
    */
   static create(evm: unknown, common: Common): FastCaller | undefined {
     const map = (evm as { _opcodeMap?: OpcodeEntry[] })._opcodeMap;
     const keccak = common.customCrypto.keccak256;
     if (!Array.isArray(map) || keccak === undefined) return undefined;
-    if (!common.isActivatedEIP(2929)) return undefined;
-    for (const eip of [3540, 6800, 7864, 7928, 8024, 8037]) if (common.isActivatedEIP(eip)) return undefined;
+    if (!common.isActivatedEIP(2929) || !common.gteHardfork('istanbul')) return undefined;
+    for (const eip of [3540, 6800, 7864, 7928, 8024, 8037, 8038]) if (common.isActivatedEIP(eip)) return undefined;
     return new FastCaller(map, common, keccak);
   }
 
@@ -273,7 +314,38 @@ export class FastCaller {
     /** Memory size in words, as the gas counts it (MSIZE). */
     let words = 0;
     let memCost = 0;
-    const fail = (error: string): FastCallResult => ({ executionGasUsed: gasLimit, returnValue: EMPTY, error });
+    const writes = input.writes === true;
+    if (input.warmSlots !== undefined) for (const k of input.warmSlots) warm.add(k);
+    /** With `writes`: slots written in this frame (current values), slots read (original values). */
+    const written = writes ? new Map<bigint, bigint>() : undefined;
+    const original = writes ? new Map<bigint, bigint>() : undefined;
+    /** A failed or reverted frame's slots: the written ones at their original values (see FastCallResult.storage). */
+    const undone = (): Map<bigint, bigint> | undefined => {
+      if (written === undefined || written.size === 0) return undefined;
+      const m = new Map<bigint, bigint>();
+      for (const k of written.keys()) m.set(k, original!.get(k)!);
+      return m;
+    };
+    const fail = (error: string): FastCallResult => {
+      const storage = undone();
+      return storage === undefined ? { executionGasUsed: gasLimit, returnValue: EMPTY, error } : { executionGasUsed: gasLimit, returnValue: EMPTY, error, storage };
+    };
+    const logs: FastLog[] = [];
+    let refund = 0;
+    /** A slot's value before this frame (read once). */
+    const originalOf = (key: bigint): bigint => {
+      let v = original!.get(key);
+      if (v === undefined) {
+        v = this.bytesToBig(input.sload(this.key(key)));
+        original!.set(key, v);
+      }
+      return v;
+    };
+    /** STOP, RETURN, or the code's end: what the frame leaves. */
+    const done = (returnValue: Uint8Array): FastCallResult => {
+      const used = gasLimit - BigInt(gas);
+      return written === undefined ? { executionGasUsed: used, returnValue } : { executionGasUsed: used, returnValue, storage: written, logs, gasRefund: BigInt(refund) };
+    };
     /**
      * The gas to grow memory to cover [offset, offset + length) (0 when length is 0 or it is
      * covered), updating the size; -1 when no gas this run has could pay for it (out of gas),
@@ -308,7 +380,7 @@ export class FastCaller {
     };
 
     for (;;) {
-      if (pc >= len) return { executionGasUsed: gasLimit - BigInt(gas), returnValue: EMPTY };
+      if (pc >= len) return done(EMPTY);
       const op = code[pc]!;
       const k = kind[op]!;
       if (k === STATIC) {
@@ -345,7 +417,7 @@ export class FastCaller {
       pc++;
       switch (op) {
         case 0x00:
-          return { executionGasUsed: gasLimit - BigInt(gas), returnValue: EMPTY };
+          return done(EMPTY);
         case 0x01:
         case 0x02:
         case 0x03:
@@ -579,7 +651,86 @@ export class FastCaller {
           if (cold) warm.add(key);
           gas -= fee[op]! + (cold ? this.coldSload : this.warmRead);
           if (gas < 0) return fail(OOG);
-          stack[sp - 1] = this.bytesToBig(input.sload(this.key(key)));
+          if (written === undefined) stack[sp - 1] = this.bytesToBig(input.sload(this.key(key)));
+          else {
+            const w = written.get(key);
+            stack[sp - 1] = w !== undefined ? w : originalOf(key);
+          }
+          break;
+        }
+        case 0x55: {
+          // The library's gas handler: stack (peeked), the current and original values, the
+          // sentry, EIP-2200's cost and refunds with EIP-2929's warm adjustments (read before the
+          // slot is warmed), then the cold charge and the warming.
+          if (written === undefined) return undefined;
+          if (sp < 2) return fail(UNDERFLOW);
+          const key = stack[sp - 1]!;
+          const val = stack[sp - 2]!;
+          const orig = originalOf(key);
+          const w = written.get(key);
+          const cur = w !== undefined ? w : orig;
+          const t = this.sstore;
+          if (gas <= t.sentry) return fail(OOG);
+          const wasWarm = warm.has(key);
+          let c: number;
+          if (cur === val) c = wasWarm ? this.warmRead : t.noop;
+          else if (orig === cur) {
+            if (orig === 0n) c = t.init;
+            else {
+              if (val === 0n) refund += t.clearRefund;
+              c = t.clean;
+            }
+          } else {
+            if (orig !== 0n) {
+              if (cur === 0n) {
+                refund -= t.clearRefund;
+                // The library traps with `refund exhausted`: left to it.
+                if (refund < 0) return undefined;
+              } else if (val === 0n) refund += t.clearRefund;
+            }
+            if (orig === val) {
+              if (orig === 0n) refund += wasWarm ? t.init - this.warmRead : t.initRefund;
+              else refund += wasWarm ? t.reset - this.coldSload - this.warmRead : t.cleanRefund;
+            }
+            c = t.dirty;
+          }
+          if (!wasWarm) {
+            warm.add(key);
+            c += this.coldSload;
+          }
+          gas -= fee[op]! + c;
+          if (gas < 0) return fail(OOG);
+          sp -= 2;
+          written.set(key, val);
+          break;
+        }
+        case 0xa0:
+        case 0xa1:
+        case 0xa2:
+        case 0xa3:
+        case 0xa4: {
+          // The gas handler peeks offset and length; the topics are popped after the charge.
+          if (written === undefined) return undefined;
+          if (sp < 2) return fail(UNDERFLOW);
+          const offset = stack[sp - 1]!;
+          const length = stack[sp - 2]!;
+          const topicCount = op - 0xa0;
+          const m = expand(offset, length);
+          if (m === -2) return undefined;
+          if (m === -1) return fail(OOG);
+          // Past expand(), a non-zero length is below MAX_MEMORY.
+          gas -= fee[op]! + m + this.logTopicGas * topicCount + Number(length) * this.logDataGas;
+          if (gas < 0) return fail(OOG);
+          if (sp < 2 + topicCount) return fail(UNDERFLOW);
+          sp -= 2;
+          const topics: Uint8Array[] = [];
+          for (let i = 0; i < topicCount; i++) topics.push(this.key(stack[--sp]!));
+          let bytes = new Uint8Array(0);
+          if (length !== 0n) {
+            const [o, n] = memWindow(offset, length);
+            bytes = this.mem.slice(o, o + n);
+          }
+          logs.push([input.address, topics, bytes]);
           break;
         }
         case 0x56:
@@ -632,8 +783,10 @@ export class FastCaller {
             const [o, n] = memWindow(offset, length);
             out = this.mem.slice(o, o + n);
           }
+          if (op === 0xf3) return done(out);
+          const storage = undone();
           const used = gasLimit - BigInt(gas);
-          return op === 0xf3 ? { executionGasUsed: used, returnValue: out } : { executionGasUsed: used, returnValue: out, error: 'revert' };
+          return storage === undefined ? { executionGasUsed: used, returnValue: out, error: 'revert' } : { executionGasUsed: used, returnValue: out, error: 'revert', storage };
         }
         default:
           return undefined;

@@ -171,6 +171,11 @@ export class FlatStateManager implements StateManagerInterface {
     return this.loadAccount(bytesKey(address), address) ?? undefined;
   }
 
+  /** putAccount (or deleteAccount's account half, for null) without the promise and the Account. */
+  putAccountRecord(address: Uint8Array, rec: AccountRecord | null): void {
+    this.setAccount(bytesKey(address), rec);
+  }
+
   async putAccount(address: Address, account?: Account): Promise<void> {
     const ak = bytesKey(address.bytes);
     if (account === undefined) {
@@ -186,7 +191,11 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   async deleteAccount(address: Address): Promise<void> {
-    const ak = bytesKey(address.bytes);
+    this.deleteAccountSync(address.bytes);
+  }
+
+  deleteAccountSync(address: Uint8Array): void {
+    const ak = bytesKey(address);
     this.setAccount(ak, null);
     this.wipeStorage(ak);
   }
@@ -270,8 +279,13 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   async putStorage(address: Address, key: Uint8Array, value: Uint8Array): Promise<void> {
+    this.putStorageSync(address.bytes, key, value);
+  }
+
+  /** putStorage without the promise (src/evm/fast-tx.ts). */
+  putStorageSync(address: Uint8Array, key: Uint8Array, value: Uint8Array): void {
     if (key.length !== 32) throw new StateManagerError('storage key must be 32 bytes', 'EVM_STATE_BAD_KEY');
-    const ak = bytesKey(address.bytes);
+    const ak = bytesKey(address);
     const sk = bytesKey(key);
     const m = this.slotMap(ak);
     if (this.journal.length > 0) {

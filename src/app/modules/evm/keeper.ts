@@ -4,7 +4,9 @@
  * and computes the state root — a Merkle-Patricia trie over every account — as the module's
  * commitment to the app hash.
  *
- * Execution. One VM and one FlatStateManager live as long as the keeper; the manager's flat state
+ * Execution. A tx whose run is one frame of plain code (an ERC-20 transfer) runs on
+ * src/evm/fast-tx.ts's interpreter, with runTx's effects; everything else through runTx.
+ * One VM and one FlatStateManager live as long as the keeper; the manager's flat state
  * is a view bound to the running tx's Context, which (BaseApp's cache branches) is the only source
  * of truth. Within one FinalizeBlock the manager's caches are kept from tx to tx and stay exactly
  * what the block state holds (watchBlockState: BaseApp reports every key written into the block's
@@ -29,7 +31,9 @@ import { type TypedTransaction, Capability, TransactionType } from '@ethereumjs/
 import { RLP } from '@ethereumjs/rlp';
 import { Address, bigIntToUnpaddedBytes, bytesToBigInt, hexToBytes, type PrefixedHexString } from '@ethereumjs/util';
 import { type VM, createVM, runTx } from '@ethereumjs/vm';
+import { FastCaller } from '../../../evm/fast-call.js';
 import { installFastSteps } from '../../../evm/fast-steps.js';
+import { runFastTx } from '../../../evm/fast-tx.js';
 import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { createBlock } from '@ethereumjs/block';
 import { moduleAddress } from '../../address.js';
@@ -145,6 +149,8 @@ interface Engine {
   vm: VM;
   sm: FlatStateManager;
   view: ContextFlatState;
+  /** The one-frame interpreter for txs it covers (src/evm/fast-tx.ts); undefined: runTx for all. */
+  fast: FastCaller | undefined;
 }
 
 /** How many committed storage roots EvmKeeper.storageRoot remembers before it starts over. */
@@ -181,6 +187,12 @@ export class EvmKeeper implements AccountModel {
    * if any; whether they hold a run whose landing in the block state is not seen yet.
    */
   private watched: { height: bigint; eng: Engine | undefined; unlanded: boolean } | undefined;
+  /**
+   * A tx whose run is one frame of plain code (an ERC-20 transfer) runs on src/evm/fast-tx.ts's
+   * interpreter; everything else, and everything it does not cover, through runTx. False: every
+   * tx through runTx (the tests and the bench compare the two).
+   */
+  fastTxs = true;
 
   constructor(opts: EvmKeeperOptions) {
     this.auth = opts.auth;
@@ -223,7 +235,7 @@ export class EvmKeeper implements AccountModel {
       const common = this.common;
       this.engineP = Promise.all([installJumpDestCache(), installFastSteps()])
         .then(() => createVM({ common, stateManager: sm, blockchain: blockchain as never }))
-        .then((vm) => ({ vm, sm, view }));
+        .then((vm) => ({ vm, sm, view, fast: FastCaller.create(vm.evm, common) }));
     }
     return this.engineP;
   }
@@ -591,7 +603,9 @@ export class EvmKeeper implements AccountModel {
       const blk = finalize ? this.pendingBlock(ctx.height) : undefined;
       let r;
       try {
-        r = await runTx(eng.vm, { tx, block: this.blockFor(ctx), skipHardForkValidation: true, skipBlockGasLimitValidation: true, blockGasUsed: blk?.gasUsed ?? 0n });
+        const block = this.blockFor(ctx);
+        const fast = eng.fast === undefined || !this.fastTxs ? undefined : runFastTx({ fast: eng.fast, sm: eng.sm, common: this.common, tx, sender: from, intrinsic: (etx.intrinsic ??= tx.getIntrinsicGas()), block });
+        r = fast ?? (await runTx(eng.vm, { tx, block, skipHardForkValidation: true, skipBlockGasLimitValidation: true, blockGasUsed: blk?.gasUsed ?? 0n }));
       } catch (e) {
         // The manager may hold a half-run tx: start the next one on a fresh engine.
         this.engineP = undefined;
