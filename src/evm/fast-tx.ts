@@ -28,8 +28,8 @@
  */
 import type { Block } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { Address, KECCAK256_NULL, KECCAK256_RLP, bigIntToUnpaddedBytes, equalsBytes } from '@ethereumjs/util';
-import { getCalldataFloorGas, TransactionType, type TypedTransaction } from '@ethereumjs/tx';
+import { KECCAK256_NULL, KECCAK256_RLP, bigIntToUnpaddedBytes, equalsBytes } from '@ethereumjs/util';
+import { TransactionType, type TypedTransaction } from '@ethereumjs/tx';
 import { Bloom } from '@ethereumjs/vm';
 import type { FastCaller, FastLog } from './fast-call.js';
 import type { AccountRecord } from './flat-state.js';
@@ -75,12 +75,14 @@ export interface FastTxInput {
   sender: Uint8Array;
   /** tx.getIntrinsicGas(), computed once per tx. */
   intrinsic: bigint;
+  /** Its EIP-7623 calldata floor (getCalldataFloorGas), computed once per tx. */
+  floor: bigint;
   block: Block;
 }
 
 /** Runs the tx as runTx would, or returns undefined (nothing written) when it is not one this takes. */
 export function runFastTx(input: FastTxInput): FastTxResult | undefined {
-  const { fast, sm, common, tx, sender, intrinsic, block } = input;
+  const { fast, sm, common, tx, sender, intrinsic, floor, block } = input;
   const type = tx.type;
   if (type !== TransactionType.Legacy && type !== TransactionType.AccessListEIP2930 && type !== TransactionType.FeeMarketEIP1559) return undefined;
   const toAddress = tx.to;
@@ -95,7 +97,6 @@ export function runFastTx(input: FastTxInput): FastTxResult | undefined {
   if (equalsBytes(sender, to) || equalsBytes(coinbase, sender) || equalsBytes(coinbase, to)) return undefined;
 
   // runTx's checks; a tx failing one is left to runTx, which gives its error.
-  const floor = getCalldataFloorGas(tx, new Address(sender));
   if (tx.gasLimit < intrinsic || tx.gasLimit < floor) return undefined;
   const from = sm.getAccountRecord(sender);
   if (from !== undefined && !equalsBytes(from.codeHash, KECCAK256_NULL)) return undefined;

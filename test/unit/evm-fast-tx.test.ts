@@ -82,7 +82,8 @@ async function both(t: Test, name: string, spec: Omit<TxSpec, 'nonce'>, taken: b
   const nonce = nonces.get(k) ?? 0n;
   const tx = signTx(common, key, { price: 5n, ...spec, nonce });
   const expected = await viaRunTx(lib, tx);
-  const r = runFastTx({ fast, sm: fst.sm, common, tx, sender: key.address, intrinsic: tx.getIntrinsicGas(), block });
+  const floor = getCalldataFloorGas(tx, new Address(key.address));
+  const r = runFastTx({ fast, sm: fst.sm, common, tx, sender: key.address, intrinsic: tx.getIntrinsicGas(), floor, block });
   let got: Outcome | string;
   if (r === undefined) got = await viaRunTx(fst, tx);
   else {

@@ -374,6 +374,9 @@ t.test('ante: nonce, balance, intrinsic gas, chain id, replay protection, blob t
   t.equal(poor.code, 5);
   const low = await n.check(raw(signed(C.privateKey, { nonce: 2n, to: A.address, gasLimit: 20_000n })));
   t.match(low.log, /intrinsic gas too low: have 20000, want 21000/);
+  // 1,000 non-zero bytes: intrinsic 21,000 + 16 × 1,000; the EIP-7623 floor 21,000 + 10 × 4 × 1,000.
+  const underFloor = await n.check(raw(signed(C.privateKey, { nonce: 2n, to: A.address, data: new Uint8Array(1000).fill(7), gasLimit: 50_000n })));
+  t.match(underFloor.log, /insufficient gas for floor data gas cost: have 50000, want 61000/, 'a gas limit under the calldata floor is refused');
   const wrongChain = await n.check(raw(signed(C.privateKey, { nonce: 2n, to: A.address, gasLimit: 21_000n, chainId: 1n })));
   t.match(wrongChain.log, /invalid chain id for signer: have 1 want 9000/, 'wrong chain id refused');
   const unprot = signed(C.privateKey, { type: 0, nonce: 2n, to: A.address, gasLimit: 21_000n, unprotected: true });

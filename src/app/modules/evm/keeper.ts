@@ -27,7 +27,7 @@
  */
 import type { Common } from '@ethereumjs/common';
 import type { Block } from '@ethereumjs/block';
-import { type TypedTransaction, Capability, TransactionType } from '@ethereumjs/tx';
+import { type TypedTransaction, Capability, TransactionType, getCalldataFloorGas } from '@ethereumjs/tx';
 import { RLP } from '@ethereumjs/rlp';
 import { Address, bigIntToUnpaddedBytes, bytesToBigInt, hexToBytes, type PrefixedHexString } from '@ethereumjs/util';
 import { type VM, createVM, runTx } from '@ethereumjs/vm';
@@ -121,6 +121,8 @@ export interface EvmTx {
    * fixed at decoding): every recheck of a pending tx asked the library again (~8 µs).
    */
   intrinsic?: bigint;
+  /** Its EIP-7623 calldata floor, likewise computed once. */
+  floor?: bigint;
 }
 
 /** One sender hint on the wire: SHA-256 of the raw tx (32), sender (20), Ethereum tx hash (32). */
@@ -517,6 +519,10 @@ export class EvmKeeper implements AccountModel {
       const from = this.sender(etx);
       const intrinsic = (etx.intrinsic ??= tx.getIntrinsicGas());
       if (tx.gasLimit < intrinsic) throw evmError('outOfGas', `intrinsic gas too low: have ${tx.gasLimit}, want ${intrinsic}`);
+      // EIP-7623 (Prague): the gas limit must also cover the calldata floor, or runTx refuses the
+      // tx (geth: core.ErrFloorDataGas, checked in its pool and its state transition alike).
+      const floor = this.floorGas(etx);
+      if (tx.gasLimit < floor) throw evmError('outOfGas', `insufficient gas for floor data gas cost: have ${tx.gasLimit}, want ${floor}`);
       const acc = this.auth.getAccount(ctx, from);
       const seq = acc?.sequence ?? 0n;
       if (tx.nonce < seq) throw evmError('wrongSequence', `nonce too low: address ${hex0x(from)}, tx: ${tx.nonce} state: ${seq}`);
@@ -533,6 +539,11 @@ export class EvmKeeper implements AccountModel {
     } finally {
       ctx.setGasMeter(meter);
     }
+  }
+
+  /** The tx's EIP-7623 calldata floor (0 before Prague), computed once per decoded tx. */
+  private floorGas(etx: EvmTx): bigint {
+    return (etx.floor ??= getCalldataFloorGas(etx.tx, new Address(this.sender(etx))));
   }
 
   // --- execution ------------------------------------------------------------------------------------
@@ -604,7 +615,7 @@ export class EvmKeeper implements AccountModel {
       let r;
       try {
         const block = this.blockFor(ctx);
-        const fast = eng.fast === undefined || !this.fastTxs ? undefined : runFastTx({ fast: eng.fast, sm: eng.sm, common: this.common, tx, sender: from, intrinsic: (etx.intrinsic ??= tx.getIntrinsicGas()), block });
+        const fast = eng.fast === undefined || !this.fastTxs ? undefined : runFastTx({ fast: eng.fast, sm: eng.sm, common: this.common, tx, sender: from, intrinsic: (etx.intrinsic ??= tx.getIntrinsicGas()), floor: this.floorGas(etx), block });
         r = fast ?? (await runTx(eng.vm, { tx, block, skipHardForkValidation: true, skipBlockGasLimitValidation: true, blockGasUsed: blk?.gasUsed ?? 0n }));
       } catch (e) {
         // The manager may hold a half-run tx: start the next one on a fresh engine.
