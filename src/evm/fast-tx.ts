@@ -150,12 +150,11 @@ export function runFastTx(input: FastTxInput): FastTxResult | undefined {
   });
   if (r === undefined) return undefined;
 
-  // Effects.
+  // Effects, written in runTx's order: the order the state manager first sees an account or a
+  // slot written is the order flush() hands them over, and the app creates missing auth accounts
+  // (their account numbers) in that order. runTx: sender (fee, nonce), recipient (the call's
+  // value), the slots in the order of their first SSTORE, sender (refund), coinbase.
   const ok = r.error === undefined;
-  sm.putAccountRecord(to, target);
-  if (r.storage !== undefined) {
-    for (const [k, v] of r.storage) sm.putStorageSync(to, slotKey(k), v === 0n ? EMPTY : bigIntToUnpaddedBytes(v));
-  }
   let total = r.executionGasUsed + intrinsic;
   const refund = ok ? (r.gasRefund ?? 0n) : 0n;
   if (refund !== 0n) {
@@ -170,6 +169,10 @@ export function runFastTx(input: FastTxInput): FastTxResult | undefined {
     codeHash: from?.codeHash ?? KECCAK256_NULL,
   };
   sm.putAccountRecord(sender, senderRec);
+  sm.putAccountRecord(to, target);
+  if (r.storage !== undefined) {
+    for (const [k, v] of r.storage) sm.putStorageSync(to, slotKey(k), v === 0n ? EMPTY : bigIntToUnpaddedBytes(v));
+  }
   const miner = sm.getAccountRecord(coinbase);
   const minerRec: AccountRecord = {
     nonce: miner?.nonce ?? 0n,

@@ -44,10 +44,11 @@ const [alice, bob] = makeKeys(2, 'fast-tx');
 const nonces = new Map<string, bigint>();
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+/** The changes flush() hands over, in its order: the app creates missing auth accounts (their numbers) in it. */
 function changesText(c: StateChanges): string {
-  const accounts = c.accounts.map((a) => `${hex(a.address)}:${a.account ? `${a.account.nonce}/${a.account.balance}/${hex(a.account.codeHash)}/${hex(a.account.storageRoot)}` : 'deleted'}`).sort();
-  const storage = c.storage.map((s) => `${hex(s.address)}${s.wiped ? ' wiped' : ''}:${s.slots.map((x) => `${hex(x.slot)}=${hex(x.value)}`).sort().join(',')}`).sort();
-  return JSON.stringify({ accounts, storage, code: c.code.map((x) => hex(x.hash)).sort() });
+  const accounts = c.accounts.map((a) => `${hex(a.address)}:${a.account ? `${a.account.nonce}/${a.account.balance}/${hex(a.account.codeHash)}/${hex(a.account.storageRoot)}` : 'deleted'}`);
+  const storage = c.storage.map((s) => `${hex(s.address)}${s.wiped ? ' wiped' : ''}:${s.slots.map((x) => `${hex(x.slot)}=${hex(x.value)}`).join(',')}`);
+  return JSON.stringify({ accounts, storage, code: c.code.map((x) => hex(x.hash)) });
 }
 
 interface Outcome {
@@ -131,6 +132,13 @@ let stop: Uint8Array;
 
 const pairs = (...kv: [bigint, bigint][]) => concat(...kv.flatMap(([k, v]) => [word(k), word(v)]));
 
+/** Deploys `runtime` (hex) from alice on both sides; its address. */
+async function deploy1(name: string, runtime: string): Promise<Uint8Array> {
+  const n = nonces.get(hex(alice!.address)) ?? 0n;
+  await both(t, `deploy ${name}`, { data: initCode(runtime), gasLimit: 1_000_000n }, false);
+  return createContractAddress(new Address(alice!.address), n).bytes;
+}
+
 t.before(async () => {
   for (const s of [lib, fst]) {
     for (const k of [alice!, bob!]) await s.sm.putAccount(new Address(k.address), new Account(0n, 10n ** 24n));
@@ -197,6 +205,43 @@ t.test('out of gas around a store, and the 2300-gas sentry', async (t) => {
   t.ok(statuses.has('out of gas') && statuses.has('ok'), `both outcomes met (${[...statuses].join(', ')})`);
 });
 
+t.test('edge cases: underflow at a store and a log, a cleared slot set again, duplicate warm slots, balances', async (t) => {
+  const one = await deploy1('SSTORE with one stack item', '600155');
+  const u = await both(t, 'SSTORE with one item on the stack (underflow, before the sentry)', { to: one, gasLimit: 23_000n }, true);
+  t.equal(typeof u !== 'string' && u.error, 'stack underflow');
+  const log3 = await deploy1('LOG4 with three topics', '6001600260035f5fa4');
+  for (const g of [21_010n, 21_500n, 40_000n]) await both(t, `LOG4 with three topics, gas limit ${g}`, { to: log3, gasLimit: g }, true);
+  await both(t, 'set 60 = 8', { to: loop, data: pairs([60n, 8n]) }, true);
+  await both(t, '8 → 0 → 8 (a non-zero original cleared, then restored)', { to: loop, data: pairs([60n, 0n], [60n, 8n]) }, true);
+  await both(t, '8 → 0 → 9 (cleared, then a new value)', { to: loop, data: pairs([60n, 0n], [60n, 9n]) }, true);
+  const slot = `0x${hex(word(60n))}`;
+  await both(t, 'an access list naming the same slot twice', { type: 2, to: loop, data: pairs([60n, 9n]), accessList: [{ address: `0x${hex(loop)}`, storageKeys: [slot, slot] }] }, true);
+  // A sender without an account, at price 0 (the devnet's price): the tx creates it.
+  const [fresh] = makeKeys(1, 'fast-tx-fresh');
+  block = blockWith(0n);
+  await both(t, 'a sender without an account, price 0', { to: loop, data: pairs([61n, 1n]), price: 0n }, true, fresh!);
+  // An existing, empty coinbase account: a zero fee leaves it empty, so it is deleted.
+  for (const s of [lib, fst]) {
+    await s.sm.putAccount(new Address(COINBASE), new Account(0n, 0n));
+    s.sm.flush();
+  }
+  await both(t, 'an existing empty coinbase, zero fee: deleted (EIP-161)', { to: loop, data: pairs([61n, 2n]), price: 0n }, true, fresh!);
+  block = blockWith(3n);
+  // A balance of exactly gas limit × fee cap, and one wei less.
+  const [exact] = makeKeys(1, 'fast-tx-exact');
+  for (const s of [lib, fst]) {
+    await s.sm.putAccount(new Address(exact!.address), new Account(0n, 100_000n * 7n));
+    s.sm.flush();
+  }
+  await both(t, 'a balance of exactly gas limit × fee cap', { to: loop, data: pairs([62n, 1n]), gasLimit: 100_000n, price: 2n, maxFee: 7n }, true, exact!);
+  const [short] = makeKeys(1, 'fast-tx-short');
+  for (const s of [lib, fst]) {
+    await s.sm.putAccount(new Address(short!.address), new Account(0n, 100_000n * 7n - 1n));
+    s.sm.flush();
+  }
+  await both(t, 'one wei less (runTx refuses)', { to: loop, data: pairs([62n, 2n]), gasLimit: 100_000n, price: 2n, maxFee: 7n }, false, short!);
+});
+
 t.test('failures: REVERT after a store, an invalid opcode', async (t) => {
   const r = await both(t, 'store then revert: no slot, no refund', { to: reverter }, true);
   t.equal(typeof r !== 'string' && r.error, 'revert');
@@ -238,4 +283,86 @@ t.test('declined: left to runTx', async (t) => {
   await both(t, 'a nonce ahead (runTx refuses)', { to: loop, data: pairs([5n, 8n]) }, false);
   nonces.set(k, n);
   await both(t, 'and the right one again', { to: loop, data: pairs([5n, 8n]) }, true);
+});
+
+t.test('seeded random one-frame programs: SSTORE, SLOAD, LOG0-4, MSTORE, REVERT, RETURN, INVALID', async (t) => {
+  // Each program on a fresh pair of state managers: slots 0-2 of the contract set or not, a
+  // random access list, gas limit, base fee, tip and coinbase (absent, empty or funded).
+  let seed = 20261127;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const pick = <T>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
+  const h = (n: number) => n.toString(16).padStart(2, '0');
+  const push = (v: number) => (v === 0 ? '5f' : `60${h(v)}`);
+  const program = () => {
+    let c = '';
+    const n = 1 + Math.floor(rnd() * 14);
+    for (let i = 0; i < n; i++) {
+      const r = rnd();
+      if (r < 0.35) c += `${push(pick([0, 1, 2]))}${push(pick([0, 1, 2]))}55`;
+      else if (r < 0.45) c += `${push(pick([0, 1, 2]))}5450`;
+      else if (r < 0.55) c += `${push(pick([0, 1, 2]))}54${push(pick([0, 1, 2]))}55`;
+      else if (r < 0.65) {
+        const topics = Math.floor(rnd() * 5);
+        for (let j = 0; j < topics; j++) c += push(Math.floor(rnd() * 256));
+        c += `${push(pick([0, 1, 32, 33]))}${push(pick([0, 1, 64]))}${h(0xa0 + topics)}`;
+      } else if (r < 0.7) c += `${push(Math.floor(rnd() * 256))}${push(pick([0, 32, 200]))}52`;
+      else if (r < 0.72) c += '55';
+      else if (r < 0.74) c += pick(['a1', 'a4', '5a50', '5950', '80', '90']);
+      else if (r < 0.76) c += `${push(pick([0, 32]))}${push(pick([0, 1]))}fd`;
+      else if (r < 0.78) c += 'fe';
+      else if (r < 0.8) c += `${push(pick([0, 32]))}${push(pick([0, 1]))}f3`;
+      else c += `${push(pick([0, 1, 2]))}${push(pick([0, 1, 2]))}55`;
+    }
+    return c;
+  };
+  const contract = hexToBytes('0x1000000000000000000000000000000000000001');
+  const [sender] = makeKeys(1, 'fast-tx-fuzz');
+  const outcomes = new Map<string, number>();
+  let declined = 0;
+  for (let i = 0; i < 300; i++) {
+    const code = program();
+    const slots = [0n, 1n, 2n].filter(() => rnd() < 0.5).map((k): [bigint, bigint] => [k, BigInt(1 + Math.floor(rnd() * 2))]);
+    const gasLimit = rnd() < 0.5 ? 200_000n : 21_000n + BigInt(Math.floor(rnd() * 60_000));
+    const accessList = rnd() < 0.3 ? [{ address: `0x${hex(contract)}`, storageKeys: [`0x${hex(word(pick([0n, 1n, 2n])))}`] }] : undefined;
+    const baseFee = pick([0n, 3n]);
+    const coinbase = rnd() < 0.3 ? undefined : new Account(0n, BigInt(Math.floor(rnd() * 2)));
+    const price = pick([0n, 3n, 5n]);
+    const pair: Side[] = [];
+    for (let s = 0; s < 2; s++) {
+      const x = await side();
+      await x.sm.putAccount(new Address(sender!.address), new Account(0n, 10n ** 24n));
+      await x.sm.putAccount(new Address(contract), new Account(1n, 0n));
+      await x.sm.putCode(new Address(contract), hexToBytes(`0x${code}`));
+      for (const [k, v] of slots) await x.sm.putStorage(new Address(contract), word(k), Uint8Array.of(Number(v)));
+      if (coinbase !== undefined) await x.sm.putAccount(new Address(COINBASE), coinbase);
+      x.sm.flush();
+      pair.push(x);
+    }
+    block = blockWith(baseFee);
+    const tx = signTx(common, sender!, { nonce: 0n, to: contract, gasLimit, price, maxFee: 7n, ...(accessList ? { accessList } : {}) });
+    const expected = await viaRunTx(pair[0]!, tx);
+    const r = runFastTx({ fast: FastCaller.create(pair[1]!.vm.evm, common)!, sm: pair[1]!.sm, common, tx, sender: sender!.address, intrinsic: tx.getIntrinsicGas(), floor: getCalldataFloorGas(tx, new Address(sender!.address)), block });
+    if (r === undefined) {
+      declined++;
+      t.same(await viaRunTx(pair[1]!, tx), expected, `#${i} ${code} (declined)`);
+      continue;
+    }
+    const got: Outcome = {
+      gas: r.totalGasSpent.toString(),
+      error: r.execResult.exceptionError?.error,
+      ret: hex(r.execResult.returnValue),
+      logs: JSON.stringify(r.execResult.logs.map(([a, ts, d]) => [hex(a), ts.map(hex), hex(d)])),
+      bloom: hex(r.bloom.bitvector),
+      changes: changesText(pair[1]!.sm.flush()),
+    };
+    if (!t.same(got, expected, `#${i} ${code} gas ${gasLimit} base ${baseFee} price ${price}`)) break;
+    const k = typeof expected === 'string' ? expected : (expected.error ?? 'ok');
+    outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
+  }
+  block = blockWith(3n);
+  t.ok(declined < 30, `the fast path took most programs (${declined} declined)`);
+  for (const k of ['ok', 'out of gas', 'stack underflow', 'revert', 'invalid opcode']) t.ok((outcomes.get(k) ?? 0) > 0, `outcome met: ${k}`);
 });
