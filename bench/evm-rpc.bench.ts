@@ -41,16 +41,13 @@
  * same rule applies to both chains. The funder's set-up txs go out in waves of SETUP_WAVE for the
  * same reason.
  *
- * What caps the stream shape (measured 2026-11-27): the executor thread. The 2,000 transfers land in
- * 3–5 blocks; each block's FinalizeBlock and Commit take 1.1–1.7 ms of executor CPU a transfer in
- * the node (the library's runTx is about half of it; the rest is the Cosmos side: ante, the auth and
- * bank mirror writes, events, the app hash, tx indexing, the block's LMDB write). While the RPC
- * thread admits the transfers (~0.6 ms each) the executor shares the two cores with it, this
- * client and V8's compiler threads (~2 s of TurboFan compiles fell in one measured window), and
- * runs a block at ~2–2.8 ms a transfer; the last block then runs alone at ~1.2 ms. Between two
- * blocks the executor waits ~130 ms, mostly for the RPC thread's recheck of the txs still pending
- * (~120 µs each). 600 tx/s needs ≤ ~1.15 ms a transfer over the whole run; single rounds of one
- * build measured 371–658 tx/s.
+ * What caps the stream shape (measured 2026-11-27, after src/evm/fast-tx.ts): the two cores, shared
+ * by the node's RPC thread, its executor, V8's helper threads and this client. An ERC-20 transfer
+ * no longer goes through the library's runTx: the executor runs a block at ~0.4 ms a transfer
+ * in-process (~1.2 ms before) and now waits ~20 % of the run for the RPC thread, which admits
+ * each transfer (~0.6 ms: decode, sender recovery, the ante, the pool's turn, the answer's write)
+ * and rechecks the pending ones after each block. Medians of three rounds measured 654–668 tx/s
+ * (rounds 487–802); the server spends ~1.7–1.9 ms CPU a transfer, all threads.
  *
  * What caps the wallet shape (measured 2026-11-26, see the erc20 report): a sender's next tx waits
  * for the block holding its previous one, so every sender has one tx per block cycle at most, and
@@ -64,7 +61,8 @@
  * (main thread, executor, V8's GC helper threads) costs ~3 ms CPU a transfer, and this bench's
  * client shares the same 2 cores. More senders would amortize the cycle (rate ≤ N / (0.2 + N·c)),
  * but anvil stalls again with a deep pool: 2,000 senders (one tx each) left 1,656 ready txs
- * unmined in its pool; the default stays 400.
+ * unmined in its pool; the default stays 400. With src/evm/fast-tx.ts (2026-11-27) a transfer's
+ * block execution is ~0.4 ms in-process, one cohort fits, and the wallet shape measured 606 tx/s.
  *
  * Usage: node dist/bench/evm-rpc.bench.js [seconds per throughput run, default 4]
  *        [--profile]: chaind runs with --cpu-prof; its threads' top frames are printed at the end

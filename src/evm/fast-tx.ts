@@ -25,6 +25,9 @@
  * (EIP-161) are deleted. What runTx marks written stays marked even when unchanged — the
  * recipient's account, the slots of a failed frame put back to their values — so the changes the
  * state manager hands over for the block are the same either way (test/unit/evm-fast-tx.test.ts).
+ * It emits none of the VM's events (beforeTx, afterTx, step…): nothing listens on the block
+ * engine's VM (the tracers replay on VMs of their own, through runTx), and a listener added there
+ * would need the caller to turn this path off (EvmKeeper.fastTxs).
  */
 import type { Block } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
