@@ -13,7 +13,7 @@ import { AppMempool } from '../../src/mempool/app_mempool.js';
 import { CListMempool } from '../../src/mempool/clist_mempool.js';
 import { ErrTxInCache } from '../../src/mempool/errors.js';
 import { EvmTxPool, type EvmPoolConfig, type EvmPoolTxInfo } from '../../src/mempool/evm_pool.js';
-import { computeProtoSizeForTxs } from '../../src/mempool/mempool.js';
+import { computeProtoSizeForTxs, txKey } from '../../src/mempool/mempool.js';
 
 interface FakeTx {
   s: string;
@@ -396,6 +396,26 @@ t.test('AppMempool: Cosmos and EVM txs share the block\'s bytes and gas fairly',
   m.unlock();
   t.equal(m.size(), 14);
   t.equal(gauge.size, 14, 'and follows update()');
+
+  // A large block: the split by kind is sliced (the RPC thread answers between slices), and each
+  // committed tx still reaches its own pool. A slow kind test (~20 µs a tx) makes every 256 txs
+  // one slice's worth.
+  const slow = new AppMempool(m.cosmos, m.evm, (tx) => {
+    const until = performance.now() + 0.02;
+    while (performance.now() < until);
+    return tx[0] === 0x02;
+  });
+  const big: Uint8Array[] = [cosmosTx(1), evmTx(1)];
+  for (let i = 0; i < 1200; i++) big.push(i % 2 === 0 ? cosmosTx(1000 + i) : enc({ s: `0x${'ab'.repeat(20)}`, n: i, f: 10, t: 1 }));
+  let turned = false;
+  setImmediate(() => (turned = true));
+  await slow.lock();
+  app.commit([evmTx(1)]);
+  await slow.update(2n, big, big.map(() => ({ code: 0 })));
+  slow.unlock();
+  t.ok(turned, 'the event loop turned during the update');
+  t.equal(slow.size(), 12, 'the block\'s Cosmos tx and EVM tx left their pools');
+  t.notOk(m.cosmos.has(txKey(cosmosTx(1))), 'the Cosmos one from the Cosmos pool');
 });
 
 t.test('lock() while admissions are queued: it waits for the running one only; the queued ones run after unlock()', async (t) => {
