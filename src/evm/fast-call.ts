@@ -283,10 +283,11 @@ export class FastCaller {
     return FastCaller.word(this.scratchView, 0);
   }
 
-  /** A slot key as 32 bytes, a fresh array (the state manager may keep it). */
-  private key(x: bigint): Uint8Array {
-    FastCaller.putWord(this.scratchView, 0, x);
-    return this.scratch.slice();
+  /** A 256-bit word as 32 big-endian bytes, a fresh array (a slot key the state manager may keep, a log topic). */
+  static wordBytes(x: bigint): Uint8Array {
+    const out = new Uint8Array(32);
+    FastCaller.putWord(new DataView(out.buffer), 0, x);
+    return out;
   }
 
   /**
@@ -319,24 +320,24 @@ export class FastCaller {
     /** With `writes`: slots written in this frame (current values), slots read (original values). */
     const written = writes ? new Map<bigint, bigint>() : undefined;
     const original = writes ? new Map<bigint, bigint>() : undefined;
-    /** A failed or reverted frame's slots: the written ones at their original values (see FastCallResult.storage). */
-    const undone = (): Map<bigint, bigint> | undefined => {
-      if (written === undefined || written.size === 0) return undefined;
-      const m = new Map<bigint, bigint>();
-      for (const k of written.keys()) m.set(k, original!.get(k)!);
-      return m;
+    /**
+     * A failed or reverted frame: with `writes`, the slots it wrote go back at their original
+     * values (see FastCallResult.storage).
+     */
+    const failed = (executionGasUsed: bigint, returnValue: Uint8Array, error: string): FastCallResult => {
+      if (written === undefined || written.size === 0) return { executionGasUsed, returnValue, error };
+      const storage = new Map<bigint, bigint>();
+      for (const k of written.keys()) storage.set(k, original!.get(k)!);
+      return { executionGasUsed, returnValue, error, storage };
     };
-    const fail = (error: string): FastCallResult => {
-      const storage = undone();
-      return storage === undefined ? { executionGasUsed: gasLimit, returnValue: EMPTY, error } : { executionGasUsed: gasLimit, returnValue: EMPTY, error, storage };
-    };
+    const fail = (error: string): FastCallResult => failed(gasLimit, EMPTY, error);
     const logs: FastLog[] = [];
     let refund = 0;
     /** A slot's value before this frame (read once). */
     const originalOf = (key: bigint): bigint => {
       let v = original!.get(key);
       if (v === undefined) {
-        v = this.bytesToBig(input.sload(this.key(key)));
+        v = this.bytesToBig(input.sload(FastCaller.wordBytes(key)));
         original!.set(key, v);
       }
       return v;
@@ -651,7 +652,7 @@ export class FastCaller {
           if (cold) warm.add(key);
           gas -= fee[op]! + (cold ? this.coldSload : this.warmRead);
           if (gas < 0) return fail(OOG);
-          if (written === undefined) stack[sp - 1] = this.bytesToBig(input.sload(this.key(key)));
+          if (written === undefined) stack[sp - 1] = this.bytesToBig(input.sload(FastCaller.wordBytes(key)));
           else {
             const w = written.get(key);
             stack[sp - 1] = w !== undefined ? w : originalOf(key);
@@ -724,7 +725,7 @@ export class FastCaller {
           if (sp < 2 + topicCount) return fail(UNDERFLOW);
           sp -= 2;
           const topics: Uint8Array[] = [];
-          for (let i = 0; i < topicCount; i++) topics.push(this.key(stack[--sp]!));
+          for (let i = 0; i < topicCount; i++) topics.push(FastCaller.wordBytes(stack[--sp]!));
           let bytes = new Uint8Array(0);
           if (length !== 0n) {
             const [o, n] = memWindow(offset, length);
@@ -783,10 +784,7 @@ export class FastCaller {
             const [o, n] = memWindow(offset, length);
             out = this.mem.slice(o, o + n);
           }
-          if (op === 0xf3) return done(out);
-          const storage = undone();
-          const used = gasLimit - BigInt(gas);
-          return storage === undefined ? { executionGasUsed: used, returnValue: out, error: 'revert' } : { executionGasUsed: used, returnValue: out, error: 'revert', storage };
+          return op === 0xf3 ? done(out) : failed(gasLimit - BigInt(gas), out, 'revert');
         }
         default:
           return undefined;

@@ -31,10 +31,10 @@
  */
 import type { Block } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { KECCAK256_NULL, KECCAK256_RLP, bigIntToUnpaddedBytes, equalsBytes } from '@ethereumjs/util';
+import { KECCAK256_NULL, KECCAK256_RLP, bigIntToUnpaddedBytes, bytesToBigInt, equalsBytes } from '@ethereumjs/util';
 import { TransactionType, type TypedTransaction } from '@ethereumjs/tx';
 import { Bloom } from '@ethereumjs/vm';
-import type { FastCaller, FastLog } from './fast-call.js';
+import { FastCaller, type FastLog } from './fast-call.js';
 import type { AccountRecord } from './flat-state.js';
 import type { FlatStateManager } from './state-manager.js';
 
@@ -48,25 +48,8 @@ export interface FastTxResult {
 
 const EMPTY = new Uint8Array(0);
 
-function isEmpty(rec: AccountRecord | undefined): boolean {
-  return rec === undefined || (rec.nonce === 0n && rec.balance === 0n && equalsBytes(rec.codeHash, KECCAK256_NULL));
-}
-
-/** The 32-byte slot key of a number. */
-function slotKey(x: bigint): Uint8Array {
-  const out = new Uint8Array(32);
-  const v = new DataView(out.buffer);
-  v.setBigUint64(0, x >> 192n);
-  v.setBigUint64(8, (x >> 128n) & 0xffffffffffffffffn);
-  v.setBigUint64(16, (x >> 64n) & 0xffffffffffffffffn);
-  v.setBigUint64(24, x & 0xffffffffffffffffn);
-  return out;
-}
-
-function slotNumber(b: Uint8Array): bigint {
-  let x = 0n;
-  for (const byte of b) x = (x << 8n) | BigInt(byte);
-  return x;
+function isEmpty(rec: AccountRecord): boolean {
+  return rec.nonce === 0n && rec.balance === 0n && equalsBytes(rec.codeHash, KECCAK256_NULL);
 }
 
 export interface FastTxInput {
@@ -135,7 +118,7 @@ export function runFastTx(input: FastTxInput): FastTxResult | undefined {
   if (type !== TransactionType.Legacy) {
     for (const [address, slots] of (tx as unknown as { accessList: [Uint8Array, Uint8Array[]][] }).accessList) {
       if (!equalsBytes(address, to)) continue;
-      for (const s of slots) (warmSlots ??= []).push(slotNumber(s));
+      for (const s of slots) (warmSlots ??= []).push(bytesToBigInt(s));
     }
   }
   const r = fast.run({
@@ -174,7 +157,7 @@ export function runFastTx(input: FastTxInput): FastTxResult | undefined {
   sm.putAccountRecord(sender, senderRec);
   sm.putAccountRecord(to, target);
   if (r.storage !== undefined) {
-    for (const [k, v] of r.storage) sm.putStorageSync(to, slotKey(k), v === 0n ? EMPTY : bigIntToUnpaddedBytes(v));
+    for (const [k, v] of r.storage) sm.putStorageSync(to, FastCaller.wordBytes(k), v === 0n ? EMPTY : bigIntToUnpaddedBytes(v));
   }
   const miner = sm.getAccountRecord(coinbase);
   const minerRec: AccountRecord = {

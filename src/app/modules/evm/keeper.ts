@@ -517,7 +517,7 @@ export class EvmKeeper implements AccountModel {
         }
       }
       const from = this.sender(etx);
-      const intrinsic = (etx.intrinsic ??= tx.getIntrinsicGas());
+      const intrinsic = this.intrinsicGas(etx);
       if (tx.gasLimit < intrinsic) throw evmError('outOfGas', `intrinsic gas too low: have ${tx.gasLimit}, want ${intrinsic}`);
       // EIP-7623 (Prague): the gas limit must also cover the calldata floor, or runTx refuses the
       // tx (geth: core.ErrFloorDataGas, checked in its pool and its state transition alike).
@@ -539,6 +539,11 @@ export class EvmKeeper implements AccountModel {
     } finally {
       ctx.setGasMeter(meter);
     }
+  }
+
+  /** The tx's intrinsic gas, computed once per decoded tx. */
+  private intrinsicGas(etx: EvmTx): bigint {
+    return (etx.intrinsic ??= etx.tx.getIntrinsicGas());
   }
 
   /** The tx's EIP-7623 calldata floor (0 before Prague), computed once per decoded tx. */
@@ -615,7 +620,7 @@ export class EvmKeeper implements AccountModel {
       let r;
       try {
         const block = this.blockFor(ctx);
-        const fast = eng.fast === undefined || !this.fastTxs ? undefined : runFastTx({ fast: eng.fast, sm: eng.sm, common: this.common, tx, sender: from, intrinsic: (etx.intrinsic ??= tx.getIntrinsicGas()), floor: this.floorGas(etx), block });
+        const fast = eng.fast === undefined || !this.fastTxs ? undefined : runFastTx({ fast: eng.fast, sm: eng.sm, common: this.common, tx, sender: from, intrinsic: this.intrinsicGas(etx), floor: this.floorGas(etx), block });
         r = fast ?? (await runTx(eng.vm, { tx, block, skipHardForkValidation: true, skipBlockGasLimitValidation: true, blockGasUsed: blk?.gasUsed ?? 0n }));
       } catch (e) {
         // The manager may hold a half-run tx: start the next one on a fresh engine.
