@@ -17,8 +17,8 @@ import { getCalldataFloorGas, type TypedTransaction } from '@ethereumjs/tx';
 import { createVM, runTx, type VM } from '@ethereumjs/vm';
 import t, { type Test } from 'tap';
 import { createEvmCommon } from '../../src/evm/common.js';
-import { FastCaller } from '../../src/evm/fast-call.js';
-import { runFastTx } from '../../src/evm/fast-tx.js';
+import { FastCaller, type FastLog } from '../../src/evm/fast-call.js';
+import { runFastTx, type FastTxResult } from '../../src/evm/fast-tx.js';
 import { FlatStateManager, KVFlatState, MemoryKV, type StateChanges } from '../../src/evm/index.js';
 import { concat, deployData, keccak, makeKeys, signTx, transferData, word, type TxSpec } from '../helpers/evm.js';
 
@@ -60,17 +60,22 @@ interface Outcome {
   changes: string;
 }
 
+/** What a run left, in comparable text: runTx's result or runFastTx's (the same fields), and the changes flushed. */
+function outcomeOf(r: Pick<FastTxResult, 'totalGasSpent' | 'bloom'> & { execResult: { exceptionError?: { error: string } | undefined; logs?: FastLog[] | undefined; returnValue: Uint8Array } }, sm: FlatStateManager): Outcome {
+  return {
+    gas: r.totalGasSpent.toString(),
+    error: r.execResult.exceptionError?.error,
+    ret: hex(r.execResult.returnValue),
+    logs: JSON.stringify((r.execResult.logs ?? []).map(([a, ts, d]) => [hex(a), ts.map(hex), hex(d)])),
+    bloom: hex(r.bloom.bitvector),
+    changes: changesText(sm.flush()),
+  };
+}
+
 async function viaRunTx(s: Side, tx: TypedTransaction): Promise<Outcome | string> {
   try {
     const r = await runTx(s.vm, { tx, block, skipHardForkValidation: true, skipBlockGasLimitValidation: true });
-    return {
-      gas: r.totalGasSpent.toString(),
-      error: r.execResult.exceptionError?.error,
-      ret: hex(r.execResult.returnValue),
-      logs: JSON.stringify((r.execResult.logs ?? []).map(([a, ts, d]) => [hex(a), ts.map(hex), hex(d)])),
-      bloom: hex(r.bloom.bitvector),
-      changes: changesText(s.sm.flush()),
-    };
+    return outcomeOf(r, s.sm);
   } catch (e) {
     s.sm.flush();
     return `throws: ${(e as Error).message.split(' (')[0]}`;
@@ -87,16 +92,7 @@ async function both(t: Test, name: string, spec: Omit<TxSpec, 'nonce'>, taken: b
   const r = runFastTx({ fast, sm: fst.sm, common, tx, sender: key.address, intrinsic: tx.getIntrinsicGas(), floor, block });
   let got: Outcome | string;
   if (r === undefined) got = await viaRunTx(fst, tx);
-  else {
-    got = {
-      gas: r.totalGasSpent.toString(),
-      error: r.execResult.exceptionError?.error,
-      ret: hex(r.execResult.returnValue),
-      logs: JSON.stringify(r.execResult.logs.map(([a, ts, d]) => [hex(a), ts.map(hex), hex(d)])),
-      bloom: hex(r.bloom.bitvector),
-      changes: changesText(fst.sm.flush()),
-    };
-  }
+  else got = outcomeOf(r, fst.sm);
   t.equal(r !== undefined, taken, `${name}: ${taken ? 'taken' : 'declined'}`);
   t.same(got, expected, name);
   if (typeof expected !== 'string' || !expected.startsWith('throws')) nonces.set(k, nonce + 1n);
@@ -350,14 +346,7 @@ t.test('seeded random one-frame programs: SSTORE, SLOAD, LOG0-4, MSTORE, REVERT,
       t.same(await viaRunTx(pair[1]!, tx), expected, `#${i} ${code} (declined)`);
       continue;
     }
-    const got: Outcome = {
-      gas: r.totalGasSpent.toString(),
-      error: r.execResult.exceptionError?.error,
-      ret: hex(r.execResult.returnValue),
-      logs: JSON.stringify(r.execResult.logs.map(([a, ts, d]) => [hex(a), ts.map(hex), hex(d)])),
-      bloom: hex(r.bloom.bitvector),
-      changes: changesText(pair[1]!.sm.flush()),
-    };
+    const got = outcomeOf(r, pair[1]!.sm);
     if (!t.same(got, expected, `#${i} ${code} gas ${gasLimit} base ${baseFee} price ${price}`)) break;
     const k = typeof expected === 'string' ? expected : (expected.error ?? 'ok');
     outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
