@@ -86,6 +86,16 @@ export interface FastCallResult {
   gasRefund?: bigint;
 }
 
+/**
+ * Whether an address is in the precompiles' range (its first 19 bytes zero): 0x01-0x11 run as
+ * precompiles whatever the state holds, so a call there is left to the library.
+ */
+export function inPrecompileRange(address: Uint8Array): boolean {
+  let high = 0;
+  for (let i = 0; i < 19; i++) high |= address[i]!;
+  return high === 0;
+}
+
 /** Memory beyond this many bytes is left to the library (when the gas could pay for it). */
 const MAX_MEMORY = 1 << 22;
 const STACK_LIMIT = 1024;

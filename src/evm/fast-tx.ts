@@ -34,7 +34,7 @@ import type { Common } from '@ethereumjs/common';
 import { KECCAK256_NULL, KECCAK256_RLP, bigIntToUnpaddedBytes, bytesToBigInt, equalsBytes } from '@ethereumjs/util';
 import { TransactionType, type TypedTransaction } from '@ethereumjs/tx';
 import { Bloom } from '@ethereumjs/vm';
-import { FastCaller, type FastLog } from './fast-call.js';
+import { FastCaller, inPrecompileRange, type FastLog } from './fast-call.js';
 import type { AccountRecord } from './flat-state.js';
 import type { FlatStateManager } from './state-manager.js';
 
@@ -74,10 +74,7 @@ export function runFastTx(input: FastTxInput): FastTxResult | undefined {
   const toAddress = tx.to;
   if (toAddress === undefined || tx.value !== 0n) return undefined;
   const to = toAddress.bytes;
-  // The precompiles, 0x01-0x11, run as such whatever the state holds.
-  let high = 0;
-  for (let i = 0; i < 19; i++) high |= to[i]!;
-  if (high === 0) return undefined;
+  if (inPrecompileRange(to)) return undefined;
   const header = block.header;
   const coinbase = header.coinbase.bytes;
   if (equalsBytes(sender, to) || equalsBytes(coinbase, sender) || equalsBytes(coinbase, to)) return undefined;

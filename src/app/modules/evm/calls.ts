@@ -23,7 +23,7 @@ import type { Common } from '@ethereumjs/common';
 import { Address } from '@ethereumjs/util';
 import { createVM, type VM } from '@ethereumjs/vm';
 import type { Context } from '../../context.js';
-import { FastCaller } from '../../../evm/fast-call.js';
+import { FastCaller, inPrecompileRange } from '../../../evm/fast-call.js';
 import { installFastSteps } from '../../../evm/fast-steps.js';
 import { installJumpDestCache } from '../../../evm/jumpdests.js';
 import { FlatStateManager } from '../../../evm/state-manager.js';
@@ -368,10 +368,7 @@ export class CallEngine {
   private async fastRun(req: CallRequest, gas: bigint): Promise<RunResult | undefined> {
     const a = req.args;
     if (!this.fastCalls || a.to === undefined || a.value !== 0n || (a.overrides !== undefined && a.overrides.length > 0) || a.blockOverrides !== undefined) return undefined;
-    // The precompiles, 0x01-0x11, run as such whatever the state holds.
-    let high = 0;
-    for (let i = 0; i < 19; i++) high |= a.to[i]!;
-    if (high === 0) return undefined;
+    if (inPrecompileRange(a.to)) return undefined;
     const w = await this.engine();
     if (w.fast === undefined) return undefined;
     this.bind(w, req.height, req.latest);
