@@ -12,8 +12,11 @@
  * lost txs (signed but not committed with code 0; must be 0), and the latency of an open-loop
  * `/status` probe: one request every 2 ms on a fixed schedule, whether or not the previous one
  * answered, each latency measured from its scheduled time (no coordinated omission). The probe
- * shares the machine with the node and this load generator, so it shows how long the node's main
- * thread is blocked.
+ * runs on a thread of its own (open-loop.ts probeThread), so this process's load generation does
+ * not delay it; it still shares the machine's two cores with the node and this load generator, so
+ * it shows how long the node's main thread is blocked or waits for a core. The load generator
+ * speaks HTTP through lean-http.ts and prints its own CPU per committed tx: on this machine every
+ * millisecond it spends is one the node does not get.
  *
  * Usage: node dist/bench/banksend.bench.js [txs, default 6400] [senders, default 64] [connections, default 8]
  * Env:   BENCH_CPU_PROF=<dir>      run the node under `node --cpu-prof` and print its main thread's top frames
@@ -23,7 +26,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BaseAccountSchema } from '../src/gen/chain/auth/v1beta1/auth_pb.js';
@@ -31,22 +33,25 @@ import { QueryAccountRequestSchema, QueryAccountResponseSchema } from '../src/ge
 import { allocPorts, CLI, portFlags, sleep, startNode, tmpHome, waitFor } from '../test/helpers/node.js';
 import { buildTx, devKeys, freshKey, msgSend, type DevAccount } from '../test/helpers/txsign.js';
 import { topFrames } from './cpuprofile.js';
+import { LeanClient } from './lean-http.js';
 import { assertListener } from './listener.js';
+import { probeThread } from './open-loop.js';
 import { report } from './report.js';
 
 const N = Number(process.argv[2] ?? 6400);
 const SENDERS = Number(process.argv[3] ?? 64);
 const CONNS = Number(process.argv[4] ?? 8);
 const PROBE_EVERY_MS = 2;
+const STATUS = { get: '/status' };
 /** How long the probe runs alone first, to measure the main thread's cost of idle + probe. */
 const CALIBRATE_MS = 3000;
 const DENOM = 'achain';
 const PER_SENDER = Math.ceil(N / SENDERS);
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONNS });
-const probeAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+/** The load generator's connections (the lean client: its own CPU is taken from the node's machine). */
+let client: LeanClient;
 
-/** Retries a request whose keep-alive socket the server closed under it (ECONNRESET). */
+/** Retries a request whose keep-alive connection the server closed under it (ECONNRESET). */
 async function withReset<T>(f: () => Promise<T>): Promise<T> {
   for (let i = 0; ; i++) {
     try {
@@ -59,71 +64,31 @@ async function withReset<T>(f: () => Promise<T>): Promise<T> {
 }
 let resets = 0;
 
-function post(port: number, body: string, ag = agent): Promise<any> {
-  return withReset(() => post1(port, body, ag));
+function post(body: string): Promise<any> {
+  return withReset(async () => JSON.parse((await client.post('/', body)).body.toString('utf8')));
 }
 
-function post1(port: number, body: string, ag: http.Agent): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: '127.0.0.1', port, path: '/', method: 'POST', agent: ag, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-          } catch (e) {
-            reject(e);
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function get(port: number, p: string, ag = agent): Promise<any> {
-  return withReset(() => get1(port, p, ag));
-}
-
-function get1(port: number, p: string, ag: http.Agent): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: p, agent: ag }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        } catch (e) {
-          reject(e);
-        }
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-  });
+function get(p: string): Promise<any> {
+  return withReset(async () => JSON.parse((await client.get(p)).body.toString('utf8')));
 }
 
 let rpcId = 0;
-async function rpc(port: number, method: string, params: Record<string, unknown>): Promise<any> {
-  const body = await post(port, JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }));
+async function rpc(method: string, params: Record<string, unknown>): Promise<any> {
+  const body = await post(JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }));
   if (body.error) throw Object.assign(new Error(`${method}: ${JSON.stringify(body.error)}`), { rpcError: body.error });
   return body.result;
 }
 
-async function accountNumber(port: number, address: string): Promise<bigint> {
+async function accountNumber(address: string): Promise<bigint> {
   const data = toBinary(QueryAccountRequestSchema, create(QueryAccountRequestSchema, { address }));
-  const r = await rpc(port, 'abci_query', { path: '/chain.auth.v1beta1.Query/Account', data: Buffer.from(data).toString('hex') });
+  const r = await rpc('abci_query', { path: '/chain.auth.v1beta1.Query/Account', data: Buffer.from(data).toString('hex') });
   if (r.response.code !== 0) throw new Error(`account ${address}: ${r.response.log}`);
   const any = fromBinary(QueryAccountResponseSchema, Buffer.from(r.response.value, 'base64')).account!;
   return fromBinary(BaseAccountSchema, any.value).accountNumber;
 }
 
-async function height(port: number): Promise<bigint> {
-  const s = await get(port, '/status');
+async function height(): Promise<bigint> {
+  const s = await get('/status');
   return BigInt(s.result.sync_info.latest_block_height);
 }
 
@@ -164,53 +129,6 @@ function allThreadTicks(pid: number): Map<number, { name: string; ticks: number 
 }
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-function pct(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-/** Open-loop /status probe: fixed schedule, latency from the scheduled time. */
-function startProbe(port: number): { stop: () => Promise<{ sent: number; lat: number[]; errors: number }>; sofar: () => number[] } {
-  const lat: number[] = [];
-  let errors = 0;
-  let sent = 0;
-  let inflight = 0;
-  const t0 = performance.now();
-  let next = 0;
-  let stopped = false;
-  let drained: (() => void) | undefined;
-  const fire = (scheduled: number) => {
-    sent++;
-    inflight++;
-    const req = http.get({ host: '127.0.0.1', port, path: '/status', agent: probeAgent }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        lat.push(performance.now() - scheduled);
-        if (--inflight === 0 && drained) drained();
-      });
-    });
-    req.on('error', () => {
-      errors++;
-      if (--inflight === 0 && drained) drained();
-    });
-  };
-  const tick = () => {
-    if (stopped) return;
-    const now = performance.now();
-    while (t0 + next * PROBE_EVERY_MS <= now) fire(t0 + next++ * PROBE_EVERY_MS);
-    setTimeout(tick, 1);
-  };
-  tick();
-  return {
-    sofar: () => lat.slice(),
-    stop: async () => {
-      stopped = true;
-      if (inflight > 0) await Promise.race([new Promise<void>((r) => (drained = r)), sleep(10_000)]);
-      return { sent, lat, errors };
-    },
-  };
-}
-
 /** JSON-RPC errors a client should retry: the mempool is full or rechecking. */
 function retryable(e: unknown): boolean {
   const msg = JSON.stringify((e as { rpcError?: unknown }).rpcError ?? (e as Error).message ?? '');
@@ -230,18 +148,19 @@ async function main(): Promise<void> {
   if (profDir) fs.mkdirSync(profDir, { recursive: true });
   const node = startNodeWith(nodeArgs, home, ports, extra);
   const port = ports.rpc;
+  client = new LeanClient(port, CONNS);
   try {
-    await waitFor('node height 1', async () => (await height(port)) >= 1n, 60_000);
+    await waitFor('node height 1', async () => (await height()) >= 1n, 60_000);
     // The node answering is the one we started (its id; its process holds the RPC socket).
     const nodeId = JSON.parse(init.stdout).node_id as string;
-    const answering = (await get(port, '/status')).result.node_info.id as string;
+    const answering = (await get('/status')).result.node_info.id as string;
     if (answering !== nodeId) throw new Error(`port ${port} answers as node ${answering}, not ours (${nodeId})`);
     assertListener('chaind node RPC', node.proc.pid!, port);
-    const chainId = (await get(port, '/status')).result.node_info.network as string;
+    const chainId = (await get('/status')).result.node_info.network as string;
 
     // Setup block: one dev account funds every sender in one tx.
     const funder = devKeys().find((k) => k.keyType === 'secp256k1')!;
-    const funderNum = await accountNumber(port, funder.bech32);
+    const funderNum = await accountNumber(funder.bech32);
     const senders: DevAccount[] = Array.from({ length: SENDERS }, (_, i) => freshKey(i));
     const sink = freshKey(250);
     const fund = buildTx({
@@ -250,10 +169,10 @@ async function main(): Promise<void> {
       signers: [{ key: funder, accountNumber: funderNum, sequence: 0n }],
       fee: { gasLimit: 200_000n + 40_000n * BigInt(SENDERS) },
     }).bytes;
-    const fr = await rpc(port, 'broadcast_tx_commit', { tx: Buffer.from(fund).toString('base64') });
+    const fr = await rpc('broadcast_tx_commit', { tx: Buffer.from(fund).toString('base64') });
     if (fr.check_tx.code !== 0 || fr.tx_result.code !== 0) throw new Error(`funding failed: ${fr.check_tx.log} ${fr.tx_result.log}`);
     const startHeight = BigInt(fr.height);
-    const nums = await Promise.all(senders.map((s) => accountNumber(port, s.bech32)));
+    const nums = await Promise.all(senders.map((s) => accountNumber(s.bech32)));
 
     // Pre-sign everything.
     const signT0 = performance.now();
@@ -285,7 +204,7 @@ async function main(): Promise<void> {
       while (watching && committed + failedInBlock < total) {
         let latest: bigint;
         try {
-          latest = await height(port);
+          latest = await height();
         } catch {
           await sleep(20);
           continue;
@@ -301,7 +220,7 @@ async function main(): Promise<void> {
         // read once the run is over. Counted here as committed; the codes correct it below.
         for (; h <= latest; ) {
           const to = h + 19n < latest ? h + 19n : latest;
-          const bc = await get(port, `/blockchain?minHeight=${h}&maxHeight=${to}`);
+          const bc = await get(`/blockchain?minHeight=${h}&maxHeight=${to}`);
           for (const m of bc.result.block_metas as { num_txs: string; header: { height: string } }[]) {
             const n = Number(m.num_txs);
             if (n > 0) {
@@ -317,15 +236,18 @@ async function main(): Promise<void> {
     })();
 
     const pid = node.proc.pid!;
-    const probe = startProbe(port);
     // Baseline: the node's main thread with only the probe and empty blocks, for CALIBRATE_MS.
+    const idleProbe = probeThread(port, STATUS, 1000 / PROBE_EVERY_MS);
+    await idleProbe.ready;
     const b0 = threadTicks(pid);
     const bt0 = performance.now();
     await sleep(CALIBRATE_MS);
     const baselineMsPerSec = (((threadTicks(pid) - b0) * 1000) / CLOCK_TICKS) / ((performance.now() - bt0) / 1000);
-    const idleLat = probe.sofar().sort((a, b) => a - b);
-    const baselineP99 = pct(idleLat, 99);
+    const idle = await idleProbe.stop();
+    const probe = probeThread(port, STATUS, 1000 / PROBE_EVERY_MS);
+    await probe.ready;
     const cpu0 = threadTicks(pid);
+    const client0 = process.cpuUsage();
     const proc0 = processTicks(pid);
     const threads0 = allThreadTicks(pid);
     const t0 = performance.now();
@@ -337,7 +259,7 @@ async function main(): Promise<void> {
         for (const tx of txs) {
           for (;;) {
             try {
-              const r = await rpc(port, 'broadcast_tx_sync', { tx });
+              const r = await rpc('broadcast_tx_sync', { tx });
               if (r.code !== 0) {
                 rejected++;
                 const k = `${r.code}: ${r.log}`.slice(0, 160);
@@ -368,11 +290,12 @@ async function main(): Promise<void> {
     const procCpuMs = ((processTicks(pid) - proc0) * 1000) / CLOCK_TICKS;
     const threads1 = allThreadTicks(pid);
     const netCpuMs = cpuMs - baselineMsPerSec * ((performance.now() - t0) / 1000);
-    const { sent, lat, errors } = await probe.stop();
+    const clientCpu = process.cpuUsage(client0);
+    const load = await probe.stop();
     // The codes, now that the timed run is over.
     committed = 0;
     for (const h of heightsWithTxs) {
-      const br = await get(port, `/block_results?height=${h}`);
+      const br = await get(`/block_results?height=${h}`);
       for (const r of (br.result.txs_results ?? []) as { code: number; log: string }[]) {
         if (r.code === 0) committed++;
         else {
@@ -382,8 +305,6 @@ async function main(): Promise<void> {
         }
       }
     }
-    const loadLat = lat.slice(idleLat.length).sort((a, b) => a - b);
-    lat.sort((a, b) => a - b);
 
     const secs = (lastCommitAt - t0) / 1000;
     const lost = total - committed;
@@ -402,20 +323,20 @@ async function main(): Promise<void> {
       .map(([tid, t1]) => ({ tid, name: t1.name, ms: ((t1.ticks - (threads0.get(tid)?.ticks ?? 0)) * 1000) / CLOCK_TICKS }))
       .sort((a, b) => b.ms - a.ms)
       .slice(0, 4);
+    console.log(`  this load generator's CPU: ${((clientCpu.user + clientCpu.system) / 1000 / committed).toFixed(2)} ms per committed tx (user ${(clientCpu.user / 1000 / committed).toFixed(2)}, system ${(clientCpu.system / 1000 / committed).toFixed(2)}; the probe's thread included)`);
     console.log(`  busiest threads: ${busiest.map((b) => `${b.tid === pid ? 'main' : `${b.name}#${b.tid}`} ${(b.ms / committed).toFixed(2)} ms/tx`).join(', ')}`);
     console.log(`  lost ${lost} (CheckTx rejected ${rejected}, failed in block ${failedInBlock})`);
     report({ area: 'consensus and mempool', figure: `committed bank sends, one validator (${total} txs, ${SENDERS} senders)`, unit: 'tx/s', value: committed / secs, peer: 'CometBFT v0.38 QA saturation, 200 nodes (published)', peerValue: 400, note: 'not like for like: a devnet of one' });
-    report({ area: 'consensus and mempool', figure: '/status p99 while committing them (open loop)', unit: 'ms', value: pct(loadLat, 99), peer: '/status p99 idle (same run, probe-only baseline)', peerValue: baselineP99, better: 'lower' });
+    report({ area: 'consensus and mempool', figure: '/status p99 while committing them (open loop)', unit: 'ms', value: load.p99, peer: '/status p99 idle (same run, probe-only baseline)', peerValue: idle.p99, better: 'lower' });
     for (const [k, n] of [...rejectLogs, ...failLogs]) console.log(`    ${n}× ${k}`);
     console.log(
-      `  /status probe every ${PROBE_EVERY_MS} ms: ${sent} sent, ${lat.length} answered, ${errors} errors; ` +
-        `p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${(lat[lat.length - 1] ?? NaN).toFixed(1)} ms`,
+      `  /status probe every ${PROBE_EVERY_MS} ms: idle ${idle.sent} sent, ${idle.errors} errors, p50 ${idle.p50.toFixed(1)} ms, p99 ${idle.p99.toFixed(1)} ms, max ${idle.max.toFixed(1)} ms; ` +
+        `under load ${load.sent} sent, ${load.errors} errors, p50 ${load.p50.toFixed(1)} ms, p99 ${load.p99.toFixed(1)} ms, max ${load.max.toFixed(1)} ms`,
     );
   } finally {
     node.proc.kill('SIGTERM');
     await Promise.race([node.exited, sleep(20_000)]);
-    agent.destroy();
-    probeAgent.destroy();
+    client.close();
     fs.rmSync(home, { recursive: true, force: true });
   }
   if (profDir) {

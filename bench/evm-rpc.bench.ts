@@ -93,7 +93,7 @@ import { devAccounts } from '../src/keys/devaccounts.js';
 import { balanceOfData, deployData, makeKeys, signTx, transferData } from '../test/helpers/evm.js';
 import { allocPorts, CLI, freePort, runCli, tmpHome, waitFor } from '../test/helpers/node.js';
 import { topFrames, type CpuProfile } from './cpuprofile.js';
-import { agent, openLoop, post, probeThread, type Latency } from './open-loop.js';
+import { closeClients, openLoop, post, probeThread, type Latency } from './open-loop.js';
 import { assertListener } from './listener.js';
 import { report, smoke } from './report.js';
 
@@ -243,8 +243,9 @@ function wrk(c: Chain, bodies: string[], tmp: string): Throughput {
   const c1 = cpuTicks(c.pid);
   // This process's event loop stood still while wrk ran (execFileSync): its idle keep-alive
   // sockets went unread, and a server that closes idle connections (uWS after 10 s) may have
-  // closed them; the next request on one would fail with "socket hang up". Drop them.
-  for (const socks of Object.values(agent.freeSockets)) for (const s of socks ?? []) s.destroy();
+  // closed them. Drop them (the lean client would also send a request again that such a
+  // connection lost before any answer).
+  closeClients();
   if (t0) console.log(`  chaind threads: ${threadCpu(t0, threadTicks(c.pid))}`);
   const m = /Requests\/sec:\s+([\d.]+)/.exec(out);
   const n = /(\d+) requests in/.exec(out);
@@ -687,7 +688,7 @@ async function main(): Promise<void> {
     if (process.env.CHAIND_BENCH_KEEP) console.log(`kept ${chaind.home} (node.log)`);
     else fs.rmSync(chaind.home, { recursive: true, force: true });
     fs.rmSync(tmp, { recursive: true, force: true });
-    agent.destroy();
+    closeClients();
   }
 }
 

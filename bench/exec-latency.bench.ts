@@ -49,6 +49,7 @@ import { QueryBalanceRequestSchema } from '../src/gen/chain/bank/v1beta1/query_p
 import { allocPorts, CLI, portFlags, sleep, tmpHome, waitFor } from '../test/helpers/node.js';
 import { buildTx, devKeys, freshKey, msgSend, type DevAccount } from '../test/helpers/txsign.js';
 import { topFrames, type CpuProfile } from './cpuprofile.js';
+import { LeanClient } from './lean-http.js';
 import { assertListener } from './listener.js';
 import { report } from './report.js';
 
@@ -67,7 +68,6 @@ const DENOM = 'achain';
 const cli = process.env['BENCH_DIST'] ? path.join(process.env['BENCH_DIST'], 'src/cli/main.js') : CLI;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONNS });
-const probeAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 /** One JSON request; a keep-alive socket the server closed under it (ECONNRESET) is retried. */
 async function request(port: number, method: 'GET' | 'POST', p: string, body?: string): Promise<any> {
@@ -167,14 +167,22 @@ function openLoop(fire: (done: (ok: boolean) => void) => void): { stop: () => Pr
   };
 }
 
+/** `/status` through the lean client (lean-http.ts: little of the client's CPU per request). */
 function statusProbe(port: number) {
-  return openLoop((done) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/status', agent: probeAgent }, (res) => {
-      res.resume();
-      res.on('end', () => done(res.statusCode === 200));
-    });
-    req.on('error', () => done(false));
+  const client = new LeanClient(port, 256);
+  const probe = openLoop((done) => {
+    client.get('/status').then(
+      (a) => done(a.status === 200),
+      () => done(false),
+    );
   });
+  return {
+    stop: async () => {
+      const r = await probe.stop();
+      client.close();
+      return r;
+    },
+  };
 }
 
 /** gRPC unary Balance over one HTTP/2 connection (a 5-byte length prefix, then the message). */
@@ -479,7 +487,6 @@ async function main(): Promise<void> {
     await Promise.race([exited, sleep(20_000)]);
     if (process.env['BENCH_NODE_OUT']) fs.writeFileSync(process.env['BENCH_NODE_OUT'], out);
     agent.destroy();
-    probeAgent.destroy();
     fs.rmSync(home, { recursive: true, force: true });
   }
   if (profDir !== undefined && window !== null) printProfile(profDir, proc.pid!, window);

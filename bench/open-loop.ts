@@ -1,6 +1,8 @@
 /**
  * The benches' keep-alive JSON-RPC client (`post`) and open-loop latency probe (`openLoop`), and
- * the same probe on a thread of its own (`probeThread`).
+ * the same probe on a thread of its own (`probeThread`). Requests go through the lean client of
+ * lean-http.ts (one per port and thread), so the client's own CPU takes little from the servers it
+ * shares the machine with.
  *
  * Why a thread: latency counts from the request's scheduled send time, so everything that delays
  * the probe's own event loop counts as server latency. A bench whose client also generates load
@@ -10,24 +12,35 @@
  * showed as the server's p99 (anvil's too). On its own thread the probe's loop does nothing else,
  * so what it measures is the server (and the machine's CPU contention, which both servers share).
  */
-import http from 'node:http';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { LeanClient } from './lean-http.js';
 
-/** One keep-alive agent per thread (a probe thread has its own connections). */
-export const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+/** This thread's clients, one per port (a probe thread has its own connections). */
+const clients = new Map<number, LeanClient>();
 
-export function post(port: number, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve(Buffer.concat(chunks).toString()));
-      res.on('error', reject);
-    });
-    req.setTimeout(60_000, () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(body);
-  });
+function client(port: number): LeanClient {
+  let c = clients.get(port);
+  if (c === undefined) clients.set(port, (c = new LeanClient(port, 256)));
+  return c;
+}
+
+/** Closes this thread's connections (a later request opens new ones). */
+export function closeClients(): void {
+  for (const c of clients.values()) c.close();
+  clients.clear();
+}
+
+/** A JSON-RPC POST to `/`; resolves with the answer's body, whatever its HTTP status. */
+export async function post(port: number, body: string): Promise<string> {
+  return (await client(port).post('/', body)).body.toString();
+}
+
+/** What a probe sends: JSON-RPC bodies POSTed in turn, or one GET path (a URI route such as `/status`). */
+export type ProbeRequests = string[] | { get: string };
+
+function sendOne(port: number, reqs: ProbeRequests, i: number): Promise<string> {
+  if (!Array.isArray(reqs)) return client(port).get(reqs.get).then((a) => (a.status === 200 ? a.body.toString() : Promise.reject(new Error(`HTTP ${a.status}`))));
+  return post(port, reqs[i % reqs.length]!);
 }
 
 export interface Latency {
@@ -44,7 +57,7 @@ export interface Latency {
  * counts from when it was due, so a stall shows in full (no coordinated omission). An answer that
  * does not contain `expect` (when given) counts as an error.
  */
-export async function openLoop(port: number, bodies: string[], rate: number, until: () => boolean, expect?: string): Promise<Latency> {
+export async function openLoop(port: number, reqs: ProbeRequests, rate: number, until: () => boolean, expect?: string): Promise<Latency> {
   const lat: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
@@ -58,10 +71,8 @@ export async function openLoop(port: number, bodies: string[], rate: number, unt
       await new Promise((r) => setTimeout(r, Math.max(0, due - now)));
       continue;
     }
-    const b = bodies[i % bodies.length]!;
-    i++;
     pending.push(
-      post(port, b).then(
+      sendOne(port, reqs, i++).then(
         (a) => {
           lat.push(performance.now() - due);
           if (expect !== undefined && !a.includes(expect)) {
@@ -83,7 +94,7 @@ export async function openLoop(port: number, bodies: string[], rate: number, unt
 interface ProbeData {
   openLoopProbe: true;
   port: number;
-  bodies: string[];
+  reqs: ProbeRequests;
   rate: number;
   expect?: string;
 }
@@ -95,8 +106,8 @@ const WARM_UP = 20;
  * `openLoop` on a thread of its own, from `ready` (after its warm-up) until `stop()` (which resolves
  * with its figures once the requests in flight are answered).
  */
-export function probeThread(port: number, bodies: string[], rate: number, expect?: string): { ready: Promise<void>; stop(): Promise<Latency> } {
-  const data: ProbeData = { openLoopProbe: true, port, bodies, rate, ...(expect === undefined ? {} : { expect }) };
+export function probeThread(port: number, reqs: ProbeRequests, rate: number, expect?: string): { ready: Promise<void>; stop(): Promise<Latency> } {
+  const data: ProbeData = { openLoopProbe: true, port, reqs, rate, ...(expect === undefined ? {} : { expect }) };
   const w = new Worker(new URL(import.meta.url), { workerData: data, name: 'bench-probe' });
   let readyNow!: () => void;
   const ready = new Promise<void>((r) => (readyNow = r));
@@ -119,10 +130,10 @@ if (!isMainThread && (workerData as ProbeData | undefined)?.openLoopProbe) {
   let stopped = false;
   parentPort!.once('message', () => (stopped = true));
   void (async () => {
-    for (let i = 0; i < WARM_UP; i++) await post(d.port, d.bodies[i % d.bodies.length]!);
+    for (let i = 0; i < WARM_UP; i++) await sendOne(d.port, d.reqs, i);
     parentPort!.postMessage('ready');
-    const r = await openLoop(d.port, d.bodies, d.rate, () => stopped, d.expect);
-    agent.destroy();
+    const r = await openLoop(d.port, d.reqs, d.rate, () => stopped, d.expect);
+    closeClients();
     parentPort!.postMessage(r);
   })();
 }
