@@ -5,6 +5,9 @@
  * Two open-loop probes run the whole time: node RPC `/status` and a gRPC
  * `chain.bank.v1beta1.Query/Balance`, each one request every 2 ms on a fixed schedule whether or
  * not the last answered, latency measured from the scheduled send time (no coordinated omission).
+ * Each probe runs on a thread of its own (open-loop.ts probeThread): on one shared event loop, each
+ * probe's answers and the other's timers delayed each other, and that lateness (p99 7-10 ms,
+ * measured 2026-11-27) counted as the node's latency.
  *
  * Reported per probe (p50 / p99 / max, count), for three windows read from the node's log:
  *   idle       2 s after the txs are in the mempool, before the block (the probes start then);
@@ -19,9 +22,9 @@
  *
  * Also reported: the node's CPU time in the execution window, all threads and the main thread's
  * share (from /proc): on a loaded machine the probes' latency says as much about the machine as
- * about the node, the main thread's CPU says what the node's RPC thread was doing. And the
- * client's own timer lateness in the execution window (a third probe on the same schedule that
- * answers itself): the part of the probes' latency that is this process waiting, not the node.
+ * about the node, the main thread's CPU says what the node's RPC thread was doing. And the probe
+ * threads' own lateness in sending in the execution window: the part of the probes' latency that
+ * is the client waiting for a core, not the node.
  *
  * Usage: node dist/bench/exec-latency.bench.js [txs, default 5000] [senders, default 50]
  * Env:   BENCH_DIST=/work/main/dist   run another build's node (before/after comparisons)
@@ -39,7 +42,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
@@ -49,8 +51,8 @@ import { QueryBalanceRequestSchema } from '../src/gen/chain/bank/v1beta1/query_p
 import { allocPorts, CLI, portFlags, sleep, tmpHome, waitFor } from '../test/helpers/node.js';
 import { buildTx, devKeys, freshKey, msgSend, type DevAccount } from '../test/helpers/txsign.js';
 import { topFrames, type CpuProfile } from './cpuprofile.js';
-import { LeanClient } from './lean-http.js';
 import { assertListener } from './listener.js';
+import { probeThread, type ProbeRequests, type ProbeSample } from './open-loop.js';
 import { report } from './report.js';
 
 const N = Number(process.argv[2] ?? 5000);
@@ -124,108 +126,29 @@ async function accountNumber(port: number, address: string): Promise<bigint> {
 const PROBES = (process.env['BENCH_PROBES'] ?? 'status,grpc').split(',');
 
 /** A probe that sends nothing (BENCH_PROBES left it out): no samples, so no figure. */
-function idleProbe(): { stop: () => Promise<{ samples: Sample[]; errors: number }> } {
-  return { stop: async () => ({ samples: [], errors: 0 }) };
+function idleProbe(): { ready: Promise<void>; stop: () => Promise<{ samples: Sample[]; errors: number }> } {
+  return { ready: Promise.resolve(), stop: async () => ({ samples: [], errors: 0 }) };
 }
 
-/** A sample: when it was scheduled (ms, performance clock) and how long until its answer. */
-interface Sample {
-  at: number;
-  ms: number;
-}
+/**
+ * A sample: when it was scheduled (ms, this thread's performance clock), how long until its
+ * answer, and how late the probe's thread sent it.
+ */
+type Sample = ProbeSample;
 
-/** An open-loop probe: `fire(scheduled, done)` sends one request and calls done when answered. */
-function openLoop(fire: (done: (ok: boolean) => void) => void): { stop: () => Promise<{ samples: Sample[]; errors: number }> } {
-  const samples: Sample[] = [];
-  let errors = 0;
-  let inflight = 0;
-  let stopped = false;
-  let drained: (() => void) | undefined;
-  const t0 = performance.now();
-  let next = 0;
-  const tick = () => {
-    if (stopped) return;
-    const now = performance.now();
-    while (t0 + next * PROBE_EVERY_MS <= now) {
-      const at = t0 + next++ * PROBE_EVERY_MS;
-      inflight++;
-      fire((ok) => {
-        if (ok) samples.push({ at, ms: performance.now() - at });
-        else errors++;
-        if (--inflight === 0 && drained) drained();
-      });
-    }
-    setTimeout(tick, 1);
-  };
-  tick();
+/**
+ * An open-loop probe on a thread of its own (open-loop.ts probeThread), one request every
+ * PROBE_EVERY_MS: its timers and answers wait for nothing else of this process, so its latency is
+ * the node's (and the machine's contention). Its samples come back with epoch times, here turned
+ * into this thread's performance clock (the node log's windows are on it).
+ */
+function threadProbe(port: number, reqs: ProbeRequests): { ready: Promise<void>; stop: () => Promise<{ samples: Sample[]; errors: number }> } {
+  const p = probeThread(port, reqs, 1000 / PROBE_EVERY_MS, undefined, true);
   return {
+    ready: p.ready,
     stop: async () => {
-      stopped = true;
-      if (inflight > 0) await Promise.race([new Promise<void>((r) => (drained = r)), sleep(20_000)]);
-      return { samples, errors };
-    },
-  };
-}
-
-/** `/status` through the lean client (lean-http.ts: little of the client's CPU per request). */
-function statusProbe(port: number) {
-  const client = new LeanClient(port, 256);
-  const probe = openLoop((done) => {
-    client.get('/status').then(
-      (a) => done(a.status === 200),
-      () => done(false),
-    );
-  });
-  return {
-    stop: async () => {
-      const r = await probe.stop();
-      client.close();
-      return r;
-    },
-  };
-}
-
-/** gRPC unary Balance over one HTTP/2 connection (a 5-byte length prefix, then the message). */
-function balanceProbe(port: number, address: string) {
-  // A session the server closed (GOAWAY, a limit) is replaced; its lost requests count as errors.
-  let session = http2.connect(`http://127.0.0.1:${port}`);
-  let reconnects = 0;
-  const live = () => {
-    if (session.closed || session.destroyed) {
-      reconnects++;
-      session = http2.connect(`http://127.0.0.1:${port}`);
-      session.on('error', () => {});
-    }
-    return session;
-  };
-  session.on('error', () => {});
-  const msg = toBinary(QueryBalanceRequestSchema, create(QueryBalanceRequestSchema, { address, denom: DENOM }));
-  const frame = Buffer.alloc(5 + msg.length);
-  frame.writeUInt32BE(msg.length, 1);
-  frame.set(msg, 5);
-  const probe = openLoop((done) => {
-    let status: string | undefined;
-    let st: http2.ClientHttp2Stream;
-    try {
-      st = live().request({ ':method': 'POST', ':path': '/chain.bank.v1beta1.Query/Balance', 'content-type': 'application/grpc', te: 'trailers' });
-    } catch {
-      return done(false);
-    }
-    st.on('trailers', (t) => (status = String(t['grpc-status'])));
-    st.on('response', (h) => {
-      if (h['grpc-status'] !== undefined) status = String(h['grpc-status']);
-    });
-    st.on('data', () => {});
-    st.on('end', () => done(status === '0'));
-    st.on('error', () => done(false));
-    st.end(frame);
-  });
-  return {
-    stop: async () => {
-      const r = await probe.stop();
-      session.close();
-      if (reconnects > 0) console.log(`  (gRPC probe reconnected ${reconnects} times)`);
-      return r;
+      const r = await p.stop();
+      return { samples: (r.samples ?? []).map((x) => ({ ...x, at: x.at - performance.timeOrigin })), errors: r.errors };
     },
   };
 }
@@ -424,10 +347,10 @@ async function main(): Promise<void> {
     await submit(perSender.map((txs) => txs.slice(warmPer)));
     // The probes start once the txs are in: the submission's own load is not what is measured.
     const cpu = cpuSampler(proc.pid!);
-    const status = PROBES.includes('status') ? statusProbe(port) : idleProbe();
-    const balance = PROBES.includes('grpc') ? balanceProbe(ports.grpc, sink.bech32) : idleProbe();
-    // The client's own event-loop lag on the same schedule: a probe that answers itself at once.
-    const lag = openLoop((done) => done(true));
+    const status = PROBES.includes('status') ? threadProbe(port, { get: '/status' }) : idleProbe();
+    const balanceReq = toBinary(QueryBalanceRequestSchema, create(QueryBalanceRequestSchema, { address: sink.bech32, denom: DENOM }));
+    const balance = PROBES.includes('grpc') ? threadProbe(ports.grpc, { grpc: '/chain.bank.v1beta1.Query/Balance', message: balanceReq }) : idleProbe();
+    await Promise.all([status.ready, balance.ready]);
     // Warm-up: the probes' connections open (discarded), then the idle window.
     await sleep(WARMUP_MS);
     const idleFrom = performance.now();
@@ -444,7 +367,6 @@ async function main(): Promise<void> {
     await sleep(1000);
     const s = await status.stop();
     const b = await balance.stop();
-    const l = await lag.stop();
     const big = hSubmit + 1n;
     const txsLine = new RegExp(`finalizing commit of block height=${big} .*txs=(\\d+)`).exec(out);
     const execFrom = logTime(out, new RegExp(`finalizing commit of block height=${big} `), offset);
@@ -463,10 +385,13 @@ async function main(): Promise<void> {
     if (propFrom !== null) console.log(`  height window (propose → commit seen + 1 s): ${cpu.between(propFrom, committedSeen + 1000)}`);
     if (propFrom !== null) console.log(`    threads: ${cpu.sched(propFrom, committedSeen + 1000)}`);
     if (process.env['BENCH_SLOW_DUMP'] && execFrom !== null) {
-      for (const [name, r] of [['status', s], ['grpc', b], ['lag', l]] as const) console.log(`  slow ${name}: ${r.samples.filter((x) => x.at >= execFrom - 500 && x.at <= committedSeen && x.ms > 8).map((x) => `${(x.at - execFrom).toFixed(0)}:${x.ms.toFixed(0)}`).join(' ')}`);
+      for (const [name, r] of [['status', s], ['grpc', b]] as const) console.log(`  slow ${name}: ${r.samples.filter((x) => x.at >= execFrom - 500 && x.at <= committedSeen && x.ms > 8).map((x) => `${(x.at - execFrom).toFixed(0)}:${x.ms.toFixed(0)}`).join(' ')}`);
     }
-    console.log(`  the client's own timer lateness (a probe that answers itself):`);
-    if (execFrom !== null) console.log(`    execution  ${stats(l.samples, execFrom, committedSeen)}`);
+    if (execFrom !== null) {
+      // The probe threads' own share: how late each sent its requests (their timers' lateness).
+      const late = (r: { samples: Sample[] }) => stats(r.samples.map((x) => ({ ...x, ms: x.late })), execFrom, committedSeen);
+      console.log(`  the probe threads' own lateness in sending (execution window): /status ${late(s)}; gRPC ${late(b)}`);
+    }
     for (const [name, r] of [['/status', s], ['gRPC Balance', b]] as const) {
       console.log(`  ${name} every ${PROBE_EVERY_MS} ms (${r.errors} errors):`);
       console.log(`    idle       ${stats(r.samples, idleFrom, idleTo)}`);

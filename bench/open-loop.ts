@@ -12,6 +12,7 @@
  * showed as the server's p99 (anvil's too). On its own thread the probe's loop does nothing else,
  * so what it measures is the server (and the machine's CPU contention, which both servers share).
  */
+import http2 from 'node:http2';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { LeanClient } from './lean-http.js';
 
@@ -24,10 +25,26 @@ function client(port: number): LeanClient {
   return c;
 }
 
+/** This thread's gRPC sessions (HTTP/2), one per port. */
+const sessions = new Map<number, http2.ClientHttp2Session>();
+
+function session(port: number): http2.ClientHttp2Session {
+  let s = sessions.get(port);
+  // A session the server closed (GOAWAY, a limit) is replaced; requests it lost count as errors.
+  if (s === undefined || s.closed || s.destroyed) {
+    s = http2.connect(`http://127.0.0.1:${port}`);
+    s.on('error', () => {});
+    sessions.set(port, s);
+  }
+  return s;
+}
+
 /** Closes this thread's connections (a later request opens new ones). */
 export function closeClients(): void {
   for (const c of clients.values()) c.close();
   clients.clear();
+  for (const s of sessions.values()) s.close();
+  sessions.clear();
 }
 
 /** A JSON-RPC POST to `/`; resolves with the answer's body, whatever its HTTP status. */
@@ -35,12 +52,51 @@ export async function post(port: number, body: string): Promise<string> {
   return (await client(port).post('/', body)).body.toString();
 }
 
-/** What a probe sends: JSON-RPC bodies POSTed in turn, or one GET path (a URI route such as `/status`). */
-export type ProbeRequests = string[] | { get: string };
+/**
+ * What a probe sends: JSON-RPC bodies POSTed in turn, one GET path (a URI route such as
+ * `/status`), or one gRPC unary call (`grpc`: the method's path; `message`: its protobuf bytes).
+ */
+export type ProbeRequests = string[] | { get: string } | { grpc: string; message: Uint8Array };
 
 function sendOne(port: number, reqs: ProbeRequests, i: number): Promise<string> {
-  if (!Array.isArray(reqs)) return client(port).get(reqs.get).then((a) => (a.status === 200 ? a.body.toString() : Promise.reject(new Error(`HTTP ${a.status}`))));
-  return post(port, reqs[i % reqs.length]!);
+  if (Array.isArray(reqs)) return post(port, reqs[i % reqs.length]!);
+  if ('get' in reqs) return client(port).get(reqs.get).then((a) => (a.status === 200 ? a.body.toString() : Promise.reject(new Error(`HTTP ${a.status}`))));
+  return grpcUnary(port, reqs.grpc, reqs.message);
+}
+
+/** One gRPC unary call (a 5-byte length prefix, then the message); resolves on grpc-status 0. */
+function grpcUnary(port: number, method: string, message: Uint8Array): Promise<string> {
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  return new Promise((resolve, reject) => {
+    let status: string | undefined;
+    let st: http2.ClientHttp2Stream;
+    try {
+      st = session(port).request({ ':method': 'POST', ':path': method, 'content-type': 'application/grpc', te: 'trailers' });
+    } catch (e) {
+      return reject(e as Error);
+    }
+    st.on('response', (h) => {
+      if (h['grpc-status'] !== undefined) status = String(h['grpc-status']);
+    });
+    st.on('trailers', (h) => (status = String(h['grpc-status'])));
+    st.on('data', () => {});
+    st.on('end', () => (status === '0' ? resolve('') : reject(new Error(`grpc-status ${status}`))));
+    st.on('error', reject);
+    st.end(frame);
+  });
+}
+
+/**
+ * One answered request of a probe that keeps its samples: when it was due (ms since the epoch,
+ * `performance.timeOrigin + performance.now()`, comparable across threads), its latency from then,
+ * and how late the probe's own thread sent it (the part of the latency that is the client's).
+ */
+export interface ProbeSample {
+  at: number;
+  ms: number;
+  late: number;
 }
 
 export interface Latency {
@@ -50,6 +106,8 @@ export interface Latency {
   max: number;
   errors: number;
   firstError?: string;
+  /** Every answered request (openLoop's `keepSamples`). */
+  samples?: ProbeSample[];
 }
 
 /**
@@ -57,8 +115,9 @@ export interface Latency {
  * counts from when it was due, so a stall shows in full (no coordinated omission). An answer that
  * does not contain `expect` (when given) counts as an error.
  */
-export async function openLoop(port: number, reqs: ProbeRequests, rate: number, until: () => boolean, expect?: string): Promise<Latency> {
+export async function openLoop(port: number, reqs: ProbeRequests, rate: number, until: () => boolean, expect?: string, keepSamples = false): Promise<Latency> {
   const lat: number[] = [];
+  const samples: ProbeSample[] = [];
   let errors = 0;
   let firstError: string | undefined;
   const pending: Promise<void>[] = [];
@@ -71,10 +130,13 @@ export async function openLoop(port: number, reqs: ProbeRequests, rate: number, 
       await new Promise((r) => setTimeout(r, Math.max(0, due - now)));
       continue;
     }
+    const late = now - due;
     pending.push(
       sendOne(port, reqs, i++).then(
         (a) => {
-          lat.push(performance.now() - due);
+          const ms = performance.now() - due;
+          lat.push(ms);
+          if (keepSamples) samples.push({ at: performance.timeOrigin + due, ms, late });
           if (expect !== undefined && !a.includes(expect)) {
             if (errors++ === 0) firstError = a.slice(0, 300);
           }
@@ -88,7 +150,7 @@ export async function openLoop(port: number, reqs: ProbeRequests, rate: number, 
   await Promise.all(pending);
   lat.sort((a, b) => a - b);
   const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-  return { sent: i, p50: q(0.5), p99: q(0.99), max: lat[lat.length - 1] ?? NaN, errors, ...(firstError === undefined ? {} : { firstError }) };
+  return { sent: i, p50: q(0.5), p99: q(0.99), max: lat[lat.length - 1] ?? NaN, errors, ...(firstError === undefined ? {} : { firstError }), ...(keepSamples ? { samples } : {}) };
 }
 
 interface ProbeData {
@@ -97,6 +159,7 @@ interface ProbeData {
   reqs: ProbeRequests;
   rate: number;
   expect?: string;
+  keepSamples: boolean;
 }
 
 /** Requests a probe thread sends one by one before its open loop (not counted): its JIT and a connection. */
@@ -104,10 +167,10 @@ const WARM_UP = 20;
 
 /**
  * `openLoop` on a thread of its own, from `ready` (after its warm-up) until `stop()` (which resolves
- * with its figures once the requests in flight are answered).
+ * with its figures once the requests in flight are answered; with every sample if `keepSamples`).
  */
-export function probeThread(port: number, reqs: ProbeRequests, rate: number, expect?: string): { ready: Promise<void>; stop(): Promise<Latency> } {
-  const data: ProbeData = { openLoopProbe: true, port, reqs, rate, ...(expect === undefined ? {} : { expect }) };
+export function probeThread(port: number, reqs: ProbeRequests, rate: number, expect?: string, keepSamples = false): { ready: Promise<void>; stop(): Promise<Latency> } {
+  const data: ProbeData = { openLoopProbe: true, port, reqs, rate, keepSamples, ...(expect === undefined ? {} : { expect }) };
   const w = new Worker(new URL(import.meta.url), { workerData: data, name: 'bench-probe' });
   let readyNow!: () => void;
   const ready = new Promise<void>((r) => (readyNow = r));
@@ -132,7 +195,7 @@ if (!isMainThread && (workerData as ProbeData | undefined)?.openLoopProbe) {
   void (async () => {
     for (let i = 0; i < WARM_UP; i++) await sendOne(d.port, d.reqs, i);
     parentPort!.postMessage('ready');
-    const r = await openLoop(d.port, d.reqs, d.rate, () => stopped, d.expect);
+    const r = await openLoop(d.port, d.reqs, d.rate, () => stopped, d.expect, d.keepSamples);
     closeClients();
     parentPort!.postMessage(r);
   })();
