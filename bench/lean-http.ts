@@ -149,7 +149,7 @@ export class LeanClient {
   private readonly hostHeader: string;
 
   constructor(
-    private readonly port: number,
+    readonly port: number,
     private readonly maxConns = 8,
     private readonly host = '127.0.0.1',
   ) {

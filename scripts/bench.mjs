@@ -35,7 +35,7 @@ const SMOKE_MODE = process.env.BENCH_SMOKE === '1';
 
 /** Smoke-size arguments and environment per bench (their full sizes are their defaults). */
 const SMOKE = {
-  banksend: { args: ['200', '8', '2'] },
+  banksend: { args: ['200', '8', '2', '1'] },
   blocksync: { env: { BS_BLOCKS: '40', BS_TX_BLOCKS: '10' } },
   crypto: { env: { BENCH_MAX_TIME: '0.1' } },
   'evm-exec': { env: { BENCH_EVM_TRANSFERS: '40', BENCH_EVM_HOLDERS: '16', BENCH_EVM_BLOCKS: '1' } },
