@@ -34,7 +34,6 @@ import type {
   ResponseInitChain,
   ResponseQuery,
 } from '../abci/types.js';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CheckTxType } from '../abci/types.js';
 import { Bech32Codec, type AddressCodec } from './address.js';
 import { defaultAnteChain, runAnteChain, type AnteDecorator } from './ante.js';
@@ -48,7 +47,7 @@ import { CacheKVStore, GasKVStore, LmdbReadStore, PrefixStore, ReadOnlyStore, Ve
 import { rejectingTxDecoder, type Tx, type TxDecoder, type TxMsg } from './tx.js';
 import { TxKindRegistry, type TxKind } from './txkinds.js';
 import { bytesKey, LruMemo } from '../tx/memo.js';
-import { computeProtoSizeForTxs } from '../mempool/mempool.js';
+import { computeProtoSizeForTxs, LoopTurns } from '../mempool/mempool.js';
 import { SPEC_NAMES } from '../names/index.js';
 import type { ConsensusParams } from '../types/params.js';
 import type { ValidatorUpdate } from '../types/validator.js';
@@ -224,22 +223,6 @@ function moduleNameFromTypeUrl(typeUrl: string): string {
 
 function withAttribute(ev: AbciEvent, key: string, value: string): AbciEvent {
   return { type: ev.type, attributes: [...ev.attributes, { key, value, index: true }] };
-}
-
-/** Work between two event-loop turns in PrepareProposal/ProcessProposal, ms: they run on the thread that answers RPC. */
-const PROPOSAL_SLICE_MS = 4;
-
-/** A proposal's tx loop gives the event loop a turn every PROPOSAL_SLICE_MS (checked every 256 txs). */
-function proposalTurns(): { due(): boolean; yield(): Promise<void> } {
-  let n = 0;
-  let from = performance.now();
-  return {
-    due: () => (++n & 255) === 0 && performance.now() - from >= PROPOSAL_SLICE_MS,
-    yield: async () => {
-      await yieldToLoop();
-      from = performance.now();
-    },
-  };
 }
 
 export class BaseApp implements Application, ServiceRegistrar {
@@ -645,9 +628,12 @@ export class BaseApp implements Application, ServiceRegistrar {
     let bytes = 0n;
     let gas = 0n;
     const out: Bytes[] = [];
-    const turn = proposalTurns();
-    for (const tx of req.txs) {
-      if (turn.due()) await turn.yield();
+    // PrepareProposal and ProcessProposal run on the thread that answers RPC: a turn of the event
+    // loop every RECHECK_SLICE_MS of work (the clock read every 256 txs).
+    const turns = new LoopTurns();
+    for (let i = 0; i < req.txs.length; i++) {
+      if (turns.due(i, 256)) await turns.turn();
+      const tx = req.txs[i]!;
       let txGas: bigint;
       try {
         txGas = this.gasLimitOf(tx);
@@ -675,11 +661,11 @@ export class BaseApp implements Application, ServiceRegistrar {
   async processProposal(req: RequestProcessProposal): Promise<boolean> {
     const maxGas = this.consensusParams?.block.maxGas ?? -1n;
     let gas = 0n;
-    const turn = proposalTurns();
-    for (const tx of req.txs) {
-      if (turn.due()) await turn.yield();
+    const turns = new LoopTurns();
+    for (let i = 0; i < req.txs.length; i++) {
+      if (turns.due(i, 256)) await turns.turn();
       try {
-        gas += this.gasLimitOf(tx);
+        gas += this.gasLimitOf(req.txs[i]!);
       } catch {
         return false;
       }

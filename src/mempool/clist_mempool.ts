@@ -18,12 +18,11 @@
  * - txsAvailable fires at most once per height, when the pool becomes non-empty, for
  *   `create_empty_blocks = false`.
  */
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx } from '../abci/types.js';
 import type { Bytes } from '../types/block.js';
 import type { Counter, Gauge, Histogram } from '../metrics/types.js';
 import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge } from './errors.js';
-import { computeProtoSizeForTxs, protoSizeOfTx, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
+import { computeProtoSizeForTxs, LoopTurns, protoSizeOfTx, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
 
 /** [mempool] options; TOML names in the comments (config/config.go MempoolConfig). */
 export interface MempoolConfig {
@@ -84,9 +83,6 @@ export interface MempoolModules {
   preCheck?: PreCheckFunc;
   postCheck?: PostCheckFunc;
 }
-
-/** Work between two yields of update's loops (committed txs, recheck), in ms: short against RPC's latency goal (10 ms p99). */
-export const RECHECK_SLICE_MS = 4;
 
 function keyString(k: Bytes): string {
   return Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
@@ -426,13 +422,10 @@ export class CListMempool implements Mempool {
     if (preCheck !== undefined) this.preCheck = preCheck;
     if (postCheck !== undefined) this.postCheck = postCheck;
 
-    let sliceFrom = performance.now();
+    const turns = new LoopTurns();
     for (let i = 0; i < txs.length; i++) {
       // A block of thousands of txs: RPC is answered between slices (new CheckTx calls wait).
-      if ((i & 63) === 63 && performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
-        await yieldToLoop();
-        sliceFrom = performance.now();
-      }
+      if (turns.due(i, 64)) await turns.turn();
       // The pool's own tx objects (a block this node proposed) are known without hashing.
       const ks = this.byTx.get(txs[i]!)?.keyStr ?? keyString(txKey(txs[i]!));
       if (results[i]!.code === 0) {
@@ -476,14 +469,13 @@ export class CListMempool implements Mempool {
     const deadline = Date.now() + this.config.recheckTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), Math.max(0, this.config.recheckTimeoutMs))));
-    let sliceFrom = performance.now();
+    const turns = new LoopTurns();
     try {
       for (let i = 0; i < entries.length; i++) {
         const e = entries[i]!;
         if (Date.now() >= deadline) return entries.slice(i);
-        if (performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
-          await yieldToLoop();
-          sliceFrom = performance.now();
+        if (turns.due()) {
+          await turns.turn();
           if (Date.now() >= deadline) return entries.slice(i);
         }
         // Committed or flushed while this pass yielded: nothing to recheck.

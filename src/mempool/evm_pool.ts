@@ -37,10 +37,9 @@
  */
 import { CheckTxType, type Application, type ExecTxResult, type ResponseCheckTx } from '../abci/types.js';
 import type { Bytes } from '../types/block.js';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { LruTxCache, RECHECK_SLICE_MS } from './clist_mempool.js';
+import { LruTxCache } from './clist_mempool.js';
 import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrTxInCache, ErrTxTooLarge, MempoolError } from './errors.js';
-import { computeProtoSizeForTxs, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
+import { computeProtoSizeForTxs, LoopTurns, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
 
 /** What the pool needs to know of one EVM tx (decoded and its sender recovered by the chain). */
 export interface EvmPoolTxInfo {
@@ -750,12 +749,9 @@ export class EvmTxPool implements Mempool {
     // lock). A reader meanwhile may see a sender whose mined txs are gone and whose committed nonce
     // is not refreshed yet: its pending run then starts at a missing nonce (not reaped, not
     // gossiped) until its turn comes.
-    let sliceFrom = performance.now();
+    const turns = new LoopTurns();
     for (let i = 0; i < txs.length; i++) {
-      if ((i & 255) === 255 && performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
-        await yieldToLoop();
-        sliceFrom = performance.now();
-      }
+      if (turns.due(i, 256)) await turns.turn();
       const ks = this.byTx.get(txs[i]!)?.keyStr ?? keyString(txKey(txs[i]!));
       if (results[i]!.code === 0) this.cache.push(ks);
       const e = this.byKey.get(ks);
@@ -764,10 +760,7 @@ export class EvmTxPool implements Mempool {
     const before = new Map<Account, bigint>();
     for (const a of [...this.accounts.values()]) {
       // Each account costs two reads of committed state: hundreds of senders take tens of ms.
-      if (performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
-        await yieldToLoop();
-        sliceFrom = performance.now();
-      }
+      if (turns.due()) await turns.turn();
       if (this.accounts.get(a.addr) !== a) continue; // emptied or flushed while this pass yielded
       before.set(a, a.pendingEnd);
       const st = this.chain.account(a.addr);
@@ -801,14 +794,11 @@ export class EvmTxPool implements Mempool {
     this.rechecking = true;
     const deadline = Date.now() + this.config.recheckTimeoutMs;
     let left = this.pendingCount;
-    let sliceFrom = performance.now();
+    const turns = new LoopTurns();
     try {
       outer: for (const a of [...this.accounts.values()]) {
         for (let n = a.nonce; n < a.pendingEnd; n++) {
-          if (performance.now() - sliceFrom >= RECHECK_SLICE_MS) {
-            await yieldToLoop();
-            sliceFrom = performance.now();
-          }
+          if (turns.due()) await turns.turn();
           if (Date.now() >= deadline) break outer;
           const e = a.txs.get(n);
           // Removed, or the pool flushed, while this pass yielded (remove_tx, unsafe_flush_mempool).

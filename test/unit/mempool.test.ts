@@ -6,7 +6,7 @@
 import t from 'tap';
 import { CheckTxType, type Application, type ResponseCheckTx } from '../../src/abci/types.js';
 import { CListMempool, LruTxCache, type MempoolConfig, type MempoolMetrics } from '../../src/mempool/clist_mempool.js';
-import { computeProtoSizeForTxs, postCheckMaxGas, preCheckMaxBytes, txKey, type Mempool } from '../../src/mempool/mempool.js';
+import { computeProtoSizeForTxs, LoopTurns, postCheckMaxGas, preCheckMaxBytes, txKey, type Mempool } from '../../src/mempool/mempool.js';
 import { ErrMempoolIsFull, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge, MempoolError } from '../../src/mempool/errors.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -423,4 +423,27 @@ t.test('flush, removeTxByKey, entries', async (t) => {
   t.equal(mp.size(), 0);
   t.equal(mp.sizeBytes(), 0);
   t.equal((await mp.checkTx(enc('f2'))).added, true, 'flush also clears the cache');
+});
+
+t.test('LoopTurns: due once a slice of work has passed, the clock read every `every` items; a turn is a macrotask and starts a new slice', async (t) => {
+  const busy = (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+  // A long slice, so that a loaded machine's pause between two statements does not spend it.
+  const turns = new LoopTurns(200);
+  t.notOk(turns.due(), 'a fresh slice is not spent');
+  busy(210);
+  t.ok(turns.due(), 'spent after its length of work (every item)');
+  t.notOk(turns.due(0, 4), 'with every = 4 the clock is read only at items 3, 7, …');
+  t.notOk(turns.due(2, 4));
+  t.ok(turns.due(3, 4));
+  // The turn is a macrotask (setImmediate, after the loop's I/O phase): work queued before it as a
+  // macrotask runs before the loop comes back.
+  let ranFirst = false;
+  setImmediate(() => (ranFirst = true));
+  await turns.turn();
+  const dueAfter = turns.due();
+  t.ok(ranFirst, 'work queued before the turn ran during it');
+  t.notOk(dueAfter, 'the turn starts a new slice');
 });
