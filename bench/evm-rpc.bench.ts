@@ -47,7 +47,9 @@
  * in-process (~1.2 ms before) and now waits ~20 % of the run for the RPC thread, which admits
  * each transfer (~0.6 ms: decode, sender recovery, the ante, the pool's turn, the answer's write)
  * and rechecks the pending ones after each block. Medians of three rounds measured 654–668 tx/s
- * (rounds 487–802); the server spends ~1.7–1.9 ms CPU a transfer, all threads.
+ * (rounds 487–802); the server spends ~1.7–1.9 ms CPU a transfer, all threads. With this client on
+ * lean-http.ts (2026-11-27; node:http had taken more of the shared cores), medians 651–931 tx/s
+ * (rounds 538–1,207), anvil's 352–478, the server ~1.5–1.8 ms CPU a transfer.
  *
  * What caps the wallet shape (measured 2026-11-26, see the erc20 report): a sender's next tx waits
  * for the block holding its previous one, so every sender has one tx per block cycle at most, and
