@@ -44,6 +44,8 @@ class Conn {
   private reused = false;
   /** Whether any byte of the current request's answer arrived. */
   private answered = false;
+  /** When the current request was sent (performance.now()). */
+  sentAt = 0;
 
   constructor(
     private readonly host: string,
@@ -63,6 +65,7 @@ class Conn {
    */
   send(p: Pending): void {
     this.current = p;
+    this.sentAt = performance.now();
     this.reused = this.socket !== null;
     this.answered = false;
     const s = this.socket ?? this.open();
@@ -75,9 +78,13 @@ class Conn {
     }
   }
 
-  destroy(): void {
+  /** Closes the connection; a request in flight rejects with `err`. */
+  destroy(err?: Error): void {
     this.socket?.destroy();
     this.socket = null;
+    const p = this.current;
+    this.current = null;
+    if (p !== null) p.reject(err ?? Object.assign(new Error('connection closed by the client'), { code: 'ECONNRESET' }));
   }
 
   private open(): net.Socket {
@@ -132,26 +139,30 @@ class Conn {
     this.onFree(this);
   }
 
-  private fail(e: Error): void {
-    const p = this.current;
-    this.current = null;
-    this.destroy();
-    p?.reject(e);
+  /** Ends the request in flight with `e` (the connection is dropped) and frees the connection. */
+  fail(e: Error): void {
+    this.destroy(e);
     this.onFree(this);
   }
 }
 
-/** Up to `conns` keep-alive connections to one server; requests beyond them wait in order. */
+/**
+ * Up to `conns` keep-alive connections to one server; requests beyond them wait in order. A
+ * request unanswered `timeoutMs` after it went out rejects with code ETIMEDOUT and its connection
+ * is dropped (a sweep once a second, or at half the timeout when shorter; no timer per request).
+ */
 export class LeanClient {
   private readonly conns: Conn[] = [];
   private readonly idle: Conn[] = [];
   private readonly queue: Pending[] = [];
   private readonly hostHeader: string;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     readonly port: number,
     private readonly maxConns = 8,
     private readonly host = '127.0.0.1',
+    private readonly timeoutMs = 60_000,
   ) {
     this.hostHeader = `${host}:${port}`;
   }
@@ -165,14 +176,31 @@ export class LeanClient {
     return this.enqueue(`POST ${path} HTTP/1.1\r\nHost: ${this.hostHeader}\r\nContent-Type: ${contentType}\r\nContent-Length: ${b.length}\r\n\r\n`, b);
   }
 
-  /** Closes every connection; requests in flight reject. */
+  /** Closes every connection; requests in flight and waiting reject (ECONNRESET). */
   close(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    const waiting = this.queue.splice(0);
     for (const c of this.conns) c.destroy();
+    this.conns.length = 0;
+    this.idle.length = 0;
+    for (const p of waiting) p.reject(Object.assign(new Error('connection closed by the client'), { code: 'ECONNRESET' }));
+  }
+
+  private sweep(): void {
+    const now = performance.now();
+    for (const c of this.conns) {
+      if (c.busy && now - c.sentAt > this.timeoutMs) c.fail(Object.assign(new Error(`no answer within ${this.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+    }
   }
 
   private enqueue(head: string, body: Buffer | undefined): Promise<LeanAnswer> {
     return new Promise((resolve, reject) => {
       const p: Pending = { head, body, resolve, reject, retried: false };
+      if (this.sweeper === undefined) {
+        this.sweeper = setInterval(() => this.sweep(), Math.min(1000, Math.max(10, this.timeoutMs / 2)));
+        this.sweeper.unref();
+      }
       const c = this.idle.pop() ?? this.fresh();
       if (c === undefined) this.queue.push(p);
       else c.send(p);

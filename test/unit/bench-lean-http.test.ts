@@ -3,8 +3,8 @@
  * that decides how answers are cut into writes and when connections close: answers split at
  * every byte or coalesced, keep-alive reuse, the connection cap, `Connection: close`, a server
  * that closes an idle kept-alive connection (the request goes out once more on a fresh one), a
- * connection lost under a request (ECONNRESET), a refused connection (its own code) and an answer
- * without Content-Length.
+ * connection lost under a request (ECONNRESET), a refused connection (its own code), an answer
+ * without Content-Length, a request never answered (ETIMEDOUT) and close() with requests pending.
  */
 import net from 'node:net';
 import t, { type Test } from 'tap';
@@ -148,4 +148,29 @@ t.test('an answer without Content-Length is an error naming it', async (t) => {
   await t.rejects(c.get('/'), /answer without Content-Length/);
   t.equal((await c.get('/')).body.toString(), 'fine', 'the connection was dropped and a new one serves the next request');
   t.equal(s.conns(), 2);
+});
+
+t.test('a request left unanswered rejects with ETIMEDOUT after the timeout; the connection is dropped and the next request works', async (t) => {
+  const s = await server(t, (sock, _req, n) => {
+    if (n > 1) sock.write(answer('late ok'));
+  });
+  const c = new LeanClient(s.port, 1, '127.0.0.1', 200);
+  t.teardown(() => c.close());
+  const t0 = performance.now();
+  await t.rejects(c.get('/'), { code: 'ETIMEDOUT' });
+  t.ok(performance.now() - t0 >= 200, 'not before the timeout');
+  t.equal((await c.get('/')).body.toString(), 'late ok');
+  t.equal(s.conns(), 2);
+});
+
+t.test('close() rejects the request in flight and the ones waiting for a connection', async (t) => {
+  const s = await server(t, () => {});
+  const c = new LeanClient(s.port, 1);
+  const inFlight = c.get('/a');
+  const waiting = c.get('/b');
+  await new Promise((r) => setTimeout(r, 50));
+  c.close();
+  await t.rejects(inFlight, { code: 'ECONNRESET' });
+  await t.rejects(waiting, { code: 'ECONNRESET' });
+  t.equal(s.seen.length, 1, 'the waiting one never went out');
 });
