@@ -11,9 +11,14 @@
  * measured 2026-11-26, the client's own event loop lagged up to tens of ms per block, and that
  * showed as the server's p99 (anvil's too). On its own thread the probe's loop does nothing else,
  * so what it measures is the server (and the machine's CPU contention, which both servers share).
+ * The probe's thread also asks Linux for a short scheduler slice, as the node's RPC thread does
+ * (src/pool/sched.ts): on a 2-core machine whose cores the node's executor and the bench's other
+ * threads keep busy, a probe that waits for the running thread's slice to end before it can send
+ * or read adds that wait to the server's latency, and a client on another machine would not.
  */
 import http2 from 'node:http2';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { applyThreadSlice } from '../src/pool/sched.js';
 import { LeanClient } from './lean-http.js';
 
 /** This thread's clients, one per port (a probe thread has its own connections). */
@@ -192,6 +197,7 @@ if (!isMainThread && (workerData as ProbeData | undefined)?.openLoopProbe) {
   const d = workerData as ProbeData;
   let stopped = false;
   parentPort!.once('message', () => (stopped = true));
+  applyThreadSlice(100);
   void (async () => {
     for (let i = 0; i < WARM_UP; i++) await sendOne(d.port, d.reqs, i);
     parentPort!.postMessage('ready');

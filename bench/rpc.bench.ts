@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { allocPorts, freePort, portFlags } from '../test/helpers/node.js';
 import { assertListener } from './listener.js';
-import { report } from './report.js';
+import { median, report } from './report.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = path.join(ROOT, 'dist/src/cli/main.js');
@@ -178,12 +178,6 @@ async function main() {
     const spread = (xs: number[]) => (xs.length > 1 ? (Math.max(...xs) - Math.min(...xs)) / median(xs) : 0);
     report({ area: 'node RPC', figure: `${name} throughput (wrk -c64)`, unit: 'req/s', value: median(r.chaind), peer: 'bare uWS handler', peerValue: median(r.bare), runs: PAIRS, spread: spread(r.ratios) });
   }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 main().catch((e) => {

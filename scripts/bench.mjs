@@ -42,7 +42,7 @@ const SMOKE = {
   'evm-call': { env: { BENCH_CALL_HOLDERS: '16', BENCH_CALL_ROUNDS: '1' } },
   'evm-module': { env: { BENCH_EVM_TRANSFERS: '40', BENCH_EVM_HOLDERS: '16' } },
   'evm-rpc': { args: ['1'] },
-  'exec-latency': { args: ['100', '10'], env: { BENCH_TIMEOUT_COMMIT: '10s', BENCH_PROBE_MS: '20' } },
+  'exec-latency': { args: ['100', '10', '2'], env: { BENCH_TIMEOUT_COMMIT: '10s', BENCH_PROBE_MS: '20' } },
   flood: { args: ['0.05', '2'] },
   fuzz: { args: ['--count', '100'] },
   'p2p-interval': { env: { INTERVAL_COMMITS: '100ms', INTERVAL_BLOCKS: '5' } },

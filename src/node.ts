@@ -40,6 +40,7 @@ import { startMetricsServer } from './metrics/server.js';
 import { createNames } from './names/index.js';
 import { createCryptoPool, PiscinaCryptoPool } from './pool/index.js';
 import { applyScavengePolicy } from './pool/gc.js';
+import { applyThreadSlice } from './pool/sched.js';
 import { poolEvmCalls } from './pool/evm-calls.js';
 import type { NodeRpcContext } from './rpc/node/context.js';
 import { subscriptionsFor } from './rpc/node/methods/events.js';
@@ -181,6 +182,10 @@ export async function startNode(opts: StartNodeOptions & { testing?: TestingOpti
 
     // Before the threads start: scavenges single-threaded on a machine with few cores (src/pool/gc.ts).
     applyScavengePolicy(env.parallelScavenge);
+    // This thread answers RPC: a short scheduler slice lets it preempt the executor (src/pool/sched.ts).
+    const slice = applyThreadSlice(env.mainSliceUs);
+    if (slice.applied) log.info('main thread scheduler slice set', { slice_us: env.mainSliceUs });
+    else log.info('main thread scheduler slice left as it was', { reason: slice.reason ?? '', slice_ns: slice.sliceNs ?? '' });
     const pool = createCryptoPool({ kind: env.pool, crypto: env.crypto }, { metrics: metrics?.pool });
     parts.push({ name: 'worker pool', close: () => pool.close() });
     log.info('worker pool started', { kind: pool.kind });

@@ -1,5 +1,6 @@
 //! chaind-native: keccak256, sha256, CometBFT merkle root and secp256k1 verify/recover for
-//! chaind, as a raw Node-API addon (see native/README.md for why there is no napi crate).
+//! chaind, and the calling thread's scheduler slice (sched.rs), as a raw Node-API addon (see
+//! native/README.md for why there is no napi crate).
 //!
 //! The addon is stateless: no globals, no instance data, libsecp256k1's const static context.
 //! Node calls `napi_register_module_v1` once per thread that loads it (main thread and every
@@ -11,6 +12,7 @@
 
 mod hash;
 mod napi;
+mod sched;
 mod secp;
 
 use napi::*;
@@ -399,6 +401,20 @@ unsafe fn lthash_mix_body(env: napi_env, info: napi_callback_info) -> R<napi_val
     undefined(env)
 }
 
+/// threadSlice(ns) -> number: the calling thread's scheduler slice set to `ns` nanoseconds (0: only
+/// read), then read back (sched.rs); a negative errno when the kernel refused or lacks the call.
+unsafe fn thread_slice_body(env: napi_env, info: napi_callback_info) -> R<napi_value> {
+    let [ns] = get_args::<1>(env, info)?;
+    let n = get_index(env, ns, "ns")?;
+    let r = match sched::thread_slice(n as u64) {
+        Ok(v) => v as f64,
+        Err(e) => -(e as f64),
+    };
+    let mut v: napi_value = ptr::null_mut();
+    check(napi_create_double(env, r, &mut v))?;
+    Ok(v)
+}
+
 // ---- registration ----------------------------------------------------------------------------
 
 macro_rules! export_fn {
@@ -420,6 +436,7 @@ export_fn!(js_secp_verify, "secp256k1Verify", secp_verify_body);
 export_fn!(js_secp_recover, "secp256k1Recover", secp_recover_body);
 export_fn!(js_secp_decompress, "secp256k1Decompress", secp_decompress_body);
 export_fn!(js_lthash_mix, "ltHashMix", lthash_mix_body);
+export_fn!(js_thread_slice, "threadSlice", thread_slice_body);
 
 type Callback = unsafe extern "C" fn(napi_env, napi_callback_info) -> napi_value;
 
@@ -430,7 +447,7 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     // its static context; it aborts only if libsecp256k1 itself is broken.
     secp::secp256k1_selftest();
 
-    let table: [(*const c_char, Callback); 11] = [
+    let table: [(*const c_char, Callback); 12] = [
         (cstr!("keccak256"), js_keccak256),
         (cstr!("keccak256Into"), js_keccak256_into),
         (cstr!("keccak256Batch"), js_keccak256_batch),
@@ -442,6 +459,7 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
         (cstr!("secp256k1Recover"), js_secp_recover),
         (cstr!("secp256k1Decompress"), js_secp_decompress),
         (cstr!("ltHashMix"), js_lthash_mix),
+        (cstr!("threadSlice"), js_thread_slice),
     ];
     for (name, cb) in table.iter() {
         let mut f: napi_value = ptr::null_mut();

@@ -46,7 +46,7 @@ import type { AppModule, BlockStateWatcher, ModuleDbReader, ModuleDbWriter, MsgR
 import { CacheKVStore, GasKVStore, LmdbReadStore, PrefixStore, ReadOnlyStore, VersionReadStore, type AppDb, type KVStore } from './store.js';
 import { rejectingTxDecoder, type Tx, type TxDecoder, type TxMsg } from './tx.js';
 import { TxKindRegistry, type TxKind } from './txkinds.js';
-import { bytesKey, LruMemo } from '../tx/memo.js';
+import { LruMemo } from '../tx/memo.js';
 import { computeProtoSizeForTxs, LoopTurns } from '../mempool/mempool.js';
 import { SPEC_NAMES } from '../names/index.js';
 import type { ConsensusParams } from '../types/params.js';
@@ -915,7 +915,7 @@ export class BaseApp implements Application, ServiceRegistrar {
 
   /** A tx's gas limit for block max-gas accounting, by kind; throws if it does not decode. */
   private gasLimitOf(txBytes: Bytes): bigint {
-    const k = bytesKey(txBytes);
+    const k = bytesToKey(txBytes);
     const known = this.gasMemo.get(k);
     if (known !== undefined) return known;
     const kind = this.txKinds.kindOf(txBytes);
@@ -1019,7 +1019,7 @@ export class BaseApp implements Application, ServiceRegistrar {
     }
     if (remember && p.kind === undefined) {
       this.preparedByBytes.set(txBytes, p);
-      this.gasMemo.set(bytesKey(txBytes), p.tx.gas);
+      this.gasMemo.set(bytesToKey(txBytes), p.tx.gas);
     }
     return p;
   }

@@ -1,18 +1,11 @@
 /** Small byte helpers shared by the app stores and modules. */
-import { bytesEqual, compareBytes } from '../crypto/bytes.js';
+import { bytesEqual, bytesToKey, compareBytes } from '../crypto/bytes.js';
 
 export type Bytes = Uint8Array;
 
 export const EMPTY_BYTES: Bytes = new Uint8Array(0);
 
-/**
- * A byte string as a JS string of code units 0–255 ("latin1"). JS compares strings by UTF-16 code
- * unit, so comparing two such strings is exactly bytewise (LMDB's) order; that lets the caches use
- * Map keys and `<` without a comparator.
- */
-export function bytesToKey(b: Bytes): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
-}
+export { bytesToKey };
 
 export function keyToBytes(s: string): Bytes {
   return Buffer.from(s, 'latin1');

@@ -15,6 +15,10 @@
  *                    main thread's router (src/rpc/grpc/thread.ts); `inline`: all of it on the main thread
  *   CHAIND_EXEC_NICE the executor thread's nice value, 0..19 (default 0): above 0 it yields a shared core
  *                    to the thread that answers RPC (Linux: a per-thread setting)
+ *   CHAIND_MAIN_SLICE_US the main thread's scheduler slice in µs, 100..100000, or 0 for the kernel's
+ *                    default (default 100): on Linux 6.12+ a short slice lets the thread that answers
+ *                    RPC preempt the executor on a shared core as soon as a request wakes it
+ *                    (src/pool/sched.ts; needs the native addon)
  *   CHAIND_PARALLEL_SCAVENGE `on` | `off` | `auto` (default: off on a machine of fewer than 5 cores, on
  *                    otherwise): V8's parallel young-generation GC, a process-wide flag (src/pool/gc.ts)
  *   CHAIND_TEST_DOUBLE_SIGN  `1`: the validator equivocates (tests of evidence only; refused unless
@@ -44,6 +48,8 @@ export interface EnvSwitches {
   grpc: GrpcSetting;
   /** CHAIND_EXEC_NICE */
   execNice: number;
+  /** CHAIND_MAIN_SLICE_US; 0: the kernel's default. */
+  mainSliceUs: number;
   /** CHAIND_PARALLEL_SCAVENGE */
   parallelScavenge: ScavengeSetting;
   /** CHAIND_TEST_DOUBLE_SIGN=1 */
@@ -53,8 +59,11 @@ export interface EnvSwitches {
 /** The executor thread's default nice value (CHAIND_EXEC_NICE). */
 export const DEFAULT_EXEC_NICE = 0;
 
+/** The main thread's default scheduler slice, µs (CHAIND_MAIN_SLICE_US; src/pool/sched.ts). */
+export const DEFAULT_MAIN_SLICE_US = 100;
+
 /** What a node started without an environment (in-process tests) runs with. */
-export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', grpc: 'auto', execNice: DEFAULT_EXEC_NICE, parallelScavenge: 'auto', testDoubleSign: false });
+export const DEFAULT_ENV_SWITCHES: Readonly<EnvSwitches> = Object.freeze({ pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', grpc: 'auto', execNice: DEFAULT_EXEC_NICE, mainSliceUs: DEFAULT_MAIN_SLICE_US, parallelScavenge: 'auto', testDoubleSign: false });
 
 /** Reads and checks the switches; a bad value is a ConfigError naming the variable. */
 export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwitches {
@@ -75,6 +84,12 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
   if (!/^[0-9]+$/.test(niceText === '' ? '0' : niceText) || !Number.isInteger(execNice) || execNice < 0 || execNice > 19) {
     throw new ConfigError(`CHAIND_EXEC_NICE must be an integer 0..19, got "${env.CHAIND_EXEC_NICE}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_EXEC_NICE');
   }
+  const sliceText = (env.CHAIND_MAIN_SLICE_US ?? '').trim();
+  const mainSliceUs = sliceText === '' ? DEFAULT_MAIN_SLICE_US : Number(sliceText);
+  // Linux clamps a requested slice to 0.1..100 ms (kernel/sched/syscalls.c); outside that, say so here.
+  if (!/^[0-9]+$/.test(sliceText === '' ? '0' : sliceText) || (mainSliceUs !== 0 && (mainSliceUs < 100 || mainSliceUs > 100_000))) {
+    throw new ConfigError(`CHAIND_MAIN_SLICE_US must be 0 or an integer 100..100000, got "${env.CHAIND_MAIN_SLICE_US}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_MAIN_SLICE_US');
+  }
   const scavenge = (env.CHAIND_PARALLEL_SCAVENGE ?? '').trim().toLowerCase();
   if (scavenge !== '' && scavenge !== 'auto' && scavenge !== 'on' && scavenge !== 'off') {
     throw new ConfigError(`CHAIND_PARALLEL_SCAVENGE must be on, off or auto, got "${env.CHAIND_PARALLEL_SCAVENGE}"`, 'CONFIG_INVALID', 'environment', 'CHAIND_PARALLEL_SCAVENGE');
@@ -90,6 +105,7 @@ export function readEnvSwitches(env: Record<string, string | undefined>): EnvSwi
     exec: exec === 'inline' ? 'inline' : 'thread',
     grpc: grpc === 'inline' || grpc === 'thread' ? grpc : 'auto',
     execNice,
+    mainSliceUs,
     parallelScavenge: scavenge === 'on' || scavenge === 'off' ? scavenge : 'auto',
     testDoubleSign: env.CHAIND_TEST_DOUBLE_SIGN === '1' };
 }

@@ -9,6 +9,7 @@
  */
 import { createPrivateKey, createPublicKey, randomBytes, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { KeyError, sha256, tmhashTruncated } from './hash.js';
+import { bytesToKey } from './bytes.js';
 
 export const ED25519_PUBKEY_SIZE = 32;
 export const ED25519_PRIVKEY_SIZE = 64;
@@ -87,7 +88,7 @@ const KEY_CACHE_MAX = 4096;
 const keyCache = new Map<string, KeyObject>();
 
 function cachedKey(pub: Uint8Array): KeyObject {
-  const id = Buffer.from(pub.buffer, pub.byteOffset, pub.byteLength).toString('latin1');
+  const id = bytesToKey(pub);
   let k = keyCache.get(id);
   if (k === undefined) {
     if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();

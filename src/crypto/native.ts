@@ -30,6 +30,12 @@ export interface NativeAddon {
   secp256k1Decompress(pubKey: Uint8Array): Buffer | null;
   /** Since ltHashMix was added; an older build lacks it (see createNativeBackend). */
   ltHashMix?(lanes: Uint8Array, key: Uint8Array, value: Uint8Array, subtract: number): void;
+  /**
+   * The calling thread's scheduler slice set to `ns` (0: only read), then read back in ns; a
+   * negative errno when the kernel refused (native/src/sched.rs; src/pool/sched.ts uses it). Not a
+   * crypto primitive: the addon is the node's one native module. An older build lacks it.
+   */
+  threadSlice?(ns: number): number;
 }
 
 const ADDON_EXPORTS: readonly (keyof NativeAddon)[] = [

@@ -10,6 +10,7 @@
  * `transactionSync` so that flat state, trie nodes and the block land in one LMDB transaction.
  */
 import type { Database } from 'lmdb';
+import { bytesToKey } from '../crypto/bytes.js';
 
 export interface KVStore {
   get(key: Uint8Array): Uint8Array | undefined;
@@ -19,11 +20,7 @@ export interface KVStore {
   range(prefix: Uint8Array): Iterable<[Uint8Array, Uint8Array]>;
 }
 
-/** The key as a latin1 string: one char per byte, the cheapest Map key for bytes in V8. */
-export function bytesKey(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
-}
-
+/** The inverse of bytesToKey (crypto/bytes.ts): a fresh Uint8Array (not a Buffer). */
 export function keyBytes(s: string): Uint8Array {
   return new Uint8Array(Buffer.from(s, 'latin1'));
 }
@@ -36,8 +33,8 @@ export function keyBytes(s: string): Uint8Array {
 export function overlayKV(base: Pick<KVStore, 'get'>): KVStore {
   const written = new Map<string, Uint8Array>();
   return {
-    get: (k) => written.get(bytesKey(k)) ?? base.get(k),
-    put: (k, v) => void written.set(bytesKey(k), v),
+    get: (k) => written.get(bytesToKey(k)) ?? base.get(k),
+    put: (k, v) => void written.set(bytesToKey(k), v),
     del: () => {},
     range: () => [],
   };
@@ -48,16 +45,16 @@ export class MemoryKV implements KVStore {
   readonly map = new Map<string, Uint8Array>();
 
   get(key: Uint8Array): Uint8Array | undefined {
-    return this.map.get(bytesKey(key));
+    return this.map.get(bytesToKey(key));
   }
   put(key: Uint8Array, value: Uint8Array): void {
-    this.map.set(bytesKey(key), value);
+    this.map.set(bytesToKey(key), value);
   }
   del(key: Uint8Array): void {
-    this.map.delete(bytesKey(key));
+    this.map.delete(bytesToKey(key));
   }
   *range(prefix: Uint8Array): Iterable<[Uint8Array, Uint8Array]> {
-    const p = bytesKey(prefix);
+    const p = bytesToKey(prefix);
     const keys = [...this.map.keys()].filter((k) => k.startsWith(p)).sort();
     for (const k of keys) yield [keyBytes(k), this.map.get(k)!];
   }

@@ -27,7 +27,8 @@ import type { StateManagerInterface, AccountFields } from '@ethereumjs/common';
 import { Account, type Address, KECCAK256_NULL, KECCAK256_RLP, equalsBytes, unpadBytes } from '@ethereumjs/util';
 import { getCryptoBackend } from '../crypto/backend.js';
 import type { AccountRecord, FlatState, StateChanges, StorageChange } from './flat-state.js';
-import { bytesKey, keyBytes } from './kv.js';
+import { keyBytes } from './kv.js';
+import { bytesToKey } from '../crypto/bytes.js';
 
 const EMPTY = new Uint8Array(0);
 /** Codes kept across clearCaches before the code cache starts over. */
@@ -59,7 +60,7 @@ class OriginalStorage {
   private readonly map = new Map<string, Uint8Array>();
   constructor(private readonly sm: FlatStateManager) {}
   async get(address: Address, key: Uint8Array): Promise<Uint8Array> {
-    const k = bytesKey(address.bytes) + bytesKey(key);
+    const k = bytesToKey(address.bytes) + bytesToKey(key);
     let v = this.map.get(k);
     if (v === undefined) {
       v = await this.sm.getStorage(address, key);
@@ -161,23 +162,23 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   async getAccount(address: Address): Promise<Account | undefined> {
-    const rec = this.loadAccount(bytesKey(address.bytes), address.bytes);
+    const rec = this.loadAccount(bytesToKey(address.bytes), address.bytes);
     if (rec === null) return undefined;
     return new Account(rec.nonce, rec.balance, rec.storageRoot, rec.codeHash);
   }
 
   /** The account as a record (no Account object), for readers outside the VM. */
   getAccountRecord(address: Uint8Array): AccountRecord | undefined {
-    return this.loadAccount(bytesKey(address), address) ?? undefined;
+    return this.loadAccount(bytesToKey(address), address) ?? undefined;
   }
 
   /** putAccount (or deleteAccount's account half, for null) without the promise and the Account. */
   putAccountRecord(address: Uint8Array, rec: AccountRecord | null): void {
-    this.setAccount(bytesKey(address), rec);
+    this.setAccount(bytesToKey(address), rec);
   }
 
   async putAccount(address: Address, account?: Account): Promise<void> {
-    const ak = bytesKey(address.bytes);
+    const ak = bytesToKey(address.bytes);
     if (account === undefined) {
       this.setAccount(ak, null);
       return;
@@ -195,13 +196,13 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   deleteAccountSync(address: Uint8Array): void {
-    const ak = bytesKey(address);
+    const ak = bytesToKey(address);
     this.setAccount(ak, null);
     this.wipeStorage(ak);
   }
 
   async modifyAccountFields(address: Address, fields: AccountFields): Promise<void> {
-    const ak = bytesKey(address.bytes);
+    const ak = bytesToKey(address.bytes);
     const cur = this.loadAccount(ak, address.bytes);
     this.setAccount(ak, {
       nonce: fields.nonce ?? cur?.nonce ?? 0n,
@@ -215,7 +216,7 @@ export class FlatStateManager implements StateManagerInterface {
 
   async putCode(address: Address, value: Uint8Array): Promise<void> {
     const hash = this.keccak(value);
-    const hk = bytesKey(hash);
+    const hk = bytesToKey(hash);
     this.code.set(hk, value);
     if (value.length > 0) this.newCode.set(hk, value);
     await this.modifyAccountFields(address, { codeHash: hash });
@@ -223,7 +224,7 @@ export class FlatStateManager implements StateManagerInterface {
 
   private codeByHash(hash: Uint8Array): Uint8Array {
     if (equalsBytes(hash, KECCAK256_NULL)) return EMPTY;
-    const hk = bytesKey(hash);
+    const hk = bytesToKey(hash);
     let c = this.code.get(hk);
     if (c === undefined) {
       c = this.flat.getCode(hash) ?? EMPTY;
@@ -238,7 +239,7 @@ export class FlatStateManager implements StateManagerInterface {
 
   /** getCode without the promise (the reads are synchronous underneath): JS tracers' `db`. */
   getCodeSync(address: Uint8Array): Uint8Array {
-    const rec = this.loadAccount(bytesKey(address), address);
+    const rec = this.loadAccount(bytesToKey(address), address);
     return rec === null ? EMPTY : this.codeByHash(rec.codeHash);
   }
 
@@ -264,9 +265,9 @@ export class FlatStateManager implements StateManagerInterface {
   /** getStorage without the promise: JS tracers' `db`. */
   getStorageSync(address: Address, key: Uint8Array): Uint8Array {
     if (key.length !== 32) throw new StateManagerError('storage key must be 32 bytes', 'EVM_STATE_BAD_KEY');
-    const ak = bytesKey(address.bytes);
+    const ak = bytesToKey(address.bytes);
     const m = this.slotMap(ak);
-    const sk = bytesKey(key);
+    const sk = bytesToKey(key);
     let v = m.get(sk);
     if (v === undefined) {
       // Under a wipe a miss is zero, and is not cached: if the wipe is reverted, the slot must
@@ -285,8 +286,8 @@ export class FlatStateManager implements StateManagerInterface {
   /** putStorage without the promise (src/evm/fast-tx.ts). */
   putStorageSync(address: Uint8Array, key: Uint8Array, value: Uint8Array): void {
     if (key.length !== 32) throw new StateManagerError('storage key must be 32 bytes', 'EVM_STATE_BAD_KEY');
-    const ak = bytesKey(address);
-    const sk = bytesKey(key);
+    const ak = bytesToKey(address);
+    const sk = bytesToKey(key);
     const m = this.slotMap(ak);
     if (this.journal.length > 0) {
       const prev = m.get(sk);
@@ -314,7 +315,7 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   async clearStorage(address: Address): Promise<void> {
-    this.wipeStorage(bytesKey(address.bytes));
+    this.wipeStorage(bytesToKey(address.bytes));
   }
 
   // ---- roots, copies, caches ------------------------------------------------------------------
@@ -418,7 +419,7 @@ export class FlatStateManager implements StateManagerInterface {
       if (rec === undefined) continue; // reverted to "as at block start"
       if (rec !== null && this.wiped.has(ak)) rec = { ...rec, storageRoot: KECCAK256_RLP };
       accounts.push({ address: keyBytes(ak), account: rec ?? undefined });
-      if (rec) referenced.add(bytesKey(rec.codeHash));
+      if (rec) referenced.add(bytesToKey(rec.codeHash));
     }
     const code: StateChanges['code'] = [];
     for (const [hk, c] of this.newCode) if (referenced.has(hk)) code.push({ hash: keyBytes(hk), code: c });
@@ -494,7 +495,7 @@ export class FlatStateManager implements StateManagerInterface {
    * records in `changes`): the cache takes the new records and the new state root.
    */
   afterCommit(changes: StateChanges, stateRoot: Uint8Array): void {
-    for (const a of changes.accounts) this.accounts.set(bytesKey(a.address), a.account ?? null);
+    for (const a of changes.accounts) this.accounts.set(bytesToKey(a.address), a.account ?? null);
     this.root = stateRoot;
   }
 }

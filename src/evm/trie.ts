@@ -55,6 +55,7 @@ import {
 import { type CryptoBackend, getCryptoBackend } from '../crypto/backend.js';
 import type { AccountRecord, FlatState, StateChanges } from './flat-state.js';
 import type { KVStore } from './kv.js';
+import { bytesToKey } from '../crypto/bytes.js';
 
 export const PREFIX_TRIE_NODE = 0x04;
 
@@ -185,9 +186,6 @@ export function sharedTrieNodeCache(): TrieNodeCache {
   return sharedCache;
 }
 
-function cacheKey(hash: Uint8Array): string {
-  return Buffer.from(hash.buffer, hash.byteOffset, 32).toString('latin1');
-}
 
 export function nodeDbKey(hash: Uint8Array): Uint8Array {
   const k = new Uint8Array(33);
@@ -421,7 +419,7 @@ export class TrieNodeReader {
   /** The root node of a trie by its hash: the resident tree when the cache has it, else a reference. */
   root(hash: Uint8Array, emptyRoot: Uint8Array, owner?: string): TrieNode | null {
     if (equalBytes(hash, emptyRoot)) return null;
-    const n = this.cache.getRoot(cacheKey(hash), owner);
+    const n = this.cache.getRoot(bytesToKey(hash), owner);
     if (n !== undefined) {
       this.cacheHits++;
       return n;
@@ -632,7 +630,7 @@ export function hashTries(tries: readonly TrieUpdate[], crypto: CryptoBackend, c
     // A new root shorter than 32 bytes is stored under its hash all the same (proofs start there).
     if (dirtyRoot[i] && r.enc!.length < 32) nodes.push([nodeDbKey(h), r.enc!]);
     const resident = r.kind === REF ? r.resolved : r;
-    if (resident !== undefined) cache.addRoot(cacheKey(h), resident, tries[i]!.owner);
+    if (resident !== undefined) cache.addRoot(bytesToKey(h), resident, tries[i]!.owner);
   }
   return { roots, nodes, calls };
 }
@@ -684,9 +682,6 @@ function hex(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }
 
-function latin1(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
-}
 
 const EMPTY_BYTES = new Uint8Array(0);
 
@@ -812,7 +807,7 @@ export class StateTrie {
     k = 0;
     for (const s of changes.storage) {
       const base = s.wiped ? EMPTY_TRIE_ROOT : (flat.getAccount(s.address)?.storageRoot ?? EMPTY_TRIE_ROOT);
-      const owner = latin1(s.address);
+      const owner = bytesToKey(s.address);
       let root = reader.root(base, EMPTY_TRIE_ROOT, owner);
       for (const { value } of s.slots) {
         const key = slotKeys[k++]!;
@@ -822,7 +817,7 @@ export class StateTrie {
     }
     const storage = hashTries(storageTries, crypto, cache, EMPTY_TRIE_ROOT);
     const storageRoots = new Map<string, Uint8Array>();
-    for (let i = 0; i < changes.storage.length; i++) storageRoots.set(latin1(changes.storage[i]!.address), storage.roots[i]!);
+    for (let i = 0; i < changes.storage.length; i++) storageRoots.set(bytesToKey(changes.storage[i]!.address), storage.roots[i]!);
 
     // The account trie: the addresses hashed in one call.
     const n = changes.accounts.length;
@@ -842,7 +837,7 @@ export class StateTrie {
         root = reader.del(root, addrKeys[i]!, 0);
         continue;
       }
-      const sr = storageRoots.get(latin1(a.address));
+      const sr = storageRoots.get(bytesToKey(a.address));
       if (sr !== undefined) a.account = { ...a.account, storageRoot: sr };
       root = reader.put(root, addrKeys[i]!, 0, encodeAccount(a.account));
     }

@@ -23,6 +23,7 @@ import type { Bytes } from '../types/block.js';
 import type { Counter, Gauge, Histogram } from '../metrics/types.js';
 import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrRecheckFull, ErrTxInCache, ErrTxTooLarge } from './errors.js';
 import { computeProtoSizeForTxs, LoopTurns, protoSizeOfTx, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
+import { bytesToKey } from '../crypto/bytes.js';
 
 /** [mempool] options; TOML names in the comments (config/config.go MempoolConfig). */
 export interface MempoolConfig {
@@ -84,9 +85,6 @@ export interface MempoolModules {
   postCheck?: PostCheckFunc;
 }
 
-function keyString(k: Bytes): string {
-  return Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
-}
 
 /** LRUTxCache (mempool/cache.go) over a Map, whose insertion order is the recency order. */
 export class LruTxCache {
@@ -190,11 +188,11 @@ export class CListMempool implements Mempool {
 
   /** Whether a tx with this key (sha256) is in the pool. */
   has(key: Bytes): boolean {
-    return this.txs.has(keyString(key));
+    return this.txs.has(bytesToKey(key));
   }
 
   getTx(key: Bytes): MempoolTx | undefined {
-    return this.txs.get(keyString(key));
+    return this.txs.get(bytesToKey(key));
   }
 
   knownKey(tx: Bytes): Bytes | undefined {
@@ -253,7 +251,7 @@ export class CListMempool implements Mempool {
       }
     }
     const key = txKey(tx);
-    const ks = keyString(key);
+    const ks = bytesToKey(key);
     if (!this.cache.push(ks)) {
       // Record the extra sender of a tx we already hold, so it is not gossiped back to them.
       const e = this.txs.get(ks);
@@ -338,7 +336,7 @@ export class CListMempool implements Mempool {
 
   /** RemoveTxByKey: drops the tx with this sha256 key; false when it is not in the pool. */
   removeTxByKey(key: Bytes): boolean {
-    const ok = this.removeEntry(keyString(key));
+    const ok = this.removeEntry(bytesToKey(key));
     if (ok) this.updateGauges();
     return ok;
   }
@@ -427,7 +425,7 @@ export class CListMempool implements Mempool {
       // A block of thousands of txs: RPC is answered between slices (new CheckTx calls wait).
       if (turns.due(i, 64)) await turns.turn();
       // The pool's own tx objects (a block this node proposed) are known without hashing.
-      const ks = this.byTx.get(txs[i]!)?.keyStr ?? keyString(txKey(txs[i]!));
+      const ks = this.byTx.get(txs[i]!)?.keyStr ?? bytesToKey(txKey(txs[i]!));
       if (results[i]!.code === 0) {
         // A committed tx must not re-enter: keep its key cached.
         this.cache.push(ks);

@@ -40,6 +40,7 @@ import type { Bytes } from '../types/block.js';
 import { LruTxCache } from './clist_mempool.js';
 import { ErrAppConnMempool, ErrMempoolIsFull, ErrPreCheck, ErrTxInCache, ErrTxTooLarge, MempoolError } from './errors.js';
 import { computeProtoSizeForTxs, LoopTurns, txKey, type CheckTxResult, type Mempool, type MempoolTx, type PostCheckFunc, type PreCheckFunc, type TxInfo } from './mempool.js';
+import { bytesToKey } from '../crypto/bytes.js';
 
 /** What the pool needs to know of one EVM tx (decoded and its sender recovered by the chain). */
 export interface EvmPoolTxInfo {
@@ -162,9 +163,6 @@ export interface EvmPoolModules {
   now?: () => number;
 }
 
-function keyString(k: Bytes): string {
-  return Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('latin1');
-}
 
 /** The price per gas a tx pays a proposer with a base fee of 0: min(tip, fee cap). */
 export function effectiveTip(i: Pick<EvmPoolTxInfo, 'tip' | 'feeCap'>): bigint {
@@ -308,11 +306,11 @@ export class EvmTxPool implements Mempool {
   }
 
   has(key: Bytes): boolean {
-    return this.byKey.has(keyString(key));
+    return this.byKey.has(bytesToKey(key));
   }
 
   getTx(key: Bytes): MempoolTx | undefined {
-    return this.byKey.get(keyString(key));
+    return this.byKey.get(bytesToKey(key));
   }
 
   knownKey(tx: Bytes): Bytes | undefined {
@@ -516,7 +514,7 @@ export class EvmTxPool implements Mempool {
 
   private async admit(tx: Bytes, txInfo: TxInfo): Promise<CheckTxResult> {
     const key = txKey(tx);
-    const ks = keyString(key);
+    const ks = bytesToKey(key);
     const have = this.byKey.get(ks);
     if (have !== undefined) {
       if (txInfo.sender !== undefined) have.senders.add(txInfo.sender);
@@ -709,7 +707,7 @@ export class EvmTxPool implements Mempool {
   // --- removal and the block -------------------------------------------------------------------------
 
   removeTxByKey(key: Bytes): boolean {
-    const e = this.byKey.get(keyString(key));
+    const e = this.byKey.get(bytesToKey(key));
     if (e === undefined) return false;
     const a = this.accounts.get(e.info.sender)!;
     this.unlink(a, e);
@@ -752,7 +750,7 @@ export class EvmTxPool implements Mempool {
     const turns = new LoopTurns();
     for (let i = 0; i < txs.length; i++) {
       if (turns.due(i, 256)) await turns.turn();
-      const ks = this.byTx.get(txs[i]!)?.keyStr ?? keyString(txKey(txs[i]!));
+      const ks = this.byTx.get(txs[i]!)?.keyStr ?? bytesToKey(txKey(txs[i]!));
       if (results[i]!.code === 0) this.cache.push(ks);
       const e = this.byKey.get(ks);
       if (e !== undefined) this.unlink(this.accounts.get(e.info.sender)!, e);

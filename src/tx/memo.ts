@@ -49,7 +49,3 @@ export class LruMemo<K, V> {
   }
 }
 
-/** A byte string as a Map key (latin1: one char per byte, no hashing, no base64 expansion). */
-export function bytesKey(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
-}

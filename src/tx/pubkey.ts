@@ -27,7 +27,8 @@ import { PubKeySchema as MlDsa65PubKeySchema } from '../gen/chain/crypto/mldsa65
 import { PubKeySchema as Secp256k1PubKeySchema } from '../gen/chain/crypto/secp256k1/keys_pb.js';
 import { PubKeySchema as EthSecp256k1PubKeySchema } from '../gen/chain/evm/crypto/v1/ethsecp256k1/keys_pb.js';
 import { canonicalTypeName, packAny, type EmitNames } from '../proto/registry.js';
-import { bytesKey, LruMemo } from './memo.js';
+import { LruMemo } from './memo.js';
+import { bytesToKey } from '../crypto/bytes.js';
 
 export type PubKeyAlgo = 'secp256k1' | 'eth_secp256k1' | 'ed25519' | 'mldsa65' | 'multisig';
 
@@ -129,7 +130,7 @@ export class Secp256k1KeyMemo {
 
   /** The 65-byte uncompressed point of `key`, or null when `key` is not a valid SEC1 point. */
   uncompressed(key: Uint8Array): Uint8Array | null {
-    const k = bytesKey(key);
+    const k = bytesToKey(key);
     const hit = this.memo.get(k);
     if (hit !== undefined) return hit;
     this.decompressions++;
@@ -168,7 +169,7 @@ export function decodePubKey(any: Any, depth = 0): PubKey {
   // chain asks four times a tx. Anys are never mutated once decoded.
   const seen = depth === 0 ? decodedByObject.get(any) : undefined;
   if (seen !== undefined && seen.typeUrl === any.typeUrl && seen.value === any.value) return seen.pk;
-  const memoKey = `${canonicalTypeName(any.typeUrl)}\0${bytesKey(any.value)}`;
+  const memoKey = `${canonicalTypeName(any.typeUrl)}\0${bytesToKey(any.value)}`;
   let pk = decodedAnys.get(memoKey);
   if (pk === undefined) {
     pk = decodePubKeyUncached(any, depth);

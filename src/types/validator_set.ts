@@ -17,7 +17,7 @@ import type { PubKey, Validator, ValidatorUpdate } from './validator.js';
 import { addressFromPubKey } from '../crypto/hash.js';
 import { validatorsHash } from './hashing.js';
 import { decodeValidatorSet, encodeValidatorSet } from './codec.js';
-import { hexUpper } from '../crypto/bytes.js';
+import { bytesToKey, hexUpper } from '../crypto/bytes.js';
 
 const MAX_INT64 = (1n << 63n) - 1n;
 const MIN_INT64 = -(1n << 63n);
@@ -87,9 +87,6 @@ function moreProposerPriority(a: Validator | null, b: Validator): Validator {
   throw new ValidatorSetError('VALSET_INVALID_CHANGES', 'cannot compare identical validators');
 }
 
-function addrKey(address: Uint8Array): string {
-  return Buffer.from(address.buffer, address.byteOffset, address.byteLength).toString('latin1');
-}
 
 /** A ValidatorUpdate (pubkey + power) or a Validator (address + votingPower) as a change. */
 export type ValidatorChange = ValidatorUpdate | Validator;
@@ -204,7 +201,7 @@ export class ValidatorSet {
   private addressIndex(): Map<string, number> {
     if (this.index === null || this.index.size !== this.validators.length) {
       const m = new Map<string, number>();
-      for (let i = 0; i < this.validators.length; i++) m.set(addrKey(this.validators[i]!.address), i);
+      for (let i = 0; i < this.validators.length; i++) m.set(bytesToKey(this.validators[i]!.address), i);
       this.index = m;
     }
     return this.index;
@@ -216,13 +213,13 @@ export class ValidatorSet {
 
   /** GetByAddress: the index and the validator (do not mutate it), or null. */
   getByAddress(address: Uint8Array): { index: number; validator: Validator } | null {
-    const i = this.addressIndex().get(addrKey(address));
+    const i = this.addressIndex().get(bytesToKey(address));
     if (i === undefined) return null;
     const v = this.validators[i]!;
     // Guard against a stale index if someone reordered `validators` behind our back.
     if (compareBytes(v.address, address) !== 0) {
       this.index = null;
-      const j = this.addressIndex().get(addrKey(address));
+      const j = this.addressIndex().get(bytesToKey(address));
       return j === undefined ? null : { index: j, validator: this.validators[j]! };
     }
     return { index: i, validator: v };
@@ -241,7 +238,7 @@ export class ValidatorSet {
     const seen = new Set<string>();
     let sum = 0n;
     for (const a of addresses) {
-      const k = addrKey(a);
+      const k = bytesToKey(a);
       if (seen.has(k)) continue;
       seen.add(k);
       const f = this.getByAddress(a);
@@ -351,10 +348,10 @@ export class ValidatorSet {
     if (!allowDeletes && removals.length > 0) throw invalid('cannot process validators with voting power 0');
 
     const existing = new Map<string, Validator>();
-    for (const v of this.validators) existing.set(addrKey(v.address), v);
+    for (const v of this.validators) existing.set(bytesToKey(v.address), v);
 
     let numNew = 0;
-    for (const u of updates) if (!existing.has(addrKey(u.address))) numNew++;
+    for (const u of updates) if (!existing.has(bytesToKey(u.address))) numNew++;
     if (numNew === 0 && this.validators.length === removals.length) {
       throw invalid('applying the validator changes would result in empty set');
     }
@@ -362,13 +359,13 @@ export class ValidatorSet {
     // verifyRemovals.
     let removedPower = 0n;
     for (const r of removals) {
-      const v = existing.get(addrKey(r.address));
+      const v = existing.get(bytesToKey(r.address));
       if (!v) throw invalid(`failed to find validator ${hexUpper(r.address)} to remove`);
       removedPower += v.votingPower;
     }
 
     // verifyUpdates: apply deltas smallest first and reject any step past the limit.
-    const delta = (u: Validator) => u.votingPower - (existing.get(addrKey(u.address))?.votingPower ?? 0n);
+    const delta = (u: Validator) => u.votingPower - (existing.get(bytesToKey(u.address))?.votingPower ?? 0n);
     const deltas = updates.map(delta).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     let tvp = this.totalVotingPower() - removedPower;
     for (const d of deltas) {
@@ -381,13 +378,13 @@ export class ValidatorSet {
 
     // computeNewPriorities.
     for (const u of updates) {
-      const v = existing.get(addrKey(u.address));
+      const v = existing.get(bytesToKey(u.address));
       u.proposerPriority = v ? v.proposerPriority : -(tvpAfterUpdatesBeforeRemovals + (tvpAfterUpdatesBeforeRemovals >> 3n));
     }
 
     // applyUpdates + applyRemovals.
-    for (const u of updates) existing.set(addrKey(u.address), u);
-    for (const r of removals) existing.delete(addrKey(r.address));
+    for (const u of updates) existing.set(bytesToKey(u.address), u);
+    for (const r of removals) existing.delete(bytesToKey(r.address));
     this.validators = [...existing.values()];
     this.index = null;
     this._total = 0n;

@@ -3,7 +3,7 @@ import t from 'tap';
 import { ConfigError, DEFAULT_ENV_SWITCHES, readEnvSwitches } from '../../src/config/index.js';
 
 t.test('defaults when nothing is set', async (t) => {
-  t.same(readEnvSwitches({}), { pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', grpc: 'auto', execNice: 0, parallelScavenge: 'auto', testDoubleSign: false });
+  t.same(readEnvSwitches({}), { pool: 'piscina', crypto: 'auto', signLog: null, exec: 'thread', grpc: 'auto', execNice: 0, mainSliceUs: 100, parallelScavenge: 'auto', testDoubleSign: false });
   t.same(readEnvSwitches({}), DEFAULT_ENV_SWITCHES, 'the same as a node started without an environment');
 });
 
@@ -23,6 +23,12 @@ t.test('each switch', async (t) => {
   t.equal(readEnvSwitches({ CHAIND_EXEC_NICE: '' }).execNice, 0, 'empty: the default');
   for (const bad of ['20', '-1', '5.5', 'low', '0x5']) {
     t.throws(() => readEnvSwitches({ CHAIND_EXEC_NICE: bad }), { name: 'ConfigError', field: 'CHAIND_EXEC_NICE' } as any, `CHAIND_EXEC_NICE=${bad}`);
+  }
+  t.equal(readEnvSwitches({}).mainSliceUs, 100, 'the main thread slice: 0.1 ms by default');
+  t.equal(readEnvSwitches({ CHAIND_MAIN_SLICE_US: '0' }).mainSliceUs, 0, '0: the kernel default');
+  t.equal(readEnvSwitches({ CHAIND_MAIN_SLICE_US: ' 3000 ' }).mainSliceUs, 3000);
+  for (const bad of ['50', '100001', '-100', '1.5', 'short']) {
+    t.throws(() => readEnvSwitches({ CHAIND_MAIN_SLICE_US: bad }), { name: 'ConfigError', field: 'CHAIND_MAIN_SLICE_US' } as any, `CHAIND_MAIN_SLICE_US=${bad}`);
   }
   t.equal(readEnvSwitches({ CHAIND_TEST_DOUBLE_SIGN: '1' }).testDoubleSign, true);
   t.equal(readEnvSwitches({ CHAIND_TEST_DOUBLE_SIGN: 'yes' }).testDoubleSign, false, 'only 1 turns it on');

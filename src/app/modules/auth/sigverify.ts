@@ -37,7 +37,8 @@ import type { CryptoPool, SigItem } from '../../../pool/types.js';
 import { CryptoPoolError } from '../../../pool/types.js';
 import { emitTypeUrl } from '../../../proto/registry.js';
 import type { DecodedTxRaw } from '../../../tx/codec.js';
-import { bytesKey, LruMemo } from '../../../tx/memo.js';
+import { LruMemo } from '../../../tx/memo.js';
+import { bytesToKey } from '../../../crypto/bytes.js';
 import { decodePubKey, type PubKey, type SinglePubKey } from '../../../tx/pubkey.js';
 import { signBytesDirect, signBytesDirectAux, signBytesLegacyAmino } from '../../../tx/signbytes.js';
 import type { AccountKeeper } from './keeper.js';
@@ -375,7 +376,7 @@ export class SignatureVerifier {
 
   /** The memo key of a single-key check: the sign bytes enter as their SHA-256. */
   private memoKey(algo: SinglePubKey['algo'], key: Bytes, msg: Bytes, sig: Bytes): string {
-    return `${algo}\0${bytesKey(key)}\0${bytesKey(sig)}\0${bytesKey(this.backend.sha256(msg))}`;
+    return `${algo}\0${bytesToKey(key)}\0${bytesToKey(sig)}\0${bytesToKey(this.backend.sha256(msg))}`;
   }
 
   private get backend(): CryptoBackend {
