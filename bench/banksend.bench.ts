@@ -33,7 +33,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BaseAccountSchema } from '../src/gen/chain/auth/v1beta1/auth_pb.js';
 import { QueryAccountRequestSchema, QueryAccountResponseSchema } from '../src/gen/chain/auth/v1beta1/query_pb.js';
 import { allocPorts, CLI, portFlags, sleep, startNode, tmpHome, waitFor } from '../test/helpers/node.js';
-import { buildTx, devKeys, freshKey, msgSend, type DevAccount } from '../test/helpers/txsign.js';
+import { buildTx, devKeys, freshKey, fundingTx, msgSend, type DevAccount } from '../test/helpers/txsign.js';
 import { topFrames } from './cpuprofile.js';
 import { LeanClient } from './lean-http.js';
 import { assertListener } from './listener.js';
@@ -328,12 +328,7 @@ async function main(): Promise<void> {
     const funderNum = await accountNumber(funder.bech32);
     const senders: DevAccount[] = Array.from({ length: SENDERS }, (_, i) => freshKey(i));
     const sink = freshKey(250);
-    const fund = buildTx({
-      chainId,
-      msgs: senders.map((s) => msgSend(funder.bech32, s.bech32, [{ denom: DENOM, amount: 10n ** 20n }])),
-      signers: [{ key: funder, accountNumber: funderNum, sequence: 0n }],
-      fee: { gasLimit: 200_000n + 40_000n * BigInt(SENDERS) },
-    }).bytes;
+    const fund = fundingTx(chainId, funder, funderNum, senders, DENOM, 10n ** 20n);
     const fr = await rpc('broadcast_tx_commit', { tx: Buffer.from(fund).toString('base64') });
     if (fr.check_tx.code !== 0 || fr.tx_result.code !== 0) throw new Error(`funding failed: ${fr.check_tx.log} ${fr.tx_result.log}`);
     const startHeight = BigInt(fr.height);

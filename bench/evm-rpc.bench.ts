@@ -1,8 +1,9 @@
 /**
  * The EVM JSON-RPC beside anvil, in one run, reported as ratios chaind/anvil (issue 10's goals):
  *
- *   eth_blockNumber, eth_getBalance   throughput, wrk with 64 connections in flight
- *   eth_call balanceOf                throughput over 1,024 different holders (wrk, 64 connections),
+ *   eth_blockNumber, eth_getBalance   throughput, wrk with 64 connections in flight, BENCH_PAIRS
+ *                                     alternating pairs of runs (report.ts; default 5)
+ *   eth_call balanceOf                throughput over 1,024 different holders (wrk, 64 connections, pairs),
  *                                     and open-loop latency p50/p99 at a fixed rate (a closed loop
  *                                     hides stalls: latency here counts from the scheduled send time)
  *   ERC-20 transfers                  after an unmeasured warm-up round (one transfer per sender),
@@ -17,7 +18,10 @@
  *                                       a block;
  *                                       three rounds, chaind and anvil alternating, each figure
  *                                       the median of its rounds
- *   eth_getBalance p99 during them    open loop at a fixed rate while those transfers execute, from
+ *   eth_getBalance p99 during them    open loop at a fixed rate from the first submission to the
+ *                                     last commit (the RPC thread admits the transfers meanwhile:
+ *                                     issue 10's p99 goal, while a block of 2,000 transfers
+ *                                     executes, is exec-latency.bench.ts's figure), from
  *                                     a thread of its own (open-loop.ts probeThread): this client
  *                                     sends ~400 txs at once per block and follows the blocks, and
  *                                     its event loop lagged up to ~250 ms; a probe on that loop
@@ -97,12 +101,14 @@ import { allocPorts, CLI, freePort, runCli, tmpHome, waitFor } from '../test/hel
 import { topFrames, type CpuProfile } from './cpuprofile.js';
 import { closeClients, openLoop, post, probeThread, type Latency } from './open-loop.js';
 import { assertListener } from './listener.js';
-import { report, smoke } from './report.js';
+import { median, PAIRS, report, smoke } from './report.js';
 
 const ROOT = path.resolve(path.dirname(CLI), '../../..');
 const ANVIL = path.join(ROOT, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
 const args = process.argv.slice(2);
 const PROFILE = args.includes('--profile');
+/** BENCH_SLOW_DUMP=1: print the transfers' eth_getBalance samples over 8 ms, with their times (to line up with --profile). */
+const SLOW_DUMP = Boolean(process.env['BENCH_SLOW_DUMP']);
 /** --reads: skip the transfers. */
 const READS_ONLY = args.includes('--reads');
 /** --transfers: skip the read throughput and latency runs. */
@@ -379,7 +385,7 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][], mode:
   const h0 = BigInt(await rpc(c.port, 'eth_blockNumber'));
   let done = false;
   const balBodies = holders.slice(0, 64).map((h) => body('eth_getBalance', [hex(h.address), 'latest']));
-  const probe = probeThread(c.port, balBodies, BALANCE_RATE, '"result"');
+  const probe = probeThread(c.port, balBodies, BALANCE_RATE, '"result"', SLOW_DUMP);
   await probe.ready;
   const c0 = cpuTicks(c.pid);
   const th0 = c.name === 'chaind' ? threadTicks(c.pid) : undefined;
@@ -485,6 +491,12 @@ async function transfers(c: Chain, signed: string[][], hashes: string[][], mode:
   const threads = th0 ? threadCpu(th0, threadTicks(c.pid)) : undefined;
   const balance = await probe.stop();
   loopDelay.disable();
+  if (SLOW_DUMP && balance.samples) {
+    // Epoch ms of the probe's due times → ms since the first send and the profiles' monotonic µs.
+    const epoch0 = performance.timeOrigin + t0;
+    const slow = balance.samples.filter((x) => x.ms > 8).map((x) => `${(x.at - epoch0).toFixed(0)}ms(mono ${(mono0 + (x.at - epoch0) * 1000).toFixed(0)}):${x.ms.toFixed(1)}`);
+    console.log(`  slow eth_getBalance on ${c.name} (due since the first send: latency ms): ${slow.join(' ')}`);
+  }
   const clientLag = { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
   let failed = 0;
   // Status of a sample (the receipts of every 50th tx) and of each sender's last.
@@ -538,10 +550,6 @@ function printProfiles(dir: string, window?: [number, number]): void {
 
 // ---- main -----------------------------------------------------------------------------------------
 
-const median = (xs: number[]) => {
-  const v = [...xs].sort((a, b) => a - b);
-  return v.length % 2 === 1 ? v[v.length >> 1]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
-};
 
 /**
  * One chain's rounds of a shape as one run: the round of median tx/s stands for the blocks, the
@@ -623,6 +631,12 @@ async function main(): Promise<void> {
       report({ area: 'EVM RPC', figure: what.trim(), unit, value: a, peer: 'anvil', peerValue: b, better: higherIsBetter ? 'higher' : 'lower', ...(notes ? { note: notes } : {}) });
       return higherIsBetter ? ratio : 1 / ratio;
     };
+    /** A figure of alternating pairs: the medians printed, the ratio the median of the pairs' ratios (report.ts). */
+    const pairedRow = (what: string, samples: { value: number; peerValue: number }[], unit: string, goal: string, higherIsBetter: boolean) => {
+      const r = report({ area: 'EVM RPC', figure: what.trim(), unit, samples, peer: 'anvil', better: higherIsBetter ? 'higher' : 'lower', ...(goal ? { note: `goal ${goal}` } : {}) });
+      rows.push(`${what.padEnd(44)} ${r.value.toFixed(1).padStart(9)} ${r.peerValue.toFixed(1).padStart(9)} ${unit.padEnd(6)} ${r.ratio.toFixed(2).padStart(6)}×  ${goal.padEnd(12)} load ${load()} (${samples.length} pairs, ratios ${samples.map((x) => (higherIsBetter ? x.value / x.peerValue : x.peerValue / x.value).toFixed(2)).join(', ')})`);
+      console.log(rows[rows.length - 1]);
+    };
     console.log(`\n${'measure'.padEnd(44)} ${'chaind'.padStart(9)} ${'anvil'.padStart(9)} ${'unit'.padEnd(6)} ${'ratio'.padStart(7)}  goal`);
 
     const bn = [body('eth_blockNumber', [])];
@@ -632,9 +646,20 @@ async function main(): Promise<void> {
       ['eth_getBalance (64 conns)', gb, '≥ 1.0×'],
       [`eth_call balanceOf, ${HOLDERS} holders (64 conns)`, callBodies, '≥ 0.25×'],
     ] as const) {
-      const [a, b] = [wrk(chaind, [...bodies], tmp), wrk(anvil, [...bodies], tmp)];
-      row(`${name} req/s`, a.rps, b.rps, 'req/s', goal);
-      row(`  ${name} server CPU per request`, a.cpuUs, b.cpuUs, 'µs', '', false);
+      // Alternating pairs (as report.ts alternate(): chaind then anvil, then anvil then chaind, …):
+      // single wrk runs measured eth_getBalance at 0.80× and 1.17× anvil on one day.
+      const runs: { a: Throughput; b: Throughput }[] = [];
+      for (let i = 0; i < PAIRS; i++) {
+        if (i % 2 === 0) {
+          const a = wrk(chaind, [...bodies], tmp);
+          runs.push({ a, b: wrk(anvil, [...bodies], tmp) });
+        } else {
+          const b = wrk(anvil, [...bodies], tmp);
+          runs.push({ a: wrk(chaind, [...bodies], tmp), b });
+        }
+      }
+      pairedRow(`${name} req/s`, runs.map((r) => ({ value: r.a.rps, peerValue: r.b.rps })), 'req/s', goal, true);
+      pairedRow(`  ${name} server CPU per request`, runs.map((r) => ({ value: r.a.cpuUs, peerValue: r.b.cpuUs })), 'µs', '', false);
     }
     // One after the other, so that the two do not share the CPU.
     if (!TRANSFERS_ONLY) {
@@ -677,7 +702,9 @@ async function main(): Promise<void> {
       console.log(`  chaind threads during the transfers${cs.length > 1 ? ' (the median round)' : ''}: ${tc.threads}`);
       console.log(`  chaind ${tc.seconds.toFixed(2)} s in ${tc.blocks} blocks (${tc.blocksWithTransfers} with transfers, at most ${tc.mostInABlock} in one), anvil ${ta.seconds.toFixed(2)} s in ${ta.blocks} blocks (${ta.blocksWithTransfers} with transfers, at most ${ta.mostInABlock} in one); failed (sampled): ${tc.failed} / ${ta.failed}; "nonce too high" retries: ${tc.retries} / ${ta.retries}${ta.kicks > 0 ? `; anvil's stalled automine woken by evm_mine ${ta.kicks} times` : ''}`);
       const p99of = cs.length > 1 ? `median of ${cs.length} rounds: chaind ${cs.map((r) => r.balance.p99.toFixed(1)).join(', ')}, anvil ${as.map((r) => r.balance.p99.toFixed(1)).join(', ')} ms` : '';
-      row(`eth_getBalance p99 during ${during} (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', mode === 'stream' ? '< 10 ms' : '', false, p99of);
+      // Issue 10's "< 10 ms while that block executes" is exec-latency's figure (a block of 2,000
+      // transfers executing); this window also holds the RPC thread's admission of the transfers.
+      row(`eth_getBalance p99 during ${during} (${BALANCE_RATE}/s)`, tc.balance.p99, ta.balance.p99, 'ms', '', false, [p99of, mode === 'stream' ? 'the submission and the blocks: the goal while a 2,000-transfer block executes is exec-latency\'s' : ''].filter((x) => x !== '').join('; '));
       row(`eth_getBalance p50 during ${during}`, tc.balance.p50, ta.balance.p50, 'ms', '', false);
       console.log(`  max: chaind ${tc.balance.max.toFixed(1)} ms, anvil ${ta.balance.max.toFixed(1)} ms; errors ${tc.balance.errors} / ${ta.balance.errors}; the client's own event-loop lag p99/max ${tc.clientLag.p99.toFixed(1)}/${tc.clientLag.max.toFixed(1)} ms / ${ta.clientLag.p99.toFixed(1)}/${ta.clientLag.max.toFixed(1)} ms`);
     }

@@ -1,8 +1,8 @@
 /**
  * The benches' keep-alive JSON-RPC client (`post`) and open-loop latency probe (`openLoop`), and
- * the same probe on a thread of its own (`probeThread`). Requests go through the lean client of
- * lean-http.ts (one per port and thread), so the client's own CPU takes little from the servers it
- * shares the machine with.
+ * the same probe on a thread of its own (`probeThread`). Requests go through the lean clients of
+ * lean-http.ts and lean-h2.ts (gRPC; one per port and thread), so the client's own CPU takes little
+ * from the servers it shares the machine with.
  *
  * Why a thread: latency counts from the request's scheduled send time, so everything that delays
  * the probe's own event loop counts as server latency. A bench whose client also generates load
@@ -16,9 +16,9 @@
  * threads keep busy, a probe that waits for the running thread's slice to end before it can send
  * or read adds that wait to the server's latency, and a client on another machine would not.
  */
-import http2 from 'node:http2';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { applyThreadSlice } from '../src/pool/sched.js';
+import { LeanGrpc } from './lean-h2.js';
 import { LeanClient } from './lean-http.js';
 
 /** This thread's clients, one per port (a probe thread has its own connections). */
@@ -30,26 +30,21 @@ function client(port: number): LeanClient {
   return c;
 }
 
-/** This thread's gRPC sessions (HTTP/2), one per port. */
-const sessions = new Map<number, http2.ClientHttp2Session>();
+/** This thread's gRPC connections (lean-h2.ts), one per port. */
+const grpcClients = new Map<number, LeanGrpc>();
 
-function session(port: number): http2.ClientHttp2Session {
-  let s = sessions.get(port);
-  // A session the server closed (GOAWAY, a limit) is replaced; requests it lost count as errors.
-  if (s === undefined || s.closed || s.destroyed) {
-    s = http2.connect(`http://127.0.0.1:${port}`);
-    s.on('error', () => {});
-    sessions.set(port, s);
-  }
-  return s;
+function grpcClient(port: number): LeanGrpc {
+  let c = grpcClients.get(port);
+  if (c === undefined) grpcClients.set(port, (c = new LeanGrpc(port)));
+  return c;
 }
 
 /** Closes this thread's connections (a later request opens new ones). */
 export function closeClients(): void {
   for (const c of clients.values()) c.close();
   clients.clear();
-  for (const s of sessions.values()) s.close();
-  sessions.clear();
+  for (const c of grpcClients.values()) c.close();
+  grpcClients.clear();
 }
 
 /** A JSON-RPC POST to `/`; resolves with the answer's body, whatever its HTTP status. */
@@ -66,31 +61,7 @@ export type ProbeRequests = string[] | { get: string } | { grpc: string; message
 function sendOne(port: number, reqs: ProbeRequests, i: number): Promise<string> {
   if (Array.isArray(reqs)) return post(port, reqs[i % reqs.length]!);
   if ('get' in reqs) return client(port).get(reqs.get).then((a) => (a.status === 200 ? a.body.toString() : Promise.reject(new Error(`HTTP ${a.status}`))));
-  return grpcUnary(port, reqs.grpc, reqs.message);
-}
-
-/** One gRPC unary call (a 5-byte length prefix, then the message); resolves on grpc-status 0. */
-function grpcUnary(port: number, method: string, message: Uint8Array): Promise<string> {
-  const frame = Buffer.alloc(5 + message.length);
-  frame.writeUInt32BE(message.length, 1);
-  frame.set(message, 5);
-  return new Promise((resolve, reject) => {
-    let status: string | undefined;
-    let st: http2.ClientHttp2Stream;
-    try {
-      st = session(port).request({ ':method': 'POST', ':path': method, 'content-type': 'application/grpc', te: 'trailers' });
-    } catch (e) {
-      return reject(e as Error);
-    }
-    st.on('response', (h) => {
-      if (h['grpc-status'] !== undefined) status = String(h['grpc-status']);
-    });
-    st.on('trailers', (h) => (status = String(h['grpc-status'])));
-    st.on('data', () => {});
-    st.on('end', () => (status === '0' ? resolve('') : reject(new Error(`grpc-status ${status}`))));
-    st.on('error', reject);
-    st.end(frame);
-  });
+  return grpcClient(port).unary(reqs.grpc, reqs.message).then(() => '');
 }
 
 /**

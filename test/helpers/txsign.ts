@@ -170,6 +170,19 @@ export function sendTx(o: {
   }).bytes;
 }
 
+/**
+ * One tx in which `funder` (sequence 0, a genesis account) sends `amount` of `denom` to each of
+ * `recipients` (the benches' set-up block), with gas for that many sends.
+ */
+export function fundingTx(chainId: string, funder: DevAccount, accountNumber: bigint, recipients: readonly DevAccount[], denom: string, amount: bigint): Uint8Array {
+  return buildTx({
+    chainId,
+    msgs: recipients.map((r) => msgSend(funder.bech32, r.bech32, [{ denom, amount }])),
+    signers: [{ key: funder, accountNumber, sequence: 0n }],
+    fee: { gasLimit: 200_000n + 40_000n * BigInt(recipients.length) },
+  }).bytes;
+}
+
 /** An Any with arbitrary type URL and bytes (extension options, bogus keys). */
 export function rawAny(typeUrl: string, value: Uint8Array = new Uint8Array(0)): Any {
   return create(AnySchema, { typeUrl, value });
