@@ -101,7 +101,7 @@ import { allocPorts, CLI, freePort, runCli, tmpHome, waitFor } from '../test/hel
 import { topFrames, type CpuProfile } from './cpuprofile.js';
 import { closeClients, openLoop, post, probeThread, type Latency } from './open-loop.js';
 import { assertListener } from './listener.js';
-import { median, PAIRS, report, smoke } from './report.js';
+import { alternate, median, ratioOf, report, smoke } from './report.js';
 
 const ROOT = path.resolve(path.dirname(CLI), '../../..');
 const ANVIL = path.join(ROOT, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
@@ -634,7 +634,7 @@ async function main(): Promise<void> {
     /** A figure of alternating pairs: the medians printed, the ratio the median of the pairs' ratios (report.ts). */
     const pairedRow = (what: string, samples: { value: number; peerValue: number }[], unit: string, goal: string, higherIsBetter: boolean) => {
       const r = report({ area: 'EVM RPC', figure: what.trim(), unit, samples, peer: 'anvil', better: higherIsBetter ? 'higher' : 'lower', ...(goal ? { note: `goal ${goal}` } : {}) });
-      rows.push(`${what.padEnd(44)} ${r.value.toFixed(1).padStart(9)} ${r.peerValue.toFixed(1).padStart(9)} ${unit.padEnd(6)} ${r.ratio.toFixed(2).padStart(6)}×  ${goal.padEnd(12)} load ${load()} (${samples.length} pairs, ratios ${samples.map((x) => (higherIsBetter ? x.value / x.peerValue : x.peerValue / x.value).toFixed(2)).join(', ')})`);
+      rows.push(`${what.padEnd(44)} ${r.value.toFixed(1).padStart(9)} ${r.peerValue.toFixed(1).padStart(9)} ${unit.padEnd(6)} ${r.ratio.toFixed(2).padStart(6)}×  ${goal.padEnd(12)} load ${load()} (${samples.length} pairs, ratios ${samples.map((x) => ratioOf({ ...x, better: r.better }).toFixed(2)).join(', ')})`);
       console.log(rows[rows.length - 1]);
     };
     console.log(`\n${'measure'.padEnd(44)} ${'chaind'.padStart(9)} ${'anvil'.padStart(9)} ${'unit'.padEnd(6)} ${'ratio'.padStart(7)}  goal`);
@@ -646,20 +646,17 @@ async function main(): Promise<void> {
       ['eth_getBalance (64 conns)', gb, '≥ 1.0×'],
       [`eth_call balanceOf, ${HOLDERS} holders (64 conns)`, callBodies, '≥ 0.25×'],
     ] as const) {
-      // Alternating pairs (as report.ts alternate(): chaind then anvil, then anvil then chaind, …):
-      // single wrk runs measured eth_getBalance at 0.80× and 1.17× anvil on one day.
-      const runs: { a: Throughput; b: Throughput }[] = [];
-      for (let i = 0; i < PAIRS; i++) {
-        if (i % 2 === 0) {
-          const a = wrk(chaind, [...bodies], tmp);
-          runs.push({ a, b: wrk(anvil, [...bodies], tmp) });
-        } else {
-          const b = wrk(anvil, [...bodies], tmp);
-          runs.push({ a: wrk(chaind, [...bodies], tmp), b });
-        }
-      }
-      pairedRow(`${name} req/s`, runs.map((r) => ({ value: r.a.rps, peerValue: r.b.rps })), 'req/s', goal, true);
-      pairedRow(`  ${name} server CPU per request`, runs.map((r) => ({ value: r.a.cpuUs, peerValue: r.b.cpuUs })), 'µs', '', false);
+      // Alternating pairs (report.ts alternate()): single wrk runs measured eth_getBalance at 0.80×
+      // and 1.17× anvil on one day. Each side runs once a pair, so the i-th run of each is pair i.
+      const [as, bs]: Throughput[][] = [[], []];
+      const run = (c: Chain, into: Throughput[]) => {
+        const t = wrk(c, [...bodies], tmp);
+        into.push(t);
+        return t.rps;
+      };
+      const pairs = await alternate(() => run(chaind, as), () => run(anvil, bs));
+      pairedRow(`${name} req/s`, pairs.samples, 'req/s', goal, true);
+      pairedRow(`  ${name} server CPU per request`, as.map((a, i) => ({ value: a.cpuUs, peerValue: bs[i]!.cpuUs })), 'µs', '', false);
     }
     // One after the other, so that the two do not share the CPU.
     if (!TRANSFERS_ONLY) {

@@ -111,7 +111,8 @@ async function request(port: number, method: 'GET' | 'POST', p: string, body?: s
 }
 
 let rpcId = 0;
-async function rpc(port: number, method: string, params: Record<string, unknown>): Promise<any> {
+/** A JSON-RPC call (CometBFT's named params or geth's positional ones); an error answer throws with `rpcError`. */
+async function rpc(port: number, method: string, params: Record<string, unknown> | unknown[]): Promise<any> {
   const body = await request(port, 'POST', '/', JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }));
   if (body.error) throw Object.assign(new Error(`${method}: ${JSON.stringify(body.error)}`), { rpcError: body.error });
   return body.result;
@@ -135,8 +136,15 @@ async function accountNumber(port: number, address: string): Promise<bigint> {
  */
 const PROBES = (process.env['BENCH_PROBES'] ?? 'status,grpc,getBalance,blockNumber').split(',');
 
+/** What a probe gives back when stopped: every sample, the failed requests and the first failure's words. */
+interface ProbeResult {
+  samples: Sample[];
+  errors: number;
+  firstError?: string;
+}
+
 /** A probe that sends nothing (BENCH_PROBES left it out): no samples, so no figure. */
-function idleProbe(): { ready: Promise<void>; stop: () => Promise<{ samples: Sample[]; errors: number }> } {
+function idleProbe(): { ready: Promise<void>; stop: () => Promise<ProbeResult> } {
   return { ready: Promise.resolve(), stop: async () => ({ samples: [], errors: 0 }) };
 }
 
@@ -152,7 +160,7 @@ type Sample = ProbeSample;
  * the node's (and the machine's contention). Its samples come back with epoch times, here turned
  * into this thread's performance clock (the node log's windows are on it).
  */
-function threadProbe(port: number, reqs: ProbeRequests): { ready: Promise<void>; stop: () => Promise<{ samples: Sample[]; errors: number; firstError?: string }> } {
+function threadProbe(port: number, reqs: ProbeRequests): { ready: Promise<void>; stop: () => Promise<ProbeResult> } {
   const p = probeThread(port, reqs, 1000 / PROBE_EVERY_MS, undefined, true);
   return {
     ready: p.ready,
@@ -335,7 +343,7 @@ async function bankWorkload(ports: Ports): Promise<Workload> {
     async setup() {
       const funderNum = await accountNumber(port, funder.bech32);
       const fund = fundingTx(chainId, funder, funderNum, senders, DENOM, 10n ** 20n);
-      // broadcast_tx_commit would time out before a 25 s timeout_commit ends: sync, then wait.
+      // broadcast_tx_commit would time out before a long timeout_commit ends: sync, then wait.
       const fr = await rpc(port, 'broadcast_tx_sync', { tx: Buffer.from(fund).toString('base64') });
       if (fr.code !== 0) throw new Error(`funding refused: ${fr.log}`);
       await waitFor('funded senders', async () => accountNumber(port, senders[SENDERS - 1]!.bech32).then(() => true, () => false), 180_000, 200);
@@ -380,11 +388,7 @@ async function bankWorkload(ports: Ports): Promise<Workload> {
 async function erc20Workload(ports: Ports): Promise<Workload> {
   const SENDERS = SIZES.erc20.senders;
   const port = ports.jsonRpc;
-  const eth = async (method: string, params: unknown[]): Promise<any> => {
-    const a = await request(port, 'POST', '/', JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }));
-    if (a.error) throw Object.assign(new Error(`${method}: ${a.error.message}`), { rpcError: a.error });
-    return a.result;
-  };
+  const eth = (method: string, params: unknown[]) => rpc(port, method, params);
   const common = createEvmCommon({ chainId: BigInt(await eth('eth_chainId', [])) });
   const funder = devAccounts().find((a) => a.keyType === 'eth_secp256k1')!;
   const senders = makeKeys(SENDERS, 'bench-exec-latency-sender');

@@ -70,7 +70,7 @@ pub fn thread_slice(ns: u64) -> Result<u64, i32> {
             a.size = size_of::<SchedAttr>() as u32;
             // Reset on fork: the threads this one starts later (workers, libuv's pool) begin with
             // the kernel's default slice instead of inheriting this one.
-            a.sched_flags = (a.sched_flags & SCHED_FLAG_RESET_ON_FORK) | SCHED_FLAG_RESET_ON_FORK;
+            a.sched_flags = SCHED_FLAG_RESET_ON_FORK;
             a.sched_runtime = ns;
             if syscall(SYS_SCHED_SETATTR, 0 as c_long, &a as *const SchedAttr, 0 as c_long) != 0 {
                 return Err(errno());

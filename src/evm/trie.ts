@@ -186,7 +186,6 @@ export function sharedTrieNodeCache(): TrieNodeCache {
   return sharedCache;
 }
 
-
 export function nodeDbKey(hash: Uint8Array): Uint8Array {
   const k = new Uint8Array(33);
   k[0] = PREFIX_TRIE_NODE;
@@ -681,7 +680,6 @@ class NodeDB implements DB<string, string | Uint8Array> {
 function hex(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }
-
 
 const EMPTY_BYTES = new Uint8Array(0);
 

@@ -85,7 +85,6 @@ export interface MempoolModules {
   postCheck?: PostCheckFunc;
 }
 
-
 /** LRUTxCache (mempool/cache.go) over a Map, whose insertion order is the recency order. */
 export class LruTxCache {
   private readonly m = new Map<string, true>();

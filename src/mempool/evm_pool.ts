@@ -163,7 +163,6 @@ export interface EvmPoolModules {
   now?: () => number;
 }
 
-
 /** The price per gas a tx pays a proposer with a base fee of 0: min(tip, fee cap). */
 export function effectiveTip(i: Pick<EvmPoolTxInfo, 'tip' | 'feeCap'>): bigint {
   return i.tip < i.feeCap ? i.tip : i.feeCap;

@@ -20,7 +20,7 @@
  */
 import { loadNativeAddon, type NativeAddon } from '../crypto/native.js';
 
-/** What applyMainThreadSlice did: the slice now in force (ns; null when unknown) and why not, if not. */
+/** What applyThreadSlice did: the slice now in force (ns; null when unknown) and why not, if not. */
 export interface SliceResult {
   applied: boolean;
   sliceNs: number | null;

@@ -48,4 +48,3 @@ export class LruMemo<K, V> {
     this.map.clear();
   }
 }
-

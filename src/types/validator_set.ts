@@ -87,7 +87,6 @@ function moreProposerPriority(a: Validator | null, b: Validator): Validator {
   throw new ValidatorSetError('VALSET_INVALID_CHANGES', 'cannot compare identical validators');
 }
 
-
 /** A ValidatorUpdate (pubkey + power) or a Validator (address + votingPower) as a change. */
 export type ValidatorChange = ValidatorUpdate | Validator;
 
