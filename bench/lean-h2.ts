@@ -16,23 +16,14 @@
  * so that fails it, as does a reset stream or a closed connection.
  */
 import net from 'node:net';
+import { h2Frame as frame, H2_PREFACE as PREFACE } from '../src/rpc/grpc/h2.js';
 
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const [DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE] = [0, 1, 3, 4, 6, 7, 8];
 const [END_STREAM, ACK, END_HEADERS, PADDED] = [0x1, 0x1, 0x4, 0x8];
 const MAX_WINDOW = 2 ** 31 - 1;
 /** RFC 9113 §6.5.2 defaults, until the server's SETTINGS say otherwise. */
 const DEFAULT_WINDOW = 65_535;
 
-function frame(type: number, flags: number, stream: number, payload: Uint8Array): Buffer {
-  const f = Buffer.alloc(9 + payload.length);
-  f.writeUIntBE(payload.length, 0, 3);
-  f[3] = type;
-  f[4] = flags;
-  f.writeUInt32BE(stream, 5);
-  f.set(payload, 9);
-  return f;
-}
 
 /** An HPACK string literal without Huffman coding (lengths under 127 here). */
 function str(s: string): Buffer {

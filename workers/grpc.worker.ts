@@ -1,5 +1,5 @@
 /**
- * The gRPC thread (src/rpc/grpc/thread.ts): node:http2 and the whole gRPC transport (sessions,
+ * The gRPC thread (src/rpc/grpc/thread.ts): the whole gRPC transport (HTTP/2 connections,
  * framing, deadlines, limits, reflection) of src/rpc/grpc/server.ts, off the thread that answers
  * node RPC. Its QueryRouter only names the routes: the main thread's services, rebuilt from their
  * file descriptors; every call's bytes go to the main thread, whose router runs it.
@@ -34,7 +34,7 @@ const waiting = new Map<number, (r: InvokeResult) => void>();
 let nextId = 1;
 let closing = false;
 
-/** Hands a call to the main thread: the request bytes (copied out of node:http2's buffers), the height header, the metadata. */
+/** Hands a call to the main thread: the request bytes (copied out of the socket's buffers), the height header, the metadata. */
 const invoke: Invoker = (route, body, height, options) =>
   new Promise<InvokeResult>((resolve) => {
     if (closing) return resolve({ ok: false, status: UNAVAILABLE, height: undefined });

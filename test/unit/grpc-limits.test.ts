@@ -10,9 +10,10 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import t, { type Test } from 'tap';
 import { createNames } from '../../src/names/index.js';
 import { QueryRouter } from '../../src/app/query-router.js';
-import { GrpcServer, type GrpcServerOptions } from '../../src/rpc/grpc/server.js';
+import type { GrpcServer, GrpcServerOptions } from '../../src/rpc/grpc/server.js';
 import { MAX_TIMER_MS, parseGrpcTimeout } from '../../src/rpc/grpc/status.js';
 import { EchoResponseSchema, Query, SleepRequestSchema } from '../fixtures/gen/chain/fixture/v1/query_pb.js';
+import { RawH2, startGrpcServer } from '../helpers/raw-h2.js';
 
 const ECHO = '/chain.fixture.v1.Query/Echo';
 const SLEEP = '/chain.fixture.v1.Query/Sleep';
@@ -31,12 +32,7 @@ function makeRouter(): QueryRouter {
   return router;
 }
 
-async function startServer(t: Test, opts: Partial<GrpcServerOptions> = {}): Promise<GrpcServer> {
-  const server = new GrpcServer({ address: '127.0.0.1:0', router: makeRouter(), closeGraceMs: 500, ...opts });
-  await server.start();
-  t.teardown(() => server.close());
-  return server;
-}
+const startServer = (t: Test, opts: Partial<GrpcServerOptions> = {}): Promise<GrpcServer> => startGrpcServer(t, makeRouter(), opts);
 
 async function waitFor(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -169,53 +165,6 @@ t.test('idle-timeout: a connection without a stream gets GOAWAY and is closed', 
   t.same(r, { status: '0', message: '' }, 'a 1 s call on a connection with a 200 ms idle timeout completes');
 });
 
-/** A raw HTTP/2 client: frames written by hand, frames read back as they come. */
-class RawH2 {
-  readonly sock: net.Socket;
-  private buf = Buffer.alloc(0);
-  readonly frames: { type: number; flags: number; stream: number; payload: Buffer }[] = [];
-
-  constructor(port: number) {
-    this.sock = net.connect(port, '127.0.0.1');
-    this.sock.on('error', () => {});
-    this.sock.on('data', (d: Buffer) => {
-      this.buf = Buffer.concat([this.buf, d]);
-      while (this.buf.length >= 9) {
-        const len = this.buf.readUIntBE(0, 3);
-        if (this.buf.length < 9 + len) break;
-        this.frames.push({ type: this.buf[3]!, flags: this.buf[4]!, stream: this.buf.readUInt32BE(5) & 0x7fffffff, payload: Buffer.from(this.buf.subarray(9, 9 + len)) });
-        this.buf = this.buf.subarray(9 + len);
-      }
-    });
-  }
-
-  static frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
-    const h = Buffer.alloc(9);
-    h.writeUIntBE(payload.length, 0, 3);
-    h[3] = type;
-    h[4] = flags;
-    h.writeUInt32BE(stream, 5);
-    return Buffer.concat([h, payload]);
-  }
-
-  /** HPACK: POST, http, the path, :authority, content-type application/grpc, te trailers (no Huffman, no indexing). */
-  static requestHeaders(path: string): Buffer {
-    const str = (s: string) => Buffer.concat([Buffer.from([s.length]), Buffer.from(s)]);
-    return Buffer.concat([
-      Buffer.from([0x83, 0x86]),
-      Buffer.from([0x04]),
-      str(path),
-      Buffer.from([0x01]),
-      str('localhost'),
-      Buffer.from([0x0f, 0x10]),
-      str('application/grpc'),
-      Buffer.from([0x00]),
-      str('te'),
-      str('trailers'),
-    ]);
-  }
-}
-
 t.test('max-concurrent-streams: a stream past the cap on one connection is refused, the others are served', async (t) => {
   const server = await startServer(t, { maxConcurrentStreams: 2 });
   const raw = new RawH2(server.port);
@@ -223,8 +172,7 @@ t.test('max-concurrent-streams: a stream past the cap on one connection is refus
   const END_HEADERS = 0x4;
   raw.sock.write(
     Buffer.concat([
-      Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
-      RawH2.frame(4, 0, 0, Buffer.alloc(0)), // SETTINGS
+      RawH2.hello(),
       RawH2.frame(1, END_HEADERS, 1, RawH2.requestHeaders(ECHO)),
       RawH2.frame(1, END_HEADERS, 3, RawH2.requestHeaders(ECHO)),
       RawH2.frame(1, END_HEADERS, 5, RawH2.requestHeaders(ECHO)),

@@ -1,7 +1,8 @@
 /**
- * The gRPC server: unary calls over cleartext HTTP/2 (h2c) on node:http2 — the one server of the
- * node that is not uWebSockets.js, which has no HTTP/2 (docs/ARCHITECTURE.md, ports).
- * It serves the QueryRouter's services and server reflection (reflection.ts).
+ * The gRPC server: unary calls over cleartext HTTP/2 (h2c) on our own HTTP/2 transport (./h2.ts)
+ * — the one server of the node that is not uWebSockets.js, which has no HTTP/2
+ * (docs/ARCHITECTURE.md, ports). It serves the QueryRouter's services and server reflection
+ * (reflection.ts).
  *
  * Wire behaviour, as grpc-go's server answers (internal/transport/http2_server.go, server.go;
  * grpc/grpc PROTOCOL-HTTP2.md):
@@ -42,14 +43,14 @@
  *   bytes dropped and, when the client has not half-closed it, is reset (grpc-go finishStream):
  *   the RST_STREAM always follows the HEADERS that carry its grpc-status.
  */
-import http2 from 'node:http2';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { toBinary, fromBinary } from '@bufbuild/protobuf';
 import { AbciError } from '../../app/errors.js';
 import type { GrpcConfig } from '../../config/app-config.js';
 import type { Logger } from '../../log.js';
 import { parseListenAddr } from '../server/uws.js';
 import { ACCEPT_ENCODING, decompress, frame, FrameReader } from './framing.js';
+import { H2Error, H2Server, type H2Stream, type IncomingHeaders, type OutHeaders } from './h2.js';
 import { answerReflection, DescriptorPool, REFLECTION_PATHS, type ReflectionVersion } from './reflection.js';
 import { decodeRequest, type Metadata, type QueryRouter, type Route } from '../../app/query-router.js';
 import { BLOCK_HEIGHT_HEADER, encodeGrpcMessage, GrpcCode, parseGrpcTimeout, parseHeightHeader, statusError, toStatus, type Status } from './status.js';
@@ -67,8 +68,6 @@ export const DEFAULT_CLOSE_GRACE_MS = 5000;
  */
 const STREAM_WINDOW_BYTES = 1 << 20;
 const SESSION_WINDOW_BYTES = 16 << 20;
-/** node:http2 refuses new streams past this much session memory (MB); the default 10 MB is below one max-size response. */
-const MAX_SESSION_MEMORY_MB = 64;
 /** Defaults of the limits (app.toml [grpc]; why these values: docs/ARCHITECTURE.md). */
 export const DEFAULT_MAX_OPEN_CONNECTIONS = 256;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -153,18 +152,8 @@ export function grpcServerOptions(cfg: GrpcConfig, router: QueryRouter, logger?:
   };
 }
 
-/** Per-connection bookkeeping for the handshake and idle timers and the stream cap. */
-interface SessionState {
-  socket: Socket | undefined;
-  streams: number;
-  handshake: NodeJS.Timeout | undefined;
-  idle: NodeJS.Timeout | undefined;
-}
-
 /** Request headers that are transport, not metadata (grpc-go internal/transport isReservedHeader). */
 const RESERVED = new Set(['content-type', 'te', 'grpc-timeout', 'grpc-encoding', 'grpc-accept-encoding', 'grpc-message', 'grpc-status', 'grpc-message-type', 'grpc-status-details-bin']);
-
-type OutHeaders = Record<string, string | number>;
 
 export class GrpcServer {
   private readonly router: QueryRouter;
@@ -172,22 +161,14 @@ export class GrpcServer {
   private readonly maxSend: number;
   private readonly reflection: boolean;
   private readonly log: Logger | undefined;
-  private readonly graceMs: number;
-  private server: http2.Http2Server | null = null;
-  private readonly sessions = new Set<http2.ServerHttp2Session>();
+  private h2: H2Server | null = null;
   private pool: { version: number; pool: DescriptorPool } | null = null;
   private bound: AddressInfo | null = null;
   private closing: Promise<void> | null = null;
-  private readonly maxConns: number;
-  private readonly handshakeMs: number;
-  private readonly idleMs: number;
-  private readonly maxStreams: number;
   private readonly maxBuffered: number;
   /** Bytes of unfinished request messages held by all streams. */
   private buffered = 0;
   private dropped = 0;
-  /** The session created for the socket whose 'connection' event comes next. */
-  private newest: http2.ServerHttp2Session | null = null;
   private lastDropLog = 0;
   private readonly invoke: Invoker;
 
@@ -198,17 +179,12 @@ export class GrpcServer {
     this.maxSend = opts.maxSendMsgSize ?? DEFAULT_MAX_SEND_MSG_SIZE;
     this.reflection = opts.reflection ?? true;
     this.log = opts.logger;
-    this.graceMs = opts.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
-    this.maxConns = opts.maxOpenConnections ?? DEFAULT_MAX_OPEN_CONNECTIONS;
-    this.handshakeMs = opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
-    this.idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    this.maxStreams = opts.maxConcurrentStreams ?? DEFAULT_MAX_CONCURRENT_STREAMS;
     this.maxBuffered = opts.maxRecvBufferBytes ?? DEFAULT_MAX_RECV_BUFFER_BYTES;
   }
 
-  /** Open connections (sessions) right now. */
+  /** Open connections right now. */
   get connections(): number {
-    return this.sessions.size;
+    return this.h2?.connections.size ?? 0;
   }
 
   /** Bytes of unfinished request messages held across all streams right now. */
@@ -226,72 +202,41 @@ export class GrpcServer {
   }
 
   async start(): Promise<void> {
-    if (this.server) throw new Error('gRPC server: already started');
+    if (this.h2) throw new Error('gRPC server: already started');
     const addr = parseListenAddr(this.opts.address, 'grpc.address');
-    const server = http2.createServer({
-      maxSessionMemory: MAX_SESSION_MEMORY_MB,
-      settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: this.maxStreams },
+    const o = this.opts;
+    const h2 = new H2Server({
+      maxConcurrentStreams: o.maxConcurrentStreams ?? DEFAULT_MAX_CONCURRENT_STREAMS,
+      streamWindow: STREAM_WINDOW_BYTES,
+      connectionWindow: SESSION_WINDOW_BYTES,
+      // Past the cap net.Server closes a new socket at once: its descriptor is given back before
+      // any HTTP/2 state exists for it.
+      maxConnections: o.maxOpenConnections ?? DEFAULT_MAX_OPEN_CONNECTIONS,
+      handshakeTimeoutMs: o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+      idleTimeoutMs: o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+      graceMs: o.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS,
+      onStream: (stream, headers) => this.onStream(stream, headers),
+      onConnectionError: (msg) => this.log?.debug('gRPC connection error', { err: msg }),
+      onDrop: () => this.onDrop(),
+      onIdleClose: () => this.log?.debug('gRPC connection closed: idle', { ms: o.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS }),
+      onHandshakeTimeout: () => this.log?.debug('gRPC connection closed: no HTTP/2 preface within handshake-timeout', { ms: o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS }),
     });
-    this.server = server;
-    // Past the cap net.Server closes a new socket at once (and emits 'drop'): its descriptor is
-    // given back before any HTTP/2 state exists for it.
-    if (this.maxConns > 0) server.maxConnections = this.maxConns;
-    server.on('drop', () => this.onDrop());
-    server.on('session', (s) => this.onSession(s));
-    // node:http2 emits 'session' for a new socket and then 'connection' with the socket itself,
-    // synchronously: pair them. Destroying a session that never got the client's preface leaves
-    // its socket open, so the timers below destroy the socket.
-    server.on('connection', (sock: Socket) => {
-      const s = this.newest;
-      this.newest = null;
-      const st = s ? sessionState.get(s) : undefined;
-      if (st) st.socket = sock;
-    });
-    server.on('stream', (stream, headers) => this.onStream(stream, headers));
-    await new Promise<void>((resolve, reject) => {
-      const onError = (e: Error) => {
-        server.off('listening', onListening);
-        reject(new Error(`gRPC server: cannot listen on ${addr.host}:${addr.port}: ${e.message}`));
-      };
-      const onListening = () => {
-        server.off('error', onError);
-        resolve();
-      };
-      server.once('error', onError);
-      server.once('listening', onListening);
-      server.listen(addr.port, addr.host);
-    }).catch((e) => {
-      this.server = null;
-      throw e;
-    });
-    server.on('error', (e) => this.log?.error('gRPC server error', { err: e.message }));
-    this.bound = server.address() as AddressInfo;
+    try {
+      this.bound = await h2.listen(addr.host, addr.port);
+    } catch (e) {
+      throw new Error(`gRPC server: cannot listen on ${addr.host}:${addr.port}: ${(e as Error).message}`);
+    }
+    this.h2 = h2;
     this.log?.info('gRPC server listening', { addr: `${this.bound.address}:${this.bound.port}` });
   }
 
   /** GracefulStop: no new connections, GOAWAY on open ones, in-flight calls finish; then cut. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      const server = this.server;
-      if (!server) return;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const s of this.sessions) s.close();
-      let timer: NodeJS.Timeout | undefined;
-      const grace = new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          for (const s of this.sessions) {
-            const st = sessionState.get(s);
-            if (st) cut(s, st);
-            else s.destroy();
-          }
-          resolve();
-        }, this.graceMs);
-        timer.unref();
-      });
-      await Promise.race([closed, grace]);
-      clearTimeout(timer);
-      await closed;
-      this.server = null;
+      const h2 = this.h2;
+      if (!h2) return;
+      await h2.close();
+      this.h2 = null;
     })();
     return this.closing;
   }
@@ -301,69 +246,7 @@ export class GrpcServer {
     const now = Date.now();
     if (now - this.lastDropLog < 10_000) return;
     this.lastDropLog = now;
-    this.log?.warn('gRPC connection refused: max-open-connections reached', { max: this.maxConns, refused_total: this.dropped });
-  }
-
-  private onSession(s: http2.ServerHttp2Session): void {
-    this.sessions.add(s);
-    const st: SessionState = { socket: undefined, streams: 0, handshake: undefined, idle: undefined };
-    sessionState.set(s, st);
-    this.newest = s;
-    s.on('error', (e) => this.log?.debug('gRPC connection error', { err: e.message }));
-    s.on('close', () => {
-      this.sessions.delete(s);
-      clearTimeout(st.handshake);
-      clearTimeout(st.idle);
-    });
-    if (this.handshakeMs > 0) {
-      // The client's SETTINGS frame follows its preface: until it arrives the connection is not
-      // HTTP/2 yet and only holds a descriptor.
-      st.handshake = setTimeout(() => {
-        this.log?.debug('gRPC connection closed: no HTTP/2 preface within handshake-timeout', { ms: this.handshakeMs });
-        cut(s, st);
-      }, this.handshakeMs);
-      s.once('remoteSettings', () => {
-        clearTimeout(st.handshake);
-        st.handshake = undefined;
-      });
-    }
-    this.armIdle(s, st);
-    try {
-      s.setLocalWindowSize(SESSION_WINDOW_BYTES);
-    } catch {
-      // the session may already be closing
-    }
-  }
-
-  /** Starts the idle timer of a connection that has no open stream. */
-  private armIdle(s: http2.Http2Session, st: SessionState): void {
-    if (this.idleMs <= 0 || st.streams > 0 || s.destroyed || s.closed) return;
-    clearTimeout(st.idle);
-    st.idle = setTimeout(() => {
-      st.idle = undefined;
-      if (st.streams > 0 || s.destroyed) return;
-      this.log?.debug('gRPC connection closed: idle', { ms: this.idleMs });
-      // GOAWAY, then cut it if the client does not close its side in time.
-      s.close();
-      const later = setTimeout(() => cut(s, st), this.graceMs);
-      later.unref();
-    }, this.idleMs);
-  }
-
-  /** Counts a stream on its connection; false when the connection already has the maximum. */
-  private trackStream(stream: http2.ServerHttp2Stream): boolean {
-    const s = stream.session;
-    const st = s ? sessionState.get(s) : undefined;
-    if (!s || !st) return true;
-    if (st.streams >= this.maxStreams) return false;
-    st.streams++;
-    clearTimeout(st.idle);
-    st.idle = undefined;
-    stream.once('close', () => {
-      st.streams--;
-      this.armIdle(s, st);
-    });
-    return true;
+    this.log?.warn('gRPC connection refused: max-open-connections reached', { max: this.opts.maxOpenConnections ?? DEFAULT_MAX_OPEN_CONNECTIONS, refused_total: this.dropped });
   }
 
   /**
@@ -387,15 +270,7 @@ export class GrpcServer {
 
   // --------------------------------------------------------------------------------------------
 
-  private onStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
-    // A stream reset by the peer emits 'error'; without a listener it would be an uncaught error.
-    stream.on('error', () => {});
-    if (!this.trackStream(stream)) {
-      // nghttp2 enforces the SETTINGS value once the client has acknowledged it; this covers the
-      // streams a client opens before that (grpc-go answers them the same way).
-      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
-      return;
-    }
+  private onStream(stream: H2Stream, headers: IncomingHeaders): void {
     const ct = header(headers, 'content-type');
     const sub = contentSubtype(ct);
     if (sub === null) {
@@ -436,39 +311,40 @@ export class GrpcServer {
     this.serveUnary(stream, headers, resolved.route, ctOut, timeoutMs);
   }
 
-  private serveUnary(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, route: Route, ctOut: string, timeoutMs: number | null): void {
+  private serveUnary(stream: H2Stream, headers: IncomingHeaders, route: Route, ctOut: string, timeoutMs: number | null): void {
     const call = new UnaryCall(stream, ctOut, (st, extra) => this.trailersOnly(stream, ctOut, st, extra));
-    stream.on('close', () => call.cancel());
     if (timeoutMs !== null) call.deadline(timeoutMs);
     // grpc-go processUnaryRPC reads one message and runs the handler at once, without waiting for
     // the client to half-close; anything sent after that message is read and dropped.
     const encoding = header(headers, 'grpc-encoding');
     const reader = new FrameReader(this.maxRecv);
-    let started = false;
     const release = this.holder(reader);
-    stream.on('close', release);
-    stream.on('data', (chunk: Buffer) => {
-      if (call.finished || started) return;
+    stream.onclose = () => {
+      call.cancel();
+      release();
+    };
+    stream.ondata = (chunk) => {
+      if (call.finished) return;
       try {
         const frames = this.pushHeld(reader, chunk);
         if (frames.length === 0) return;
         const body = decompress(frames[0]!, encoding, this.maxRecv);
-        started = true;
+        stream.ondata = stream.onend = null;
         release();
         void this.runUnary(call, headers, route, body);
       } catch (e) {
         release();
         call.fail(toStatus(e));
-        this.resetIfOpen(stream);
+        resetIfOpen(stream);
       }
-    });
-    stream.on('end', () => {
-      if (call.finished || started) return;
+    };
+    stream.onend = () => {
+      if (call.finished) return;
       const partial = reader.partial;
       release();
       if (partial) call.fail({ code: GrpcCode.Internal, message: 'grpc: unexpected EOF in the middle of a request message' });
       else call.fail({ code: GrpcCode.Internal, message: 'grpc: the request has no message' });
-    });
+    };
   }
 
   /**
@@ -496,28 +372,7 @@ export class GrpcServer {
     };
   }
 
-  /**
-   * After a status that ends the call early: the client may still be sending (an oversized
-   * message); reset the stream so it stops and nothing more is read (grpc-go finishStream sends
-   * RST_STREAM when the client has not half-closed, after the trailers:
-   * grpc/grpc-go:internal/transport/http2_server.go).
-   *
-   * Call it only once the status has been handed to node:http2 (the trailers-only HEADERS, or
-   * sendTrailers() in 'wantTrailers'): a stream whose status is not out yet is never reset here,
-   * since the RST would reach the client first and the call would end without a grpc-status.
-   * On a stream that already sent response headers the trailers only go out when node:http2
-   * asks for them ('wantTrailers', after the last DATA frame), which is later than any tick.
-   */
-  private resetIfOpen(stream: http2.ServerHttp2Stream): void {
-    if (stream.destroyed || stream.closed || !statusSent(stream)) return;
-    // The status HEADERS is submitted; a later close() sends the RST behind it (node:http2
-    // flushes pending frames before an RST_STREAM, nghttp2 keeps HEADERS and RST_STREAM in order).
-    setImmediate(() => {
-      if (!stream.destroyed && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-    });
-  }
-
-  private async runUnary(call: UnaryCall, headers: http2.IncomingHttpHeaders, route: Route, body: Buffer): Promise<void> {
+  private async runUnary(call: UnaryCall, headers: IncomingHeaders, route: Route, body: Buffer): Promise<void> {
     // The options reach the call only through a LazySignal (CallOptionsOf): nothing the router
     // is handed leads back to the stream (see LazySignal).
     const r = await this.invoke(route, body, header(headers, BLOCK_HEIGHT_HEADER), new CallOptionsOf(toMetadata(headers), call.lazy));
@@ -533,37 +388,27 @@ export class GrpcServer {
     call.succeed(frame(r.bytes), heightHeaders(r.height));
   }
 
-  private serveReflection(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, version: ReflectionVersion, ctOut: string): void {
+  private serveReflection(stream: H2Stream, headers: IncomingHeaders, version: ReflectionVersion, ctOut: string): void {
     const pool = this.descriptorPool();
     const sent = new Set<string>();
     const encoding = header(headers, 'grpc-encoding');
     const reader = new FrameReader(this.maxRecv);
-    let headersSent = false;
     let done = false;
     /** Ends the call with `st`; `reset`: then reset the stream if the client is still sending. */
     const end = (st: Status, reset = false) => {
       if (done) return;
       done = true;
-      if (!headersSent) {
-        this.trailersOnly(stream, ctOut, st);
-        if (reset) this.resetIfOpen(stream);
-        return;
-      }
-      if (stream.destroyed || stream.closed) return;
-      // Responses are already out: the status goes in trailers, which node:http2 asks for after
-      // the last DATA frame; only then may the stream be reset.
-      stream.once('wantTrailers', () => {
-        stream.sendTrailers(statusHeaders(st));
-        if (reset) this.resetIfOpen(stream);
-      });
-      stream.end();
+      stream.ondata = stream.onend = null;
+      if (!stream.headersSent) this.trailersOnly(stream, ctOut, st);
+      else stream.end(statusHeaders(st));
+      if (reset) resetIfOpen(stream);
     };
     const release = this.holder(reader);
-    stream.on('close', () => {
+    stream.onclose = () => {
       done = true;
       release();
-    });
-    stream.on('data', (chunk: Buffer) => {
+    };
+    stream.ondata = (chunk) => {
       if (done) return;
       try {
         for (const f of this.pushHeld(reader, chunk)) {
@@ -575,54 +420,46 @@ export class GrpcServer {
             throw statusError(GrpcCode.Internal, `grpc: error unmarshalling request: ${(e as Error).message}`);
           }
           const res = answerReflection(pool, version, req, sent);
-          if (stream.destroyed || stream.closed) return;
-          if (!headersSent) {
-            headersSent = true;
-            stream.respond({ ':status': 200, 'content-type': ctOut, 'grpc-accept-encoding': ACCEPT_ENCODING }, { waitForTrailers: true });
-          }
+          if (stream.closed) return;
+          if (!stream.headersSent) stream.respond({ ':status': 200, 'content-type': ctOut, 'grpc-accept-encoding': ACCEPT_ENCODING });
           stream.write(frame(toBinary(version.response, res as never)));
         }
       } catch (e) {
         release();
         end(toStatus(e), true);
       }
-    });
-    stream.on('end', () => {
+    };
+    stream.onend = () => {
       release();
       end({ code: GrpcCode.OK, message: '' });
-    });
+    };
   }
 
-  /** An answer before the call is accepted (grpc-go earlyAbortStream): an HTTP status and a gRPC status. */
-  private early(stream: http2.ServerHttp2Stream, httpStatus: number, ct: string, st: Status): void {
-    if (stream.destroyed || stream.closed || stream.headersSent) return;
-    stream.respond({ ':status': httpStatus, 'content-type': ct, ...statusHeaders(st) }, { endStream: true });
-    // Whatever the client still sends is read and dropped, so its flow-control window keeps moving.
-    stream.resume();
+  /**
+   * An answer before the call is accepted (grpc-go earlyAbortStream): an HTTP status and a gRPC
+   * status. Whatever the client still sends is read and dropped (no data handler), so its
+   * flow-control window keeps moving.
+   */
+  private early(stream: H2Stream, httpStatus: number, ct: string, st: Status): void {
+    stream.respond({ ':status': httpStatus, 'content-type': ct, ...statusHeaders(st) }, true);
   }
 
   /** A trailers-only response (PROTOCOL-HTTP2.md): HTTP 200, the status in the only HEADERS frame. */
-  private trailersOnly(stream: http2.ServerHttp2Stream, ct: string, st: Status, extra?: OutHeaders): void {
-    if (stream.destroyed || stream.closed || stream.headersSent) return;
-    stream.respond({ ':status': 200, 'content-type': ct, ...extra, ...statusHeaders(st) }, { endStream: true });
-    stream.resume();
+  private trailersOnly(stream: H2Stream, ct: string, st: Status, extra?: OutHeaders): void {
+    stream.ondata = stream.onend = null;
+    stream.respond({ ':status': 200, 'content-type': ct, ...extra, ...statusHeaders(st) }, true);
   }
 }
 
-const sessionState = new WeakMap<http2.Http2Session, SessionState>();
-
 /**
- * Destroys a connection: its socket, then the session. Node's session.destroy() alone, and a
- * socket.destroy() after it, leave the descriptor open while the peer sends nothing (the close
- * waits on the session's pending write); resetAndDestroy() first closes it at once (TCP RST).
+ * After a status that ends the call early: the client may still be sending (an oversized
+ * message); reset the stream so it stops and nothing more is read (grpc-go finishStream sends
+ * RST_STREAM when the client has not half-closed, after the trailers:
+ * grpc/grpc-go:internal/transport/http2_server.go). The transport sends the RST_STREAM only once
+ * the frames queued before it, the status among them, are out.
  */
-function cut(s: http2.Http2Session, st: SessionState): void {
-  const sock = st.socket;
-  if (sock && !sock.destroyed) {
-    if (typeof sock.resetAndDestroy === 'function') sock.resetAndDestroy();
-    else sock.destroy();
-  }
-  s.destroy();
+function resetIfOpen(stream: H2Stream): void {
+  if (!stream.closed && !stream.remoteEnded) stream.reset(H2Error.NO_ERROR);
 }
 
 /**
@@ -677,7 +514,7 @@ class UnaryCall {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly stream: http2.ServerHttp2Stream,
+    private readonly stream: H2Stream,
     private readonly ctOut: string,
     private readonly answerError: (st: Status, extra?: OutHeaders) => void,
   ) {}
@@ -701,14 +538,14 @@ class UnaryCall {
     this.answerError(st, extra);
   }
 
-  /** Headers, the one response message, then trailers `grpc-status: 0`. */
+  /** Headers, the one response message, then trailers `grpc-status: 0`: one write. */
   succeed(message: Buffer, extra?: OutHeaders): void {
     if (!this.finish()) return;
     const s = this.stream;
-    if (s.destroyed || s.closed) return;
-    s.respond({ ':status': 200, 'content-type': this.ctOut, 'grpc-accept-encoding': ACCEPT_ENCODING, ...extra }, { waitForTrailers: true });
-    s.once('wantTrailers', () => s.sendTrailers({ 'grpc-status': '0' }));
-    s.end(message);
+    if (s.closed) return;
+    s.respond(extra === undefined ? { ':status': 200, 'content-type': this.ctOut, 'grpc-accept-encoding': ACCEPT_ENCODING } : { ':status': 200, 'content-type': this.ctOut, 'grpc-accept-encoding': ACCEPT_ENCODING, ...extra });
+    s.write(message);
+    s.end(OK_TRAILERS);
   }
 
   /** Marks the call answered; false when it already was. */
@@ -720,10 +557,7 @@ class UnaryCall {
   }
 }
 
-/** Whether the stream's grpc-status has been handed to node:http2 (trailers-only headers or trailers). */
-function statusSent(stream: http2.ServerHttp2Stream): boolean {
-  return stream.sentHeaders?.['grpc-status'] !== undefined || stream.sentTrailers?.['grpc-status'] !== undefined;
-}
+const OK_TRAILERS: OutHeaders = { 'grpc-status': '0' };
 
 function heightHeaders(h: bigint | undefined): OutHeaders | undefined {
   return h === undefined ? undefined : { [BLOCK_HEIGHT_HEADER]: h.toString() };
@@ -735,7 +569,7 @@ function statusHeaders(st: Status): OutHeaders {
   return h;
 }
 
-function header(headers: http2.IncomingHttpHeaders, name: string): string {
+function header(headers: IncomingHeaders, name: string): string {
   const v = headers[name];
   if (v === undefined) return '';
   return Array.isArray(v) ? v.join(',') : String(v);
@@ -757,7 +591,7 @@ export function contentSubtype(ct: string): string | null {
 }
 
 /** Request metadata: every header but pseudo-headers and the transport's own (lower-case keys). */
-function toMetadata(headers: http2.IncomingHttpHeaders): Metadata {
+function toMetadata(headers: IncomingHeaders): Metadata {
   const md = new Map<string, string[]>();
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined || k.startsWith(':') || RESERVED.has(k)) continue;

@@ -1,6 +1,7 @@
 /**
- * The gRPC server on a thread of its own (workers/grpc.worker.ts). node:http2 costs ~0.5 ms of CPU
- * per unary call on this 2-core machine before any handler runs (a bare node:http2 server
+ * The gRPC server on a thread of its own (workers/grpc.worker.ts). Measured when node:http2 was
+ * the transport (./h2.ts replaced it): it cost ~0.5 ms of CPU per unary call on this 2-core
+ * machine before any handler ran (a bare node:http2 server
  * answering one message and trailers at 500 calls/s: ~505 µs a call, 364 µs of it user time), and
  * on the thread that answers node RPC and runs consensus that work delays everything else: with a
  * gRPC Balance probe at 500/s beside a `/status` probe, the main thread was ~40 % busy on an idle
