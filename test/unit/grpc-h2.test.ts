@@ -9,7 +9,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import t, { type Test } from 'tap';
 import { createNames } from '../../src/names/index.js';
 import { QueryRouter } from '../../src/app/query-router.js';
-import { encodeHeaders, H2_PREFACE } from '../../src/rpc/grpc/h2.js';
+import { encodeHeaders, H2_PREFACE, H2Server, type H2ServerOptions } from '../../src/rpc/grpc/h2.js';
 import type { GrpcServer, GrpcServerOptions } from '../../src/rpc/grpc/server.js';
 import { BlobRequestSchema, BlobResponseSchema, EchoRequestSchema, EchoResponseSchema, Query } from '../fixtures/gen/chain/fixture/v1/query_pb.js';
 import { HpackDecoder } from '../../src/rpc/grpc/hpack.js';
@@ -246,4 +246,100 @@ t.test('a client that opens its windows and stops reading: answers wait for the 
     t.equal(data.readUInt32BE(1), data.length - 5, `stream ${id}: one whole message`);
     t.equal(fromBinary(BlobResponseSchema, data.subarray(5)).blob.length, size, `stream ${id}: all of the blob`);
   }
+});
+
+// ------------------------------------------------------------------------------------------------
+// What a hostile client may try (the transport alone, H2Server with a handler of the test's own)
+
+async function startH2(t: Test, onStream: H2ServerOptions['onStream'], opts: Partial<H2ServerOptions> = {}): Promise<{ h2: H2Server; port: number }> {
+  const h2 = new H2Server({ maxConcurrentStreams: 100, streamWindow: 1 << 20, connectionWindow: 16 << 20, maxConnections: 0, handshakeTimeoutMs: 0, idleTimeoutMs: 0, graceMs: 500, onStream, ...opts });
+  const addr = await h2.listen('127.0.0.1', 0);
+  t.teardown(() => h2.close());
+  return { h2, port: addr.port };
+}
+
+t.test('a client that sends but does not read: the server stops reading at its output cap, loses nothing', async (t) => {
+  // Each request is answered at once with an 8 KB trailers-only HEADERS: 5,000 of them are 40 MB
+  // of answers for ~300 KB of requests.
+  const big = 'x'.repeat(8000);
+  const { h2, port } = await startH2(t, (s) => s.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12', 'grpc-message': big }, true));
+  const raw = new RawH2(port);
+  t.teardown(() => raw.sock.destroy());
+  raw.sock.pause();
+  const n = 5000;
+  const block = RawH2.requestHeaders(ECHO);
+  raw.sock.write(Buffer.concat([RawH2.hello(), ...Array.from({ length: n }, (_, i) => RawH2.frame(1, 0x5, 1 + 2 * i, block))]));
+  await sleep(1000);
+  const conn = [...h2.connections][0]!;
+  t.ok(conn.socket.writableLength <= 5 * 1024 * 1024, `the server holds ${(conn.socket.writableLength / 1048576).toFixed(1)} MB unsent, not 40`);
+  raw.sock.resume();
+  await waitFor('every answer', () => raw.frames.filter((f) => f.type === 1 && (f.flags & 1) === 1).length === n, 60_000);
+  t.pass(`all ${n} answers arrive once the client reads`);
+});
+
+t.test('rapid reset: streams the client resets keep their place while their handlers run', async (t) => {
+  let running = 0;
+  let most = 0;
+  const { port } = await startH2(
+    t,
+    (s) => {
+      s.ondata = () => {
+        s.ondata = null;
+        s.start();
+        running++;
+        most = Math.max(most, running);
+        setTimeout(() => {
+          running--;
+          s.done();
+          s.respond({ ':status': 200, 'grpc-status': '0' }, true);
+        }, 300);
+      };
+    },
+    { maxConcurrentStreams: 4 },
+  );
+  const raw = new RawH2(port);
+  t.teardown(() => raw.sock.destroy());
+  const block = RawH2.requestHeaders(ECHO);
+  const cancel = Buffer.alloc(4);
+  cancel.writeUInt32BE(8, 0); // CANCEL
+  const frames = [RawH2.hello()];
+  for (let i = 0; i < 200; i++) {
+    const id = 1 + 2 * i;
+    frames.push(RawH2.frame(1, 0x4, id, block), RawH2.frame(0, 0x1, id, framed(new Uint8Array(0))), RawH2.frame(3, 0, id, cancel));
+  }
+  raw.sock.write(Buffer.concat(frames));
+  await waitFor('REFUSED_STREAM answers', () => raw.frames.filter((f) => f.type === 3 && f.payload.readUInt32BE(0) === 7).length >= 190);
+  await sleep(400);
+  t.ok(most <= 4, `at most 4 handlers ran at once (${most})`);
+  t.ok(raw.frames.filter((f) => f.type === 3 && f.payload.readUInt32BE(0) === 7).length >= 196, 'the streams past them were refused');
+});
+
+t.test('empty CONTINUATION frames without end: the connection is closed ENHANCE_YOUR_CALM', async (t) => {
+  const server = await startServer(t);
+  const raw = new RawH2(server.port);
+  t.teardown(() => raw.sock.destroy());
+  const empty = RawH2.frame(9, 0, 1, Buffer.alloc(0));
+  raw.sock.write(Buffer.concat([RawH2.hello(), RawH2.frame(1, 0, 1, RawH2.requestHeaders(ECHO)), ...Array.from({ length: 1000 }, () => empty)]));
+  await waitFor('GOAWAY', () => raw.goaway() !== undefined);
+  t.equal(raw.goaway()?.code, 11, 'ENHANCE_YOUR_CALM');
+});
+
+t.test('an early answer to a client still sending is followed by RST_STREAM NO_ERROR; HEADERS on a reset stream are ignored', async (t) => {
+  const server = await startServer(t);
+  const raw = new RawH2(server.port);
+  t.teardown(() => raw.sock.destroy());
+  // Stream 1: an unknown method, the client has not half-closed: trailers-only, then the reset.
+  raw.sock.write(Buffer.concat([RawH2.hello(), RawH2.frame(1, 0x4, 1, RawH2.requestHeaders('/no.such.Service/Method'))]));
+  await waitFor('RST_STREAM on stream 1', () => raw.frames.some((f) => f.type === 3 && f.stream === 1));
+  const one = raw.frames.filter((f) => f.stream === 1);
+  t.same(
+    one.map((f) => f.type),
+    [1, 3],
+    'HEADERS (the status), then RST_STREAM',
+  );
+  t.equal(one[1]!.payload.readUInt32BE(0), 0, 'NO_ERROR');
+  // The client's trailers on the stream the server reset: ignored, and the connection serves on.
+  raw.sock.write(Buffer.concat([RawH2.frame(1, 0x5, 1, RawH2.requestHeaders('/x')), RawH2.frame(1, 0x4, 3, RawH2.requestHeaders(ECHO)), RawH2.frame(0, 0x1, 3, framed(new Uint8Array(0)))]));
+  await waitFor('the answer on stream 3', () => raw.frames.some((f) => f.type === 1 && f.stream === 3 && (f.flags & 1) === 1));
+  t.equal(raw.goaway(), undefined, 'no GOAWAY');
 });

@@ -9,6 +9,9 @@ import { GrpcCode } from '../../app/errors.js';
 import { statusError } from './status.js';
 
 export const FRAME_HEADER_BYTES = 5;
+/** Chunks under this size are copied together into one buffer of TAIL_BYTES (FrameReader.keep). */
+const SMALL_CHUNK = 4096;
+const TAIL_BYTES = 16 * 1024;
 
 export interface Frame {
   compressed: boolean;
@@ -31,6 +34,9 @@ export class FrameReader {
   /** Length of the message being read, once its header is complete. */
   private need: number | null = null;
   private flag = 0;
+  /** The buffer small chunks are copied into, and how much of it is used (see keep()). */
+  private tail: Buffer | null = null;
+  private tailEnd = 0;
 
   constructor(private readonly maxMessageBytes: number) {}
 
@@ -43,6 +49,8 @@ export class FrameReader {
   clear(): void {
     this.chunks = [];
     this.buffered = 0;
+    this.tail = null;
+    this.tailEnd = 0;
   }
 
   /** True when part of a frame is buffered (the body must not end here). */
@@ -54,7 +62,7 @@ export class FrameReader {
   push(chunk: Buffer): Frame[] {
     const out: Frame[] = [];
     if (chunk.length > 0) {
-      this.chunks.push(chunk);
+      this.chunks.push(this.keep(chunk));
       this.buffered += chunk.length;
     }
     for (;;) {
@@ -74,6 +82,34 @@ export class FrameReader {
       out.push({ compressed: this.flag !== 0, data });
     }
     return out;
+  }
+
+  /**
+   * What the reader holds for a chunk. A chunk much smaller than the buffer it is a view of (one
+   * frame's payload in a socket read) would keep that whole buffer alive, and thousands of tiny
+   * chunks would cost a Buffer object each: small chunks are copied into a shared tail buffer
+   * that grows with them, others smaller than half their backing store are copied alone. The
+   * reader then holds about what it counts in `held`.
+   */
+  private keep(chunk: Buffer): Buffer {
+    if (chunk.length < SMALL_CHUNK) {
+      const t = this.tail;
+      const last = this.chunks[this.chunks.length - 1];
+      if (t !== null && last !== undefined && last.buffer === t.buffer && last.byteOffset + last.length === t.byteOffset + this.tailEnd && this.tailEnd + chunk.length <= t.length) {
+        // Extend the last chunk in place: it ends where the tail's free space begins.
+        chunk.copy(t, this.tailEnd);
+        this.tailEnd += chunk.length;
+        this.chunks.pop();
+        return t.subarray(last.byteOffset - t.byteOffset, this.tailEnd);
+      }
+      const fresh = Buffer.allocUnsafeSlow(TAIL_BYTES);
+      chunk.copy(fresh, 0);
+      this.tail = fresh;
+      this.tailEnd = chunk.length;
+      return fresh.subarray(0, chunk.length);
+    }
+    if (chunk.length * 2 < chunk.buffer.byteLength) return Buffer.from(chunk);
+    return chunk;
   }
 
   private take(n: number): Buffer {

@@ -73,8 +73,10 @@ const OUR_MAX_FRAME = 16_384;
 const MAX_HEADER_LIST_BYTES = 64 * 1024;
 /** Bytes of a header block being gathered across CONTINUATION frames before it is refused. */
 const MAX_HEADER_BLOCK_BYTES = 2 * MAX_HEADER_LIST_BYTES;
-/** Unsent bytes on a connection past which DATA waits for the socket to drain (node:http2 capped a session at 64 MB). */
-const CONGESTED_BYTES = 16 * 1024 * 1024;
+/** Frames of one header block (HEADERS and its CONTINUATIONs) before it is refused. */
+const MAX_HEADER_FRAMES = 64;
+/** Unsent bytes on a connection past which DATA waits and reading pauses until the socket drains. */
+const CONGESTED_BYTES = 4 * 1024 * 1024;
 /** A turn's output up to this size is joined into one buffer for one write; larger goes as a corked series. */
 const JOIN_LIMIT = 64 * 1024;
 
@@ -122,6 +124,9 @@ export class H2Stream {
   private trailerBlock: Buffer | null = null;
   private endQueued = false;
   private resetAfter: number | undefined;
+  /** A handler runs for this stream: it counts against the stream limit until done(), closed or not. */
+  private busy = false;
+  private lingering = false;
 
   constructor(
     readonly id: number,
@@ -129,6 +134,33 @@ export class H2Stream {
     sendWindow: number,
   ) {
     this.sendWindow = sendWindow;
+  }
+
+  /**
+   * Marks a handler running for this stream. Until done(), the stream keeps its place under
+   * SETTINGS_MAX_CONCURRENT_STREAMS even when the client resets it: otherwise a client could
+   * open, start and reset streams without end and have any number of handlers run at once
+   * (the "rapid reset" attack, CVE-2023-44487).
+   */
+  start(): void {
+    this.busy = true;
+  }
+
+  /** The handler has returned. */
+  done(): void {
+    if (!this.busy) return;
+    this.busy = false;
+    if (this.lingering) {
+      this.lingering = false;
+      this.conn.releaseLingering();
+    }
+  }
+
+  /** Called by the connection when the stream closes: true when it must keep its place (a handler runs). */
+  linger(): boolean {
+    if (!this.busy) return false;
+    this.lingering = true;
+    return true;
   }
 
   /** Whether the stream's output is all written (nothing waits for a window). */
@@ -233,11 +265,17 @@ export class H2Connection {
   private goawayAt: number | null = null;
   private peerGoaway = false;
   /** A header block being gathered: its stream, flags of the HEADERS, the fragments. */
-  private gathering: { id: number; endStream: boolean; parts: Buffer[]; bytes: number } | null = null;
+  private gathering: { id: number; endStream: boolean; parts: Buffer[]; bytes: number; frames: number } | null = null;
   private recvUnacked = 0;
   private out: Buffer[] = [];
   private outBytes = 0;
   private flushQueued = false;
+  /** Closed streams whose handlers still run (see H2Stream.start). */
+  private lingering = 0;
+  /** The socket was ended by us: nothing more is read or written. */
+  private ending = false;
+  /** Reading is paused until the socket drains (see congested). */
+  private inputPaused = false;
 
   constructor(
     readonly socket: Socket,
@@ -249,6 +287,12 @@ export class H2Connection {
     socket.on('close', () => this.onSocketClose());
     socket.on('drain', () => {
       for (const st of [...this.blocked]) st.pump();
+      if (this.inputPaused && !this.congested && !this.ending) {
+        this.inputPaused = false;
+        socket.resume();
+        // Frames read before the pause and not yet handled.
+        if (this.buf !== null) this.onData(EMPTY);
+      }
     });
     // Our SETTINGS (the server's preface, §3.4) and the connection window, at once.
     const s = Buffer.alloc(18);
@@ -262,14 +306,22 @@ export class H2Connection {
     if (opts.connectionWindow > DEFAULT_WINDOW) this.queue(windowUpdate(0, opts.connectionWindow - DEFAULT_WINDOW));
   }
 
+  /** Open streams, and closed ones whose handlers still run. */
   get openStreams(): number {
-    return this.streams.size;
+    return this.streams.size + this.lingering;
+  }
+
+  releaseLingering(): void {
+    this.lingering--;
+    this.onStreamsChanged?.(this.openStreams);
+    this.maybeEnd();
   }
 
   /**
-   * Whether the socket holds more unsent bytes than CONGESTED_BYTES: a client that opens large
-   * windows and does not read would otherwise have every answer buffered here. Streams wait
-   * until the socket drains.
+   * Whether the socket holds more unsent bytes than CONGESTED_BYTES: a client that does not read
+   * (and opens large windows, or sends PINGs or requests that are answered at once) would
+   * otherwise have every answer buffered here. DATA waits and reading pauses until the socket
+   * drains.
    */
   get congested(): boolean {
     return this.socket.writableLength + this.outBytes > CONGESTED_BYTES;
@@ -280,7 +332,7 @@ export class H2Connection {
     if (this.closed || this.goawayAt !== null) return;
     this.goawayAt = this.lastStreamId;
     this.queue(goawayFrame(this.lastStreamId, H2Error.NO_ERROR));
-    if (this.streams.size === 0) this.endSocket();
+    this.maybeEnd();
   }
 
   /** Cuts the connection at once (TCP RST where the platform allows). */
@@ -327,15 +379,21 @@ export class H2Connection {
     stream.closed = true;
     this.streams.delete(stream.id);
     this.blocked.delete(stream);
+    if (stream.linger()) this.lingering++;
     const cb = stream.onclose;
     stream.ondata = stream.onend = stream.onclose = null;
     cb?.();
-    this.onStreamsChanged?.(this.streams.size);
-    if (this.streams.size === 0 && (this.goawayAt !== null || this.peerGoaway)) this.endSocket();
+    this.onStreamsChanged?.(this.openStreams);
+    this.maybeEnd();
+  }
+
+  /** After a GOAWAY either way, the socket ends once no stream is open. */
+  private maybeEnd(): void {
+    if (this.openStreams === 0 && (this.goawayAt !== null || this.peerGoaway)) this.endSocket();
   }
 
   private queue(b: Buffer): void {
-    if (this.closed) return;
+    if (this.closed || this.ending) return;
     this.out.push(b);
     this.outBytes += b.length;
     if (!this.flushQueued) {
@@ -361,13 +419,23 @@ export class H2Connection {
     }
     this.out = [];
     this.outBytes = 0;
+    if (this.socket.writableLength > CONGESTED_BYTES) this.pauseInput();
+  }
+
+  private pauseInput(): void {
+    if (this.inputPaused) return;
+    this.inputPaused = true;
+    this.socket.pause();
   }
 
   private endSocket(): void {
-    if (this.closed) return;
-    // After what is queued (the GOAWAY, the last answers).
+    if (this.closed || this.ending) return;
+    // After what is queued (the GOAWAY, the last answers); then nothing more is read or written
+    // (a write after end() would destroy the socket with the last answers still in it).
     queueMicrotask(() => {
+      if (this.ending || this.openStreams > 0) return;
       this.flush();
+      this.ending = true;
       if (!this.socket.destroyed) this.socket.end();
     });
   }
@@ -394,7 +462,7 @@ export class H2Connection {
   // ---------------------------------------------------------------------------------- input
 
   private onData(chunk: Buffer): void {
-    if (this.closed) return;
+    if (this.closed || this.ending) return;
     let b = this.buf === null ? chunk : Buffer.concat([this.buf, chunk]);
     this.buf = null;
     if (this.prefaceSeen < H2_PREFACE.length) {
@@ -407,7 +475,12 @@ export class H2Connection {
       b = b.subarray(n);
     }
     let off = 0;
-    while (!this.closed && b.length - off >= 9) {
+    while (!this.closed && !this.ending && b.length - off >= 9) {
+      if (this.congested) {
+        // Answers wait unsent: read no more until the socket drains (the rest stays in buf).
+        this.pauseInput();
+        break;
+      }
       const len = (b[off]! << 16) | (b[off + 1]! << 8) | b[off + 2]!;
       if (len > OUR_MAX_FRAME) {
         this.fail(H2Error.FRAME_SIZE_ERROR, `frame of ${len} bytes past SETTINGS_MAX_FRAME_SIZE`);
@@ -439,8 +512,8 @@ export class H2Connection {
       case HEADERS:
         return this.onHeaders(flags, id, p);
       case PRIORITY:
+        // Priority signals are deprecated (RFC 9113 §5.3.2) and ignored here.
         if (id === 0) return this.fail(H2Error.PROTOCOL_ERROR, 'PRIORITY on stream 0');
-        if (p.length !== 5) return this.streamError(id, H2Error.FRAME_SIZE_ERROR);
         return;
       case RST_STREAM:
         return this.onRst(id, p);
@@ -456,7 +529,7 @@ export class H2Connection {
       case GOAWAY:
         if (id !== 0) return this.fail(H2Error.PROTOCOL_ERROR, 'GOAWAY on a stream');
         this.peerGoaway = true;
-        if (this.streams.size === 0) this.endSocket();
+        this.maybeEnd();
         return;
       case WINDOW_UPDATE:
         return this.onWindowUpdate(id, p);
@@ -474,6 +547,9 @@ export class H2Connection {
       return;
     }
     if (p.length % 6 !== 0) return this.fail(H2Error.FRAME_SIZE_ERROR, 'SETTINGS of a size not a multiple of 6');
+    // The last value of INITIAL_WINDOW_SIZE in the frame is the one that counts; it is applied
+    // to the open streams once, however many times the frame repeats it.
+    let window: number | null = null;
     for (let i = 0; i < p.length; i += 6) {
       const key = p.readUInt16BE(i);
       const v = p.readUInt32BE(i + 2);
@@ -481,16 +557,10 @@ export class H2Connection {
         case SETTINGS_ENABLE_PUSH:
           if (v > 1) return this.fail(H2Error.PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH not 0 or 1');
           break;
-        case SETTINGS_INITIAL_WINDOW_SIZE: {
+        case SETTINGS_INITIAL_WINDOW_SIZE:
           if (v > MAX_WINDOW) return this.fail(H2Error.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE past 2^31-1');
-          const delta = v - this.peerStreamWindow;
-          this.peerStreamWindow = v;
-          for (const s of this.streams.values()) {
-            s.sendWindow += delta;
-            if (s.sendWindow > MAX_WINDOW) return this.fail(H2Error.FLOW_CONTROL_ERROR, 'a stream window past 2^31-1');
-          }
+          window = v;
           break;
-        }
         case SETTINGS_MAX_FRAME_SIZE:
           if (v < 16_384 || v > 16_777_215) return this.fail(H2Error.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
           this.peerMaxFrame = v;
@@ -501,6 +571,14 @@ export class H2Connection {
         default:
           // Our header blocks use no dynamic table; we never open streams; unknown keys are ignored.
           break;
+      }
+    }
+    if (window !== null && window !== this.peerStreamWindow) {
+      const delta = window - this.peerStreamWindow;
+      this.peerStreamWindow = window;
+      for (const s of this.streams.values()) {
+        s.sendWindow += delta;
+        if (s.sendWindow > MAX_WINDOW) return this.fail(H2Error.FLOW_CONTROL_ERROR, 'a stream window past 2^31-1');
       }
     }
     this.queue(h2Frame(SETTINGS, FLAG_ACK, 0, EMPTY));
@@ -592,26 +670,29 @@ export class H2Connection {
     }
     if ((flags & FLAG_PRIORITY) !== 0) {
       if (frag.length < 5) return this.fail(H2Error.FRAME_SIZE_ERROR, 'HEADERS too short for its priority');
-      if ((frag.readUInt32BE(0) & 0x7fffffff) === id) return this.streamError(id, H2Error.PROTOCOL_ERROR);
       frag = frag.subarray(5);
     }
-    this.gathering = { id, endStream: (flags & FLAG_END_STREAM) !== 0, parts: [frag], bytes: frag.length };
+    // A block in several frames is copied: views would keep each whole socket read alive.
+    const whole = (flags & FLAG_END_HEADERS) !== 0;
+    this.gathering = { id, endStream: (flags & FLAG_END_STREAM) !== 0, parts: [whole ? frag : Buffer.from(frag)], bytes: frag.length + 9, frames: 1 };
     if ((flags & FLAG_END_HEADERS) !== 0) this.headerBlockDone();
   }
 
   private onContinuation(flags: number, id: number, p: Buffer): void {
     const g = this.gathering;
     if (g === null || g.id !== id) return this.fail(H2Error.PROTOCOL_ERROR, 'CONTINUATION out of place');
-    g.parts.push(p);
-    g.bytes += p.length;
-    if (g.bytes > MAX_HEADER_BLOCK_BYTES) return this.fail(H2Error.ENHANCE_YOUR_CALM, 'header block too large');
+    // Each frame counts its 9-byte header too, so empty CONTINUATION frames cannot go on forever.
+    g.bytes += p.length + 9;
+    g.frames++;
+    if (g.bytes > MAX_HEADER_BLOCK_BYTES || g.frames > MAX_HEADER_FRAMES) return this.fail(H2Error.ENHANCE_YOUR_CALM, 'header block too large');
+    if (p.length > 0) g.parts.push(Buffer.from(p));
     if ((flags & FLAG_END_HEADERS) !== 0) this.headerBlockDone();
   }
 
   private headerBlockDone(): void {
     const g = this.gathering!;
     this.gathering = null;
-    const block = g.parts.length === 1 ? g.parts[0]! : Buffer.concat(g.parts, g.bytes);
+    const block = g.parts.length === 1 ? g.parts[0]! : Buffer.concat(g.parts);
     let fields: Array<[string, string]>;
     let tooLarge = false;
     try {
@@ -626,15 +707,17 @@ export class H2Connection {
     }
     const existing = this.streams.get(g.id);
     if (existing !== undefined || g.id <= this.lastStreamId) {
-      // Trailers from the client (§8.1): they must end the stream; their fields are not read.
-      if (existing === undefined) return this.fail(H2Error.STREAM_CLOSED, 'HEADERS on a closed stream');
+      // Trailers from the client (§8.1): they must end the stream; their fields are not read. On a
+      // stream that is closed (we may have reset it), the frame is ignored (§5.1); its block was
+      // decoded above, so the HPACK table stays in step.
+      if (existing === undefined) return;
       if (!g.endStream || existing.remoteEnded) return this.streamError(g.id, H2Error.PROTOCOL_ERROR);
       this.remoteEnd(existing);
       return;
     }
     this.lastStreamId = g.id;
     if (this.goawayAt !== null && g.id > this.goawayAt) return; // after our GOAWAY: ignored (§6.8)
-    if (this.streams.size >= this.opts.maxConcurrentStreams) {
+    if (this.openStreams >= this.opts.maxConcurrentStreams) {
       this.queue(rstFrame(g.id, H2Error.REFUSED_STREAM));
       return;
     }
@@ -649,7 +732,7 @@ export class H2Connection {
     }
     const s = new H2Stream(g.id, this, this.peerStreamWindow);
     this.streams.set(g.id, s);
-    this.onStreamsChanged?.(this.streams.size);
+    this.onStreamsChanged?.(this.openStreams);
     this.opts.onStream(s, headers);
     if (g.endStream && !s.closed) this.remoteEnd(s);
   }
@@ -657,14 +740,20 @@ export class H2Connection {
   private streamError(id: number, code: number): void {
     const s = this.streams.get(id);
     if (s !== undefined) this.resetStream(s, code);
-    else this.queue(rstFrame(id, code));
+    else if (id <= this.lastStreamId) this.queue(rstFrame(id, code));
   }
 }
 
+/** A field name: lower-case token characters only (RFC 9113 §8.2.1, RFC 9110 §5.6.2). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+/** What a field value may not hold (RFC 9113 §8.2.1): NUL, CR, LF. */
+const BAD_VALUE = /[\0\r\n]/;
+
 /**
- * A request's fields as headers, or null when the request is malformed (§8.3.1, §8.2.2):
+ * A request's fields as headers, or null when the request is malformed (§8.3.1, §8.2.1, §8.2.2):
  * pseudo-headers after regular ones, unknown or repeated pseudo-headers, a missing :method or
- * :path, upper-case names, connection-specific headers, or `te` other than `trailers`.
+ * :path, names that are not lower-case tokens, values with NUL, CR or LF, connection-specific
+ * headers, or `te` other than `trailers`.
  */
 function requestHeaders(fields: Array<[string, string]>): IncomingHeaders | null {
   const h: IncomingHeaders = Object.create(null) as IncomingHeaders;
@@ -678,7 +767,7 @@ function requestHeaders(fields: Array<[string, string]>): IncomingHeaders | null
       continue;
     }
     regular = true;
-    if (/[A-Z]/.test(name)) return null;
+    if (!TOKEN.test(name) || BAD_VALUE.test(value)) return null;
     if (name === 'connection' || name === 'keep-alive' || name === 'proxy-connection' || name === 'transfer-encoding' || name === 'upgrade') return null;
     if (name === 'te' && value !== 'trailers') return null;
     const prev = h[name];
@@ -729,48 +818,54 @@ function goawayFrame(lastId: number, code: number): Buffer {
 const STATUS_INDEX: Record<string, number> = { '200': 8, '204': 9, '206': 10, '304': 11, '400': 12, '404': 13, '500': 14 };
 const NAME_INDEX: Record<string, number> = { ':status': 8, 'content-type': 31 };
 
-/** An HPACK integer with an N-bit prefix (RFC 7541 §5.1) after `first`'s high bits. */
-function pushInt(out: number[], first: number, prefixBits: number, v: number): void {
+/** Writes an HPACK integer with an N-bit prefix (RFC 7541 §5.1) after `first`'s high bits; returns the next offset. */
+function putInt(out: Buffer, at: number, first: number, prefixBits: number, v: number): number {
   const max = (1 << prefixBits) - 1;
   if (v < max) {
-    out.push(first | v);
-    return;
+    out[at++] = first | v;
+    return at;
   }
-  out.push(first | max);
+  out[at++] = first | max;
   v -= max;
   while (v >= 128) {
-    out.push((v & 0x7f) | 0x80);
+    out[at++] = (v & 0x7f) | 0x80;
     v = Math.floor(v / 128);
   }
-  out.push(v);
+  out[at++] = v;
+  return at;
 }
 
-function pushString(out: number[], s: string): void {
-  pushInt(out, 0, 7, s.length);
-  for (let i = 0; i < s.length; i++) out.push(s.charCodeAt(i) & 0xff);
+/** Writes a string literal without Huffman coding (RFC 7541 §5.2); returns the next offset. */
+function putString(out: Buffer, at: number, s: string): number {
+  at = putInt(out, at, 0, 7, s.length);
+  return at + out.write(s, at, 'latin1');
 }
 
 /**
  * A header block: `:status` indexed where the static table has it, the rest literals without
- * indexing (RFC 7541 §6.2.2), names by static index where we know it, no Huffman coding.
+ * indexing (RFC 7541 §6.2.2), names by static index where we know it, no Huffman coding. Names
+ * and values are ASCII (grpc-message is percent-encoded).
  */
 export function encodeHeaders(headers: OutHeaders): Buffer {
-  const out: number[] = [];
+  let size = 0;
+  for (const name in headers) size += name.length + String(headers[name]).length + 12;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
   for (const name in headers) {
     const value = String(headers[name]);
     if (name === ':status' && STATUS_INDEX[value] !== undefined) {
-      out.push(0x80 | STATUS_INDEX[value]);
+      out[at++] = 0x80 | STATUS_INDEX[value];
       continue;
     }
     const idx = NAME_INDEX[name];
-    if (idx !== undefined) pushInt(out, 0x00, 4, idx);
+    if (idx !== undefined) at = putInt(out, at, 0x00, 4, idx);
     else {
-      out.push(0x00);
-      pushString(out, name);
+      out[at++] = 0x00;
+      at = putString(out, at, name);
     }
-    pushString(out, value);
+    at = putString(out, at, value);
   }
-  return Buffer.from(out);
+  return out.subarray(0, at);
 }
 
 // ------------------------------------------------------------------------------------------------

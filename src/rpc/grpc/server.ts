@@ -331,11 +331,11 @@ export class GrpcServer {
         const body = decompress(frames[0]!, encoding, this.maxRecv);
         stream.ondata = stream.onend = null;
         release();
+        stream.start();
         void this.runUnary(call, headers, route, body);
       } catch (e) {
         release();
-        call.fail(toStatus(e));
-        resetIfOpen(stream);
+        call.fail(toStatus(e)); // trailers-only, then the reset while the client still sends
       }
     };
     stream.onend = () => {
@@ -376,6 +376,7 @@ export class GrpcServer {
     // The options reach the call only through a LazySignal (CallOptionsOf): nothing the router
     // is handed leads back to the stream (see LazySignal).
     const r = await this.invoke(route, body, header(headers, BLOCK_HEIGHT_HEADER), new CallOptionsOf(toMetadata(headers), call.lazy));
+    call.handlerDone();
     if (call.finished) return;
     if (!r.ok) {
       call.fail(r.status, heightHeaders(r.height));
@@ -437,17 +438,21 @@ export class GrpcServer {
 
   /**
    * An answer before the call is accepted (grpc-go earlyAbortStream): an HTTP status and a gRPC
-   * status. Whatever the client still sends is read and dropped (no data handler), so its
-   * flow-control window keeps moving.
+   * status, then RST_STREAM NO_ERROR if the client is still sending.
    */
   private early(stream: H2Stream, httpStatus: number, ct: string, st: Status): void {
     stream.respond({ ':status': httpStatus, 'content-type': ct, ...statusHeaders(st) }, true);
+    resetIfOpen(stream);
   }
 
-  /** A trailers-only response (PROTOCOL-HTTP2.md): HTTP 200, the status in the only HEADERS frame. */
+  /**
+   * A trailers-only response (PROTOCOL-HTTP2.md): HTTP 200, the status in the only HEADERS frame,
+   * then RST_STREAM NO_ERROR if the client is still sending (grpc-go WriteStatus).
+   */
   private trailersOnly(stream: H2Stream, ct: string, st: Status, extra?: OutHeaders): void {
     stream.ondata = stream.onend = null;
     stream.respond({ ':status': 200, 'content-type': ct, ...extra, ...statusHeaders(st) }, true);
+    resetIfOpen(stream);
   }
 }
 
@@ -525,6 +530,11 @@ class UnaryCall {
 
   deadline(ms: number): void {
     this.timer = setTimeout(() => this.fail({ code: GrpcCode.DeadlineExceeded, message: 'context deadline exceeded' }), ms);
+  }
+
+  /** The handler has returned: the stream no longer holds a place under the stream limit for it. */
+  handlerDone(): void {
+    this.stream.done();
   }
 
   /** The client reset the stream or the connection went away: nothing to answer. */
