@@ -283,11 +283,13 @@ export class QueryRouter {
    */
   async callAt(route: Route, req: Message, height: bigint | undefined, opts: CallOptions = {}): Promise<CallResult> {
     if (!route.handler) throw new GrpcStatusError(GrpcCode.Unimplemented, `method ${route.desc.name} not implemented`);
-    // `signal` is read only if the handler asks: a transport may make it on demand.
+    // `metadata` and `signal` are read only if the handler asks: a transport may make them on demand.
     const ctx: CallContext = {
       method: route.desc,
       height,
-      metadata: opts.metadata ?? EMPTY_METADATA,
+      get metadata() {
+        return opts.metadata ?? EMPTY_METADATA;
+      },
       get signal() {
         return opts.signal ?? NEVER_ABORTED;
       },

@@ -346,7 +346,9 @@ async function runTestnetStart(args: string[], io: CliIo, deps: TestnetStartDeps
       log,
       done: false,
       exited: new Promise((r) => {
-        proc.once('exit', (code, signal) => r({ code, signal }));
+        // 'close', not 'exit': 'exit' may come before the last lines of its stdout and stderr
+        // are read, and the log is ended then (a node's last words were lost one run in many).
+        proc.once('close', (code, signal) => r({ code, signal }));
         // A process that could not be spawned emits 'error' and never 'exit'.
         proc.once('error', () => {
           if (proc.pid === undefined) r({ code: null, signal: null });

@@ -375,7 +375,7 @@ export class GrpcServer {
   private async runUnary(call: UnaryCall, headers: IncomingHeaders, route: Route, body: Buffer): Promise<void> {
     // The options reach the call only through a LazySignal (CallOptionsOf): nothing the router
     // is handed leads back to the stream (see LazySignal).
-    const r = await this.invoke(route, body, header(headers, BLOCK_HEIGHT_HEADER), new CallOptionsOf(toMetadata(headers), call.lazy));
+    const r = await this.invoke(route, body, header(headers, BLOCK_HEIGHT_HEADER), new CallOptionsOf(headers, call.lazy));
     call.handlerDone();
     if (call.finished) return;
     if (!r.ok) {
@@ -499,12 +499,19 @@ export class LazySignal {
   }
 }
 
-/** The router's CallOptions of one call: metadata, and the signal through its LazySignal. */
+/** The router's CallOptions of one call: metadata from the request's headers, and the signal through its LazySignal. */
 class CallOptionsOf {
+  private md: Metadata | null = null;
+
   constructor(
-    readonly metadata: Metadata,
+    private readonly headers: IncomingHeaders,
     private readonly lazy: LazySignal,
   ) {}
+
+  /** The request's metadata, made when first read (most handlers never read it). */
+  get metadata(): Metadata {
+    return (this.md ??= toMetadata(this.headers));
+  }
 
   get signal(): AbortSignal {
     return this.lazy.signal;
