@@ -114,6 +114,18 @@ t.test('a response larger than the client windows arrives whole (flow control, f
   );
 });
 
+t.test('a client with large windows: many large answers at once, all whole', async (t) => {
+  const server = await startServer(t);
+  const s = await connect(t, server.port, { initialWindowSize: 16 << 20 });
+  s.setLocalWindowSize(1 << 30);
+  const size = 500_000;
+  const rs = await Promise.all(Array.from({ length: 40 }, () => call(s, BLOB, framed(toBinary(BlobRequestSchema, create(BlobRequestSchema, { size }))))));
+  t.ok(
+    rs.every((r) => r.trailers['grpc-status'] === '0' && fromBinary(BlobResponseSchema, r.body.subarray(5)).blob.length === size),
+    '40 answers of 500 KB (20 MB, past the 4 MiB the server lets wait unsent), each whole',
+  );
+});
+
 t.test('a request larger than the initial windows is read and credited', async (t) => {
   const server = await startServer(t, { maxRecvMsgSize: 8 * 1024 * 1024 });
   const s = await connect(t, server.port);

@@ -287,12 +287,7 @@ export class H2Connection {
     socket.on('close', () => this.onSocketClose());
     socket.on('drain', () => {
       for (const st of [...this.blocked]) st.pump();
-      if (this.inputPaused && !this.congested && !this.ending) {
-        this.inputPaused = false;
-        socket.resume();
-        // Frames read before the pause and not yet handled.
-        if (this.buf !== null) this.onData(EMPTY);
-      }
+      this.maybeResume();
     });
     // Our SETTINGS (the server's preface, §3.4) and the connection window, at once.
     const s = Buffer.alloc(18);
@@ -420,12 +415,23 @@ export class H2Connection {
     this.out = [];
     this.outBytes = 0;
     if (this.socket.writableLength > CONGESTED_BYTES) this.pauseInput();
+    // Reading may have paused for this turn's answers, which the kernel may have taken whole
+    // (no 'drain' follows a write that did not back up).
+    else this.maybeResume();
   }
 
   private pauseInput(): void {
     if (this.inputPaused) return;
     this.inputPaused = true;
     this.socket.pause();
+  }
+
+  private maybeResume(): void {
+    if (!this.inputPaused || this.congested || this.ending || this.closed) return;
+    this.inputPaused = false;
+    this.socket.resume();
+    // Frames read before the pause and not yet handled.
+    if (this.buf !== null) this.onData(EMPTY);
   }
 
   private endSocket(): void {
@@ -445,6 +451,7 @@ export class H2Connection {
     if (this.closed) return;
     this.opts.onConnectionError?.(`HTTP/2 connection error ${code}: ${why}`);
     this.queue(goawayFrame(this.lastStreamId, code));
+    this.ending = true; // nothing more is read, even where the flush would resume reading
     this.flush();
     this.closed = true;
     this.socket.end();
