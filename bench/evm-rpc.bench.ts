@@ -623,13 +623,13 @@ async function main(): Promise<void> {
     if (answers[0] !== answers[1] || BigInt(answers[0]) !== 10n ** 24n) throw new Error(`balanceOf differs: ${answers.join(' vs ')}`);
 
     const rows: string[] = [];
+    /** A single figure; its ratio, printed and returned, is oriented as the report's (above 1: chaind better). */
     const row = (what: string, a: number, b: number, unit: string, goal: string, higherIsBetter = true, note = '') => {
-      const ratio = a / b;
-      rows.push(`${what.padEnd(44)} ${a.toFixed(1).padStart(9)} ${b.toFixed(1).padStart(9)} ${unit.padEnd(6)} ${ratio.toFixed(2).padStart(6)}×  ${goal.padEnd(12)} load ${load()}`);
-      console.log(rows[rows.length - 1]);
       const notes = [goal ? `goal ${goal}` : '', note].filter((x) => x !== '').join('; ');
-      report({ area: 'EVM RPC', figure: what.trim(), unit, value: a, peer: 'anvil', peerValue: b, better: higherIsBetter ? 'higher' : 'lower', ...(notes ? { note: notes } : {}) });
-      return higherIsBetter ? ratio : 1 / ratio;
+      const r = report({ area: 'EVM RPC', figure: what.trim(), unit, value: a, peer: 'anvil', peerValue: b, better: higherIsBetter ? 'higher' : 'lower', ...(notes ? { note: notes } : {}) });
+      rows.push(`${what.padEnd(44)} ${a.toFixed(1).padStart(9)} ${b.toFixed(1).padStart(9)} ${unit.padEnd(6)} ${r.ratio.toFixed(2).padStart(6)}×  ${goal.padEnd(12)} load ${load()}`);
+      console.log(rows[rows.length - 1]);
+      return r.ratio;
     };
     /** A figure of alternating pairs: the medians printed, the ratio the median of the pairs' ratios (report.ts). */
     const pairedRow = (what: string, samples: { value: number; peerValue: number }[], unit: string, goal: string, higherIsBetter: boolean) => {
