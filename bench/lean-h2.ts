@@ -10,42 +10,22 @@
  * SETTINGS and PINGs, the server's send windows and its stream limit kept (a request waits for a
  * WINDOW_UPDATE or a stream to end), GOAWAY and RST_STREAM. A request is one write: HEADERS (a header block of HPACK
  * literals that never touch the dynamic table, RFC 7541 §6.2.2, and static-table indexes) and one
- * DATA frame with END_STREAM. Answers are not HPACK-decoded (that needs the server's Huffman codes
- * and dynamic table): a call succeeds when its stream carried one whole gRPC message before it
+ * DATA frame with END_STREAM. Answers are not HPACK-decoded (the probe would spend CPU on it that
+ * the node shares): a call succeeds when its stream carried one whole gRPC message before it
  * ended, the shape of an OK unary answer; gRPC sends an error as trailers only, with no message,
  * so that fails it, as does a reset stream or a closed connection.
  */
 import net from 'node:net';
-import { h2Frame as frame, H2_PREFACE as PREFACE } from '../src/rpc/grpc/h2.js';
+import { h2Frame as frame, H2_DEFAULT_WINDOW as DEFAULT_WINDOW, H2_MAX_WINDOW as MAX_WINDOW, H2_PREFACE as PREFACE, H2Flag, H2Frame, H2Setting } from '../src/rpc/grpc/h2.js';
+import { frame as grpcMessage } from '../src/rpc/grpc/framing.js';
+import { encodeHeaders } from '../src/rpc/grpc/hpack.js';
 
-const [DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE] = [0, 1, 3, 4, 6, 7, 8];
-const [END_STREAM, ACK, END_HEADERS, PADDED] = [0x1, 0x1, 0x4, 0x8];
-const MAX_WINDOW = 2 ** 31 - 1;
-/** RFC 9113 §6.5.2 defaults, until the server's SETTINGS say otherwise. */
-const DEFAULT_WINDOW = 65_535;
-
-
-/** An HPACK string literal without Huffman coding (lengths under 127 here). */
-function str(s: string): Buffer {
-  const b = Buffer.from(s, 'latin1');
-  if (b.length >= 127) throw new Error('header too long for this client');
-  return Buffer.concat([Buffer.from([b.length]), b]);
-}
+const { DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE } = H2Frame;
+const { END_STREAM, ACK, END_HEADERS, PADDED } = H2Flag;
 
 /** The header block of a unary call: static indexes and literals without indexing. */
 function headerBlock(authority: string, path: string): Buffer {
-  return Buffer.concat([
-    Buffer.from([0x83, 0x86]), // :method POST (static 3), :scheme http (static 6)
-    Buffer.from([0x04]), // :path, name from static 4
-    str(path),
-    Buffer.from([0x01]), // :authority, name from static 1
-    str(authority),
-    Buffer.from([0x0f, 0x10]), // content-type, name from static 31 (4-bit prefix: 15 + 16)
-    str('application/grpc'),
-    Buffer.from([0x00]), // a new name
-    str('te'),
-    str('trailers'),
-  ]);
+  return encodeHeaders({ ':method': 'POST', ':scheme': 'http', ':path': path, ':authority': authority, 'content-type': 'application/grpc', te: 'trailers' });
 }
 
 interface Call {
@@ -106,9 +86,7 @@ export class LeanGrpc {
   /** One unary call: resolves with the answer's message bytes (without the 5-byte prefix). */
   unary(path: string, message: Uint8Array): Promise<Buffer> {
     const c = this.connect();
-    const body = Buffer.alloc(5 + message.length);
-    body.writeUInt32BE(message.length, 1);
-    body.set(message, 5);
+    const body = grpcMessage(message);
     if (body.length > c.streamWindow) return Promise.reject(new Error('message larger than the stream window'));
     return new Promise((resolve, reject) => {
       const send = () => {
@@ -137,9 +115,9 @@ export class LeanGrpc {
     const c = new Conn(net.connect({ port: this.port, host: '127.0.0.1', noDelay: true }));
     this.conn = c;
     const settings = Buffer.alloc(12);
-    settings.writeUInt16BE(0x2, 0); // ENABLE_PUSH = 0
+    settings.writeUInt16BE(H2Setting.ENABLE_PUSH, 0);
     settings.writeUInt32BE(0, 2);
-    settings.writeUInt16BE(0x4, 6); // INITIAL_WINDOW_SIZE
+    settings.writeUInt16BE(H2Setting.INITIAL_WINDOW_SIZE, 6);
     settings.writeUInt32BE(MAX_WINDOW, 8);
     const inc = Buffer.alloc(4);
     inc.writeUInt32BE(MAX_WINDOW - DEFAULT_WINDOW, 0);
@@ -195,8 +173,8 @@ export class LeanGrpc {
         for (let i = 0; i + 6 <= p.length; i += 6) {
           const [key, value] = [p.readUInt16BE(i), p.readUInt32BE(i + 2)];
           // A change of INITIAL_WINDOW_SIZE moves the windows of open streams too; ours are one small DATA each.
-          if (key === 0x4) c.streamWindow = value;
-          else if (key === 0x3) c.maxStreams = value;
+          if (key === H2Setting.INITIAL_WINDOW_SIZE) c.streamWindow = value;
+          else if (key === H2Setting.MAX_CONCURRENT_STREAMS) c.maxStreams = value;
         }
         c.sock.write(frame(SETTINGS, ACK, 0, new Uint8Array(0)));
         c.drain();

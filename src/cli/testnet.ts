@@ -349,7 +349,7 @@ async function runTestnetStart(args: string[], io: CliIo, deps: TestnetStartDeps
         // 'close', not 'exit': 'exit' may come before the last lines of its stdout and stderr
         // are read, and the log is ended then (a node's last words were lost one run in many).
         proc.once('close', (code, signal) => r({ code, signal }));
-        // A process that could not be spawned emits 'error' and never 'exit'.
+        // A process that could not be spawned emits 'error', and may emit no 'close'.
         proc.once('error', () => {
           if (proc.pid === undefined) r({ code: null, signal: null });
         });

@@ -9,11 +9,11 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import t, { type Test } from 'tap';
 import { createNames } from '../../src/names/index.js';
 import { QueryRouter } from '../../src/app/query-router.js';
-import { encodeHeaders, H2_PREFACE, H2Server, type H2ServerOptions } from '../../src/rpc/grpc/h2.js';
+import { H2_PREFACE, H2Server, type H2ServerOptions } from '../../src/rpc/grpc/h2.js';
 import type { GrpcServer, GrpcServerOptions } from '../../src/rpc/grpc/server.js';
 import { BlobRequestSchema, BlobResponseSchema, EchoRequestSchema, EchoResponseSchema, Query } from '../fixtures/gen/chain/fixture/v1/query_pb.js';
-import { HpackDecoder } from '../../src/rpc/grpc/hpack.js';
-import { RawH2, startGrpcServer } from '../helpers/raw-h2.js';
+import { encodeHeaders, HpackDecoder } from '../../src/rpc/grpc/hpack.js';
+import { framed, h2Call, h2Connect, RawH2, startGrpcServer, waitFor, within, type H2Answer } from '../helpers/raw-h2.js';
 
 const ECHO = '/chain.fixture.v1.Query/Echo';
 const BLOB = '/chain.fixture.v1.Query/Blob';
@@ -37,57 +37,13 @@ function makeRouter(): QueryRouter {
 
 const startServer = (t: Test, opts: Partial<GrpcServerOptions> = {}): Promise<GrpcServer> => startGrpcServer(t, makeRouter(), opts);
 
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms)))]).finally(() => clearTimeout(timer));
-}
-
-async function waitFor(what: string, fn: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (fn()) return;
-    await sleep(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-function framed(msg: Uint8Array): Buffer {
-  const b = Buffer.alloc(5 + msg.length);
-  b.writeUInt32BE(msg.length, 1);
-  b.set(msg, 5);
-  return b;
-}
-
-interface Answer {
-  headers: http2.IncomingHttpHeaders;
-  trailers: http2.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-function call(s: http2.ClientHttp2Session, path: string, body: Buffer, extra: http2.OutgoingHttpHeaders = {}): Promise<Answer> {
-  return within(
-    new Promise<Answer>((resolve, reject) => {
-      const req = s.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...extra });
-      let headers: http2.IncomingHttpHeaders = {};
-      let trailers: http2.IncomingHttpHeaders = {};
-      const chunks: Buffer[] = [];
-      req.on('response', (h) => (headers = h));
-      req.on('trailers', (h) => (trailers = h));
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => resolve({ headers, trailers, body: Buffer.concat(chunks) }));
-      req.on('error', reject);
-      req.end(body);
-    }),
-    60_000,
-    `call ${path}`,
-  );
+function call(s: http2.ClientHttp2Session, path: string, body: Buffer, extra: http2.OutgoingHttpHeaders = {}): Promise<H2Answer> {
+  return within(h2Call(s, { ':path': path, ...extra }, body), 60_000, `call ${path}`);
 }
 
 async function connect(t: Test, port: number, settings: http2.Settings = {}): Promise<http2.ClientHttp2Session> {
-  const s = http2.connect(`http://127.0.0.1:${port}`, { settings });
-  s.on('error', () => {});
+  const s = await h2Connect(port, settings);
   t.teardown(() => s.destroy());
-  await within(new Promise<void>((resolve) => s.once('remoteSettings', () => resolve())), 30_000, 'SETTINGS');
   return s;
 }
 

@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import http2 from 'node:http2';
 import net, { type AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { h2Frame, H2_PREFACE } from '../../src/rpc/grpc/h2.js';
+import { h2Frame, H2_PREFACE, H2Flag, H2Frame } from '../../src/rpc/grpc/h2.js';
 import { HpackDecoder, HpackError } from '../../src/rpc/grpc/hpack.js';
 
 type Field = [string, string];
@@ -385,10 +385,8 @@ t.test('decodes a Uint8Array that is not a Buffer, and a view at an offset', asy
 
 // ---- Interop: nghttp2's encoder (node:http2 client) against a raw listener decoding here. ----
 
-const [HEADERS, SETTINGS, CONTINUATION] = [0x1, 0x4, 0x9];
-const [ACK, END_HEADERS, PADDED, PRIORITY] = [0x1, 0x4, 0x8, 0x20];
-const PREFACE = H2_PREFACE;
-const frame = h2Frame;
+const { HEADERS, SETTINGS, CONTINUATION } = H2Frame;
+const { ACK, END_HEADERS, PADDED, PRIORITY } = H2Flag;
 
 interface Connection {
   /** Decoded header lists by stream id, in arrival order. */
@@ -412,12 +410,12 @@ async function rawServer(t: Test, settings: Buffer, newDecoder: () => HpackDecod
     const conn: Connection = { blocks: [], frames: { padded: 0, priority: 0, continuation: 0 } };
     conns.push(conn);
     const decoder = newDecoder();
-    sock.write(frame(SETTINGS, 0, 0, settings));
+    sock.write(h2Frame(SETTINGS, 0, 0, settings));
     let buf = Buffer.alloc(0);
     let prefaceSeen = false;
     let pending: { stream: number; parts: Buffer[] } | undefined;
     const onFrame = (type: number, flags: number, stream: number, payload: Buffer): void => {
-      if (type === SETTINGS && !(flags & ACK)) sock.write(frame(SETTINGS, ACK, 0, Buffer.alloc(0)));
+      if (type === SETTINGS && !(flags & ACK)) sock.write(h2Frame(SETTINGS, ACK, 0, Buffer.alloc(0)));
       if (pending && type !== CONTINUATION) throw new Error('a frame other than CONTINUATION inside a header block');
       if (type === HEADERS) {
         let p = payload;
@@ -448,9 +446,9 @@ async function rawServer(t: Test, settings: Buffer, newDecoder: () => HpackDecod
       try {
         buf = Buffer.concat([buf, chunk]);
         if (!prefaceSeen) {
-          if (buf.length < PREFACE.length) return;
-          if (!buf.subarray(0, PREFACE.length).equals(PREFACE)) throw new Error('no HTTP/2 preface');
-          buf = buf.subarray(PREFACE.length);
+          if (buf.length < H2_PREFACE.length) return;
+          if (!buf.subarray(0, H2_PREFACE.length).equals(H2_PREFACE)) throw new Error('no HTTP/2 preface');
+          buf = buf.subarray(H2_PREFACE.length);
           prefaceSeen = true;
         }
         while (buf.length >= 9) {

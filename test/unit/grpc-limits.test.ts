@@ -13,7 +13,7 @@ import { QueryRouter } from '../../src/app/query-router.js';
 import type { GrpcServer, GrpcServerOptions } from '../../src/rpc/grpc/server.js';
 import { MAX_TIMER_MS, parseGrpcTimeout } from '../../src/rpc/grpc/status.js';
 import { EchoResponseSchema, Query, SleepRequestSchema } from '../fixtures/gen/chain/fixture/v1/query_pb.js';
-import { RawH2, startGrpcServer } from '../helpers/raw-h2.js';
+import { framed, h2Connect, RawH2, startGrpcServer, waitFor, within } from '../helpers/raw-h2.js';
 
 const ECHO = '/chain.fixture.v1.Query/Echo';
 const SLEEP = '/chain.fixture.v1.Query/Sleep';
@@ -33,39 +33,6 @@ function makeRouter(): QueryRouter {
 }
 
 const startServer = (t: Test, opts: Partial<GrpcServerOptions> = {}): Promise<GrpcServer> => startGrpcServer(t, makeRouter(), opts);
-
-async function waitFor(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await fn()) return;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/** Resolves when the promise does, rejects after `ms` (a generous bound, not a measurement). */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms)))]).finally(() => clearTimeout(timer));
-}
-
-function framed(msg: Uint8Array): Buffer {
-  const b = Buffer.alloc(5 + msg.length);
-  b.writeUInt32BE(msg.length, 1);
-  b.set(msg, 5);
-  return b;
-}
-
-/** A connected client session (the server has its SETTINGS). */
-async function connect(port: number): Promise<http2.ClientHttp2Session> {
-  const s = http2.connect(`http://127.0.0.1:${port}`);
-  s.on('error', () => {});
-  await within(new Promise<void>((resolve, reject) => {
-    s.once('remoteSettings', () => resolve());
-    s.once('close', () => reject(new Error('session closed before SETTINGS')));
-  }), 30_000, 'client session SETTINGS');
-  return s;
-}
 
 /** One unary call on a session: grpc-status from the trailers (or the trailers-only headers). */
 function call(s: http2.ClientHttp2Session, path: string, body: Buffer, extra: http2.OutgoingHttpHeaders = {}): Promise<{ status: string; message: string }> {
@@ -97,8 +64,8 @@ function closed(sock: net.Socket | http2.ClientHttp2Session): Promise<void> {
 
 t.test('max-open-connections: connections past the cap are closed, the others keep being served', async (t) => {
   const server = await startServer(t, { maxOpenConnections: 2 });
-  const a = await connect(server.port);
-  const b = await connect(server.port);
+  const a = await h2Connect(server.port);
+  const b = await h2Connect(server.port);
   t.teardown(() => {
     a.destroy();
     b.destroy();
@@ -112,7 +79,7 @@ t.test('max-open-connections: connections past the cap are closed, the others ke
   // A freed slot is usable again.
   b.close();
   await waitFor('the server to see the closed connection', () => server.connections === 1);
-  const c = await connect(server.port);
+  const c = await h2Connect(server.port);
   t.teardown(() => c.destroy());
   t.same(await call(c, ECHO, framed(new Uint8Array(0))), { status: '0', message: '' }, 'a new connection after one closed is served');
 });
@@ -132,7 +99,7 @@ t.test('handshake-timeout: a connection that never sends the HTTP/2 preface is c
   let ok: http2.ClientHttp2Session | null = null;
   let r: { status: string; message: string } | null = null;
   for (let i = 0; r === null && i < 6; i++) {
-    const s = await connect(server.port).catch(() => null);
+    const s = await h2Connect(server.port).catch(() => null);
     if (s === null) continue;
     t.teardown(() => s.destroy());
     r = await call(s, SLEEP, framed(toBinary(SleepRequestSchema, create(SleepRequestSchema, { millis: 400 })))).catch(() => null);
@@ -144,21 +111,21 @@ t.test('handshake-timeout: a connection that never sends the HTTP/2 preface is c
 
 t.test('idle-timeout: a connection without a stream gets GOAWAY and is closed', async (t) => {
   const server = await startServer(t, { idleTimeoutMs: 200 });
-  const s = await connect(server.port);
+  const s = await h2Connect(server.port);
   let goaway = false;
   s.on('goaway', () => (goaway = true));
   await within(closed(s), 30_000, 'idle session closed');
   t.ok(goaway, 'the server sent GOAWAY first');
   await waitFor('no session left', () => server.connections === 0);
   // A call in flight keeps its connection: the timer runs only while no stream is open.
-  const busy = await connect(server.port);
+  const busy = await h2Connect(server.port);
   t.teardown(() => busy.destroy());
   // The stream may reach the server after the idle timer fired (a loaded machine): then the call
   // fails with the connection, and a retry on a fresh connection must succeed while the timer is
   // stopped. The assertion is that a call held open well past the idle timeout completes.
   let r = await call(busy, SLEEP, framed(toBinary(SleepRequestSchema, create(SleepRequestSchema, { millis: 1000 })))).catch(() => null);
   for (let i = 0; r === null && i < 5; i++) {
-    const again = await connect(server.port);
+    const again = await h2Connect(server.port);
     t.teardown(() => again.destroy());
     r = await call(again, SLEEP, framed(toBinary(SleepRequestSchema, create(SleepRequestSchema, { millis: 1000 })))).catch(() => null);
   }
@@ -192,7 +159,7 @@ t.test('max-concurrent-streams: a stream past the cap on one connection is refus
   raw.sock.write(RawH2.frame(0, 0x1, 1, framed(new Uint8Array(0))));
   await waitFor('a response on stream 1', () => raw.frames.some((f) => f.type === 1 && f.stream === 1));
   t.pass('stream 1 answered');
-  const s = await connect(server.port);
+  const s = await h2Connect(server.port);
   t.teardown(() => s.destroy());
   t.same(await call(s, ECHO, framed(new Uint8Array(0))), { status: '0', message: '' }, 'other connections are served');
 });
@@ -200,7 +167,7 @@ t.test('max-concurrent-streams: a stream past the cap on one connection is refus
 t.test('unfinished request messages: held bytes are capped server-wide and released', async (t) => {
   const MiB = 1024 * 1024;
   const server = await startServer(t, { maxRecvMsgSize: MiB, maxRecvBufferBytes: 3 * MiB });
-  const s = await connect(server.port);
+  const s = await h2Connect(server.port);
   t.teardown(() => s.destroy());
 
   // Over max-recv-msg-size: refused from the length prefix, nothing of it is kept, the stream is reset.
@@ -250,7 +217,7 @@ t.test('grpc-timeout: a huge value is clamped (no overflow), a malformed one ref
   for (const bad of ['123456789S', '1', 'S', '-1S', '+1S', '1.5S', '10s', '1 S', '']) t.equal(parseGrpcTimeout(bad), null, `malformed ${JSON.stringify(bad)}`);
 
   const server = await startServer(t);
-  const s = await connect(server.port);
+  const s = await h2Connect(server.port);
   t.teardown(() => s.destroy());
   const req = framed(toBinary(SleepRequestSchema, create(SleepRequestSchema, { millis: 100 })));
   t.same(await call(s, SLEEP, req, { 'grpc-timeout': '9999999H' }), { status: '0', message: '' }, 'a 9999999H deadline does not fire at once');
@@ -272,7 +239,7 @@ t.test('reflection: a bad message after an answered one ends with trailers, then
     'hex',
   );
   const server = await startServer(t);
-  const s = await connect(server.port);
+  const s = await h2Connect(server.port);
   t.teardown(() => s.destroy());
   for (const path of ['/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo', '/grpc.reflection.v1.ServerReflection/ServerReflectionInfo']) {
     for (let i = 0; i < 5; i++) {

@@ -22,6 +22,7 @@ import * as reflV1alpha from '../../src/gen/grpc/reflection/v1alpha/reflection_p
 import { QueryRouter, type ServiceImpl } from '../../src/app/query-router.js';
 import { GrpcServer } from '../../src/rpc/grpc/server.js';
 import { GrpcThread } from '../../src/rpc/grpc/thread.js';
+import { framed, h2Call } from '../helpers/raw-h2.js';
 import {
   BaseAccountSchema,
   BlobRequestSchema,
@@ -175,35 +176,14 @@ const echo = (client: grpc.Client, text: string, md: Record<string, string> = {}
 const fail = (client: grpc.Client, code: number, message: string, kind = 'grpc') =>
   unary(client, '/chain.fixture.v1.Query/Fail', FailRequestSchema, FailResponseSchema, create(FailRequestSchema, { code, message, kind }));
 
-/** A raw HTTP/2 request: the response headers, the body, and the trailers. */
+/** A raw HTTP/2 request on a connection of its own: the response headers, the body, and the trailers. */
 async function rawCall(port: number, headers: http2.OutgoingHttpHeaders, body: Buffer | null) {
   const session = http2.connect(`http://127.0.0.1:${port}`);
   try {
-    return await new Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: Buffer; elapsed: number }>((resolve, reject) => {
-      const started = Date.now();
-      const req = session.request({ ':method': 'POST', 'content-type': 'application/grpc', te: 'trailers', ...headers });
-      let h: http2.IncomingHttpHeaders = {};
-      let tr: http2.IncomingHttpHeaders = {};
-      const chunks: Buffer[] = [];
-      req.on('response', (x) => (h = x));
-      req.on('trailers', (x) => (tr = x));
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => resolve({ headers: h, trailers: tr, body: Buffer.concat(chunks), elapsed: Date.now() - started }));
-      req.on('error', reject);
-      if (body) req.end(body);
-      else req.end();
-    });
+    return await h2Call(session, headers, body);
   } finally {
     session.close();
   }
-}
-
-function framed(msg: Uint8Array, compressed = false): Buffer {
-  const b = Buffer.alloc(5 + msg.length);
-  b[0] = compressed ? 1 : 0;
-  b.writeUInt32BE(msg.length, 1);
-  b.set(msg, 5);
-  return b;
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -14,42 +14,60 @@
  *   ignored), CONTINUATION, padding; unknown frame types are ignored (RFC 9113 §4.1, §5.5);
  * - flow control both ways (§6.9): what we send waits for the client's stream and connection
  *   windows, split at its MAX_FRAME_SIZE; what we receive is credited back as it is read;
- * - header blocks through HPACK (./hpack.ts); ours are written as literals without indexing, so
- *   the client's table size does not concern us (RFC 7541 §6.2.2);
+ * - header blocks through HPACK (./hpack.ts); ours are written as static indexes and literals
+ *   without indexing, so the client's table size does not concern us (RFC 7541 §6.2.2);
  * - connection errors end with GOAWAY and the error code (§5.4.1), stream errors with RST_STREAM;
  * - streams past SETTINGS_MAX_CONCURRENT_STREAMS are refused with REFUSED_STREAM;
  * - push is never used; a client's PUSH_PROMISE is a PROTOCOL_ERROR.
  * Output of one turn of the event loop is written once, at the end of the turn's microtasks.
  */
 import net, { type AddressInfo, type Socket } from 'node:net';
-import { HpackDecoder, HpackError } from './hpack.js';
+import { encodeHeaders, HpackDecoder, HpackError } from './hpack.js';
 
 /** The client's connection preface (RFC 9113 §3.4). */
 export const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
-const DATA = 0x0;
-const HEADERS = 0x1;
-const PRIORITY = 0x2;
-const RST_STREAM = 0x3;
-const SETTINGS = 0x4;
-const PUSH_PROMISE = 0x5;
-const PING = 0x6;
-const GOAWAY = 0x7;
-const WINDOW_UPDATE = 0x8;
-const CONTINUATION = 0x9;
+/** Frame types (RFC 9113 §6). */
+export const H2Frame = {
+  DATA: 0x0,
+  HEADERS: 0x1,
+  PRIORITY: 0x2,
+  RST_STREAM: 0x3,
+  SETTINGS: 0x4,
+  PUSH_PROMISE: 0x5,
+  PING: 0x6,
+  GOAWAY: 0x7,
+  WINDOW_UPDATE: 0x8,
+  CONTINUATION: 0x9,
+} as const;
 
-const FLAG_END_STREAM = 0x1;
-const FLAG_ACK = 0x1;
-const FLAG_END_HEADERS = 0x4;
-const FLAG_PADDED = 0x8;
-const FLAG_PRIORITY = 0x20;
+/** Frame flags (RFC 9113 §6); END_STREAM and ACK share a bit on different frame types. */
+export const H2Flag = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4, PADDED: 0x8, PRIORITY: 0x20 } as const;
 
-const SETTINGS_HEADER_TABLE_SIZE = 0x1;
-const SETTINGS_ENABLE_PUSH = 0x2;
-const SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
-const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
-const SETTINGS_MAX_FRAME_SIZE = 0x5;
-const SETTINGS_MAX_HEADER_LIST_SIZE = 0x6;
+/** SETTINGS parameters (RFC 9113 §6.5.2). */
+export const H2Setting = {
+  HEADER_TABLE_SIZE: 0x1,
+  ENABLE_PUSH: 0x2,
+  MAX_CONCURRENT_STREAMS: 0x3,
+  INITIAL_WINDOW_SIZE: 0x4,
+  MAX_FRAME_SIZE: 0x5,
+  MAX_HEADER_LIST_SIZE: 0x6,
+} as const;
+
+/** A window's size until SETTINGS or WINDOW_UPDATE say otherwise (RFC 9113 §6.5.2), and the largest one (§6.9.1). */
+export const H2_DEFAULT_WINDOW = 65_535;
+export const H2_MAX_WINDOW = 2 ** 31 - 1;
+
+const { DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION } = H2Frame;
+const { END_STREAM: FLAG_END_STREAM, ACK: FLAG_ACK, END_HEADERS: FLAG_END_HEADERS, PADDED: FLAG_PADDED, PRIORITY: FLAG_PRIORITY } = H2Flag;
+const {
+  HEADER_TABLE_SIZE: SETTINGS_HEADER_TABLE_SIZE,
+  ENABLE_PUSH: SETTINGS_ENABLE_PUSH,
+  MAX_CONCURRENT_STREAMS: SETTINGS_MAX_CONCURRENT_STREAMS,
+  INITIAL_WINDOW_SIZE: SETTINGS_INITIAL_WINDOW_SIZE,
+  MAX_FRAME_SIZE: SETTINGS_MAX_FRAME_SIZE,
+  MAX_HEADER_LIST_SIZE: SETTINGS_MAX_HEADER_LIST_SIZE,
+} = H2Setting;
 
 /** HTTP/2 error codes (RFC 9113 §7). */
 export const H2Error = {
@@ -65,8 +83,6 @@ export const H2Error = {
   ENHANCE_YOUR_CALM: 0xb,
 } as const;
 
-const DEFAULT_WINDOW = 65_535;
-const MAX_WINDOW = 2 ** 31 - 1;
 /** The largest frame payload we accept: the protocol's default SETTINGS_MAX_FRAME_SIZE, which we keep. */
 const OUR_MAX_FRAME = 16_384;
 /** The header list we accept (SETTINGS_MAX_HEADER_LIST_SIZE; RFC 7541 §4.1 sizes). */
@@ -243,7 +259,7 @@ const EMPTY = Buffer.alloc(0);
 /** One client connection. */
 export class H2Connection {
   /** What the client lets us send on the connection. */
-  sendWindow = DEFAULT_WINDOW;
+  sendWindow = H2_DEFAULT_WINDOW;
   peerMaxFrame = 16_384;
   readonly blocked = new Set<H2Stream>();
   readonly streams = new Map<number, H2Stream>();
@@ -257,7 +273,7 @@ export class H2Connection {
   closed = false;
 
   private readonly decoder = new HpackDecoder(4096, MAX_HEADER_LIST_BYTES);
-  private peerStreamWindow = DEFAULT_WINDOW;
+  private peerStreamWindow = H2_DEFAULT_WINDOW;
   private prefaceSeen = 0;
   private buf: Buffer | null = null;
   private lastStreamId = 0;
@@ -298,7 +314,7 @@ export class H2Connection {
     s.writeUInt16BE(SETTINGS_MAX_HEADER_LIST_SIZE, 12);
     s.writeUInt32BE(MAX_HEADER_LIST_BYTES, 14);
     this.queue(h2Frame(SETTINGS, 0, 0, s));
-    if (opts.connectionWindow > DEFAULT_WINDOW) this.queue(windowUpdate(0, opts.connectionWindow - DEFAULT_WINDOW));
+    if (opts.connectionWindow > H2_DEFAULT_WINDOW) this.queue(windowUpdate(0, opts.connectionWindow - H2_DEFAULT_WINDOW));
   }
 
   /** Open streams, and closed ones whose handlers still run. */
@@ -347,7 +363,7 @@ export class H2Connection {
       return;
     }
     let off = 0;
-    let type = HEADERS;
+    let type: number = HEADERS;
     while (off < block.length) {
       const n = Math.min(this.peerMaxFrame, block.length - off);
       const last = off + n === block.length;
@@ -565,7 +581,7 @@ export class H2Connection {
           if (v > 1) return this.fail(H2Error.PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH not 0 or 1');
           break;
         case SETTINGS_INITIAL_WINDOW_SIZE:
-          if (v > MAX_WINDOW) return this.fail(H2Error.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE past 2^31-1');
+          if (v > H2_MAX_WINDOW) return this.fail(H2Error.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE past 2^31-1');
           window = v;
           break;
         case SETTINGS_MAX_FRAME_SIZE:
@@ -585,7 +601,7 @@ export class H2Connection {
       this.peerStreamWindow = window;
       for (const s of this.streams.values()) {
         s.sendWindow += delta;
-        if (s.sendWindow > MAX_WINDOW) return this.fail(H2Error.FLOW_CONTROL_ERROR, 'a stream window past 2^31-1');
+        if (s.sendWindow > H2_MAX_WINDOW) return this.fail(H2Error.FLOW_CONTROL_ERROR, 'a stream window past 2^31-1');
       }
     }
     this.queue(h2Frame(SETTINGS, FLAG_ACK, 0, EMPTY));
@@ -602,7 +618,7 @@ export class H2Connection {
     if (id === 0) {
       if (inc === 0) return this.fail(H2Error.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0');
       this.sendWindow += inc;
-      if (this.sendWindow > MAX_WINDOW) return this.fail(H2Error.FLOW_CONTROL_ERROR, 'connection window past 2^31-1');
+      if (this.sendWindow > H2_MAX_WINDOW) return this.fail(H2Error.FLOW_CONTROL_ERROR, 'connection window past 2^31-1');
       for (const s of [...this.blocked]) s.pump();
       return;
     }
@@ -610,7 +626,7 @@ export class H2Connection {
     if (s === undefined) return; // a stream that is closed, or not open yet (§6.9)
     if (inc === 0) return this.streamError(id, H2Error.PROTOCOL_ERROR);
     s.sendWindow += inc;
-    if (s.sendWindow > MAX_WINDOW) return this.streamError(id, H2Error.FLOW_CONTROL_ERROR);
+    if (s.sendWindow > H2_MAX_WINDOW) return this.streamError(id, H2Error.FLOW_CONTROL_ERROR);
     s.pump();
   }
 
@@ -819,60 +835,6 @@ function goawayFrame(lastId: number, code: number): Buffer {
   p.writeUInt32BE(lastId, 0);
   p.writeUInt32BE(code, 4);
   return h2Frame(GOAWAY, 0, 0, p);
-}
-
-/** RFC 7541 Appendix A: the static table's entries we name by index in our header blocks. */
-const STATUS_INDEX: Record<string, number> = { '200': 8, '204': 9, '206': 10, '304': 11, '400': 12, '404': 13, '500': 14 };
-const NAME_INDEX: Record<string, number> = { ':status': 8, 'content-type': 31 };
-
-/** Writes an HPACK integer with an N-bit prefix (RFC 7541 §5.1) after `first`'s high bits; returns the next offset. */
-function putInt(out: Buffer, at: number, first: number, prefixBits: number, v: number): number {
-  const max = (1 << prefixBits) - 1;
-  if (v < max) {
-    out[at++] = first | v;
-    return at;
-  }
-  out[at++] = first | max;
-  v -= max;
-  while (v >= 128) {
-    out[at++] = (v & 0x7f) | 0x80;
-    v = Math.floor(v / 128);
-  }
-  out[at++] = v;
-  return at;
-}
-
-/** Writes a string literal without Huffman coding (RFC 7541 §5.2); returns the next offset. */
-function putString(out: Buffer, at: number, s: string): number {
-  at = putInt(out, at, 0, 7, s.length);
-  return at + out.write(s, at, 'latin1');
-}
-
-/**
- * A header block: `:status` indexed where the static table has it, the rest literals without
- * indexing (RFC 7541 §6.2.2), names by static index where we know it, no Huffman coding. Names
- * and values are ASCII (grpc-message is percent-encoded).
- */
-export function encodeHeaders(headers: OutHeaders): Buffer {
-  let size = 0;
-  for (const name in headers) size += name.length + String(headers[name]).length + 12;
-  const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  for (const name in headers) {
-    const value = String(headers[name]);
-    if (name === ':status' && STATUS_INDEX[value] !== undefined) {
-      out[at++] = 0x80 | STATUS_INDEX[value];
-      continue;
-    }
-    const idx = NAME_INDEX[name];
-    if (idx !== undefined) at = putInt(out, at, 0x00, 4, idx);
-    else {
-      out[at++] = 0x00;
-      at = putString(out, at, name);
-    }
-    at = putString(out, at, value);
-  }
-  return out.subarray(0, at);
 }
 
 // ------------------------------------------------------------------------------------------------

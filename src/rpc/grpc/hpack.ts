@@ -1,5 +1,6 @@
 /**
- * HPACK header-block decoder (RFC 7541) for the gRPC server's HTTP/2 connections: the static
+ * HPACK (RFC 7541) for the gRPC server's HTTP/2 connections: encodeHeaders() writes our header
+ * blocks (literals and static indexes only), and HpackDecoder reads the client's: the static
  * table, one dynamic table per connection (kept across header blocks), prefixed integers, string
  * literals raw or Huffman-coded, and a cap on the decoded header list size.
  *
@@ -92,6 +93,68 @@ const STATIC: ReadonlyArray<readonly [string, string]> = [
 const STATIC_COUNT = 61;
 const STATIC_NAMES = STATIC.map((e) => e[0]);
 const STATIC_VALUES = STATIC.map((e) => e[1]);
+
+/** The static table by entry (name and value, for the entries that have a value) and by name (its first entry). */
+const STATIC_EXACT = new Map<string, number>();
+const STATIC_NAME = new Map<string, number>();
+for (let i = 1; i <= STATIC_COUNT; i++) {
+  const [name, value] = STATIC[i]!;
+  if (value !== '') STATIC_EXACT.set(`${name}\0${value}`, i);
+  if (!STATIC_NAME.has(name)) STATIC_NAME.set(name, i);
+}
+
+/** Writes an integer with an N-bit prefix (RFC 7541 §5.1) after `first`'s high bits; returns the next offset. */
+function putInt(out: Buffer, at: number, first: number, prefixBits: number, v: number): number {
+  const max = (1 << prefixBits) - 1;
+  if (v < max) {
+    out[at++] = first | v;
+    return at;
+  }
+  out[at++] = first | max;
+  v -= max;
+  while (v >= 128) {
+    out[at++] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  out[at++] = v;
+  return at;
+}
+
+/** Writes a string literal without Huffman coding (RFC 7541 §5.2); returns the next offset. */
+function putString(out: Buffer, at: number, s: string): number {
+  at = putInt(out, at, 0, 7, s.length);
+  return at + out.write(s, at, 'latin1');
+}
+
+/**
+ * A header block that leaves both dynamic tables alone: a field the static table holds whole is
+ * indexed (RFC 7541 §6.1), every other one a literal without indexing (§6.2.2), its name by static
+ * index where the table has the name; no Huffman coding. Names and values are ASCII (gRPC's
+ * grpc-message is percent-encoded).
+ */
+export function encodeHeaders(headers: Readonly<Record<string, string | number>>): Buffer {
+  let size = 0;
+  // A type byte, and at most 5 bytes for each of the two lengths (or the name's index).
+  for (const name in headers) size += name.length + String(headers[name]).length + 11;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const name in headers) {
+    const value = String(headers[name]);
+    const exact = STATIC_EXACT.get(`${name}\0${value}`);
+    if (exact !== undefined) {
+      out[at++] = 0x80 | exact;
+      continue;
+    }
+    const idx = STATIC_NAME.get(name);
+    if (idx !== undefined) at = putInt(out, at, 0x00, 4, idx);
+    else {
+      out[at++] = 0x00;
+      at = putString(out, at, name);
+    }
+    at = putString(out, at, value);
+  }
+  return out.subarray(0, at);
+}
 
 /** RFC 7541 §4.1: an entry's size is its name and value lengths plus 32. */
 const ENTRY_OVERHEAD = 32;

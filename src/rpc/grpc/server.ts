@@ -395,14 +395,14 @@ export class GrpcServer {
     const encoding = header(headers, 'grpc-encoding');
     const reader = new FrameReader(this.maxRecv);
     let done = false;
-    /** Ends the call with `st`; `reset`: then reset the stream if the client is still sending. */
-    const end = (st: Status, reset = false) => {
+    /** Ends the call with `st`, then resets the stream if the client is still sending (an error mid-stream). */
+    const end = (st: Status) => {
       if (done) return;
       done = true;
       stream.ondata = stream.onend = null;
       if (!stream.headersSent) this.trailersOnly(stream, ctOut, st);
       else stream.end(statusHeaders(st));
-      if (reset) resetIfOpen(stream);
+      resetIfOpen(stream);
     };
     const release = this.holder(reader);
     stream.onclose = () => {
@@ -427,7 +427,7 @@ export class GrpcServer {
         }
       } catch (e) {
         release();
-        end(toStatus(e), true);
+        end(toStatus(e));
       }
     };
     stream.onend = () => {
